@@ -1,0 +1,43 @@
+// Output encodings of a Q4 disparity map: raw, depth, 8-bit, false colour.
+// Scaling always follows the configured range, never the frame's content,
+// so video does not flicker. Per-pixel rules are in stereo_math.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "stereo.h"
+
+namespace cs {
+
+enum class OutputFormat {
+  DisparityQ4,  // GRAY16 (native endian = LE on our targets): d * 16, 0 = invalid
+  DepthMm,      // GRAY16: millimetres, 0 = invalid, 65535 = at or beyond 65.535 m
+  Gray8,        // gray8_from_q4
+  RGBA, BGRA, RGBx, BGRx,  // false colour through the colour map
+};
+
+const char* output_format_name(OutputFormat f);
+int output_bytes_per_pixel(OutputFormat f);
+
+struct EncodeParams {
+  OutputFormat format = OutputFormat::DisparityQ4;
+  Colormap colormap = Colormap::Turbo;
+  int max_disparity = 64;      // scale of Gray8 and colour
+  double baseline_mm = 100.0;  // depth
+  double focal_px = 700.0;     // depth
+  // RGBA/BGRA: alpha = 255 on foreground, 0 on background (as the paper
+  // shows it); false: alpha = 255 everywhere.
+  bool alpha_from_mask = false;
+  uint8_t invalid_rgb[3] = {0, 0, 0};
+};
+
+// 256 entries of R, G, B. Entry 0 is the low end of the range.
+const uint8_t* colormap_lut(Colormap c);
+
+// Encodes one frame. `mask` may be null (treated as all foreground).
+// dst points at the first row, `dst_pitch` bytes apart.
+void encode_output(ImageView<const uint16_t> disparity_q4, const ImageView<const uint8_t>* mask,
+                   const EncodeParams& params, uint8_t* dst, std::ptrdiff_t dst_pitch);
+
+}  // namespace cs

@@ -1,0 +1,150 @@
+// The stages of the per-frame pipeline, one function each, on the CPU.
+//
+// This file is the specification: each comment states the exact rule,
+// including borders and ties, that the CUDA kernels must reproduce bit for
+// bit. Images are tightly packed cs::Image<T> unless a view is taken.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "stereo.h"
+#include "stereo_math.h"
+
+namespace cs {
+
+// ---------------------------------------------------------------- 1. input
+
+// Matching intensity of one view: for RGB-family formats luma_from_rgb();
+// for GRAY8 the value; for I420/NV12 the Y plane as is.
+void convert_to_gray(const FrameView& in, Image<uint8_t>& gray);
+
+// Colour for the background model, packed R,G,B,0 per pixel (uint32 as
+// bytes r | g << 8 | b << 16). GRAY8: r = g = b = value. I420/NV12: the
+// chroma sample of pixel (x, y) is the one at (x / 2, y / 2), converted with
+// rgb_from_yuv().
+void convert_to_rgb(const FrameView& in, Image<uint32_t>& rgb);
+
+// ---------------------------------------------------------------- 2. pyramid
+
+// Level l + 1 from level l: width / 2 x height / 2 (integer division: an odd
+// last row or column is dropped); each pixel average4() of its 2x2 block,
+// per channel for rgb.
+void downsample(const Image<uint8_t>& fine, Image<uint8_t>& coarse);
+void downsample(const Image<uint32_t>& fine, Image<uint32_t>& coarse);
+
+// Size of level l of a width x height view.
+inline int level_size(int size, int level) { return size >> level; }
+
+// Disparity search range at level l: [min_disparity >> l, ceil(max_disparity
+// / 2^l)), the upper bound capped at the level's width.
+struct Range {
+  int lo;  // inclusive
+  int hi;  // exclusive
+};
+Range level_range(const Params& p, int level, int level_width);
+
+// ---------------------------------------------------------------- 3. background
+
+// Per-view, per-level model: three GaussQ8 (H, S, V) per pixel.
+struct BackgroundModel {
+  int width = 0;
+  int height = 0;
+  std::vector<GaussQ8> hsv;  // 3 per pixel, channel-major within a pixel
+};
+
+struct BackgroundParams {
+  int32_t alpha_q16;   // round(learning_rate * 65536), at least 1
+  int32_t k2_q8;       // round(k * k * 256)
+  int32_t var_min_q8;  // round(min_sigma^2 * 256)
+};
+BackgroundParams background_params(const Params& p);
+
+// One pixel: tests (against the model before the update) and updates.
+// Returns true for foreground (any channel beyond k sigma). With
+// warming_up, the model only learns (alpha = warmup_alpha_q16) and the result
+// is true. frames_seen = 0 initialises mean = observation, var = var_min.
+bool background_pixel(GaussQ8* model3, uint32_t rgb, const BackgroundParams& bp, int frames_seen,
+                      bool warming_up, bool test);
+
+// One level: updates every pixel's model; writes mask (255 fg / 0 bg).
+// coarser_mask == nullptr (coarsest level, or warm-up): every pixel is tested.
+// Otherwise blocks of block_size x block_size pixels (the last ones cut by the
+// image edge) look at their parents' footprint in coarser_mask: the coarser
+// pixels (x / 2, y / 2) of the block's pixels, grown by one pixel on each side,
+// clamped to the coarser image. If all those are equal, the block copies that
+// value and makes no test; else every pixel of the block is tested.
+// Returns the number of pixels tested.
+uint64_t background_level(BackgroundModel& model, const Image<uint32_t>& rgb, const BackgroundParams& bp,
+                          int frames_seen, bool warming_up, const Image<uint8_t>* coarser_mask, int block_size,
+                          Image<uint8_t>& mask);
+
+// Dilation then erosion with a (2r+1)^2 square; each takes max (resp. min)
+// over the window's pixels inside the image. r = 0 copies.
+void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out);
+
+// ---------------------------------------------------------------- 4. census
+
+// census[x, y] over the 5x5 window, reads clamped to the image (stereo_math.h).
+void census_transform(const Image<uint8_t>& gray, Image<uint32_t>& census);
+
+// ---------------------------------------------------------------- 5. matching cost
+
+// Pixel cost of pixel q = (x, y) of the reference view at disparity d:
+//   left reference:  census_cost(L[x, y], R[clamp(x - d, 0, w - 1), y])
+//   right reference: census_cost(R[x, y], L[clamp(x + d, 0, w - 1), y])
+// Sub-window sum S(cx, cy) = sum of pixel costs over the (2r+1)^2 square
+// centred at (cx, cy), counting only pixels inside the image (outside
+// pixels add 0; the centre may itself be outside).
+// Window cost at (x, y): adaptive_window_cost(S(x, y), {S(x + i s, y + j s)
+// for the 8 (i, j) != (0, 0) in {-1,0,1}^2}, best) with s = 2r + 1.
+enum class Reference { Left, Right };
+int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref, int x, int y,
+                int d, int radius, int best);
+
+// A candidate disparity d for reference pixel x is admissible when the
+// matched pixel lies in the image (left: x - d >= 0; right: x + d < w) and,
+// with masks, both the reference pixel and the matched pixel are foreground.
+
+// ---------------------------------------------------------------- 6. coarsest level
+
+// Winner-takes-all over [range.lo, range.hi): the admissible d with the
+// smallest window cost, ties to the smaller d. No admissible d (or a
+// background reference pixel) -> -1 (invalid). masks may be nullptr (all fg).
+void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
+                      const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
+                      int best, Image<int16_t>& disparity);
+
+// ---------------------------------------------------------------- 7. refinement
+
+// Level l from the (already checked) map of level l + 1. For pixel (x, y) the
+// parent is (min(x / 2, wc - 1), min(y / 2, hc - 1)).
+//  - parent valid (dc >= 0): candidates 2 dc - 2 .. 2 dc + 2;
+//  - parent invalid: among the valid coarser disparities within
+//    hole_radius (Chebyshev, clamped to the coarser image) of the parent,
+//    candidates 2 min - 2 .. 2 max + 2; none valid -> invalid.
+// Candidates are intersected with `range`, then winner-takes-all as in
+// match_full_range (admissibility, ties to the smaller d).
+void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
+                  const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
+                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity);
+
+// ---------------------------------------------------------------- 8. cross-check
+
+// Left pixel x with dl >= 0 stays valid iff xr = x - dl is in the image,
+// dr = right[xr] >= 0 and |dl - dr| <= tolerance; the right map likewise with
+// xl = x + dr. Both maps are checked against the other's input values (not
+// the already-checked ones) and written in place.
+void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance);
+
+// ---------------------------------------------------------------- 9. sub-pixel and output
+
+// disparity_q4[x, y] = 0 where d < 0; else d * 16, plus, with subpixel,
+// subpixel_offset_q4(C(d - 1), C(d), C(d + 1)) (left-reference window costs)
+// when d - 1 >= range.lo, d + 1 < range.hi and x - (d + 1) >= 0. A result
+// of 0 for a valid pixel (d = 0) stays 0: disparity 0 reads as invalid.
+void finish_disparity(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,
+                      const Image<int16_t>& disparity, Range range, int radius, int best, bool subpixel,
+                      ImageView<uint16_t> disparity_q4);
+
+}  // namespace cs

@@ -1,0 +1,194 @@
+// gst-cudastereo core: public API. No GStreamer, no CUDA.
+//
+// A stereo pair goes in as two FrameViews (left and right view, any supported
+// pixel format, any row pitch); a disparity map comes out. The per-frame
+// pipeline (Zhao & Taubin 2011, "Real-time stereo on GPGPU using progressive
+// multi-resolution adaptive windows"):
+//   convert -> pyramid -> background model (optional) -> census ->
+//   coarsest-level full-range adaptive-window matching -> progressive
+//   refinement level by level -> left-right check -> sub-pixel -> encode.
+// The exact rule of every stage is written in stages.h; the integer
+// arithmetic shared with the CUDA kernels is in stereo_math.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace cs {
+
+// ---------------------------------------------------------------- images
+
+enum class PixelFormat {
+  RGBA, BGRA, RGBx, BGRx, xRGB, xBGR, ARGB, ABGR,  // packed 4 bytes
+  RGB, BGR,                                        // packed 3 bytes
+  GRAY8,
+  I420,  // planar Y, U (w/2 x h/2), V
+  NV12,  // planar Y, interleaved UV (w/2 x h/2)
+};
+
+const char* pixel_format_name(PixelFormat f);
+
+// Where the pixels of a view live. The CPU engine accepts Host only.
+enum class Memory { Host, Device };
+
+// A read-only view of one picture: up to three planes, each with its own
+// row pitch in bytes (rows may be padded; pitch >= row bytes).
+struct FrameView {
+  PixelFormat format = PixelFormat::GRAY8;
+  int width = 0;
+  int height = 0;
+  const uint8_t* plane[3] = {nullptr, nullptr, nullptr};
+  std::ptrdiff_t pitch[3] = {0, 0, 0};
+  Memory memory = Memory::Host;
+};
+
+// A typed 2-D view with a pitch in bytes.
+template <typename T>
+struct ImageView {
+  T* data = nullptr;
+  int width = 0;
+  int height = 0;
+  std::ptrdiff_t pitch = 0;  // bytes between rows
+
+  T* row(int y) const {
+    return reinterpret_cast<T*>(reinterpret_cast<char*>(const_cast<std::remove_const_t<T>*>(data)) + y * pitch);
+  }
+  T& at(int x, int y) const { return row(y)[x]; }
+};
+
+// An owning, tightly packed image (pitch = width * sizeof(T)).
+template <typename T>
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::vector<T> pixels;
+
+  Image() = default;
+  Image(int w, int h, T fill = T()) : width(w), height(h), pixels(static_cast<size_t>(w) * h, fill) {}
+  T& at(int x, int y) { return pixels[static_cast<size_t>(y) * width + x]; }
+  const T& at(int x, int y) const { return pixels[static_cast<size_t>(y) * width + x]; }
+  ImageView<T> view() { return {pixels.data(), width, height, static_cast<std::ptrdiff_t>(width * sizeof(T))}; }
+  ImageView<const T> view() const {
+    return {pixels.data(), width, height, static_cast<std::ptrdiff_t>(width * sizeof(T))};
+  }
+};
+
+// ---------------------------------------------------------------- parameters
+
+// How a window's cost is formed from its 3x3 sub-windows (stereo_math.h,
+// adaptive_window_cost): the centre plus the N best of the 8 around it.
+enum class WindowVariant {
+  Box = 0,    // centre sub-window only: a plain (2r+1)^2 box
+  Best1 = 1,  // centre + best 1
+  Best2 = 2,  // centre + best 2 (default; Yang & Pollefeys' choice of shapes)
+  Best4 = 4,  // centre + best 4
+};
+
+enum class Colormap { Turbo, Jet, Grey };
+
+// Every parameter has a default that works for a 640x480 camera pair.
+struct Params {
+  // Search range: disparities min_disparity .. max_disparity - 1 (so
+  // max_disparity = 256 searches 256 disparities when min is 0).
+  int min_disparity = 0;
+  int max_disparity = 64;
+  // Pyramid levels, level 0 = full size. 0 = automatic: the fewest levels
+  // that bring the coarsest search range to kAutoCoarseRange or less while
+  // the coarsest image stays at least kMinLevelSize on each side.
+  int levels = 0;
+  // Adaptive window: sub-window radius r (each sub-window is (2r+1)^2).
+  int subwindow_radius = 2;
+  WindowVariant window = WindowVariant::Best2;
+  // A pixel without a valid coarser disparity searches min..max of the valid
+  // coarser disparities within this radius (coarser pixels) of its parent.
+  int hole_search_radius = 2;
+
+  // Background model (paper section 3.2). Off = full-frame matching, the
+  // right choice for moving cameras and still pairs.
+  bool background = false;
+  float learning_rate = 0.02f;        // per frame, 0 < rate <= 1
+  float foreground_threshold = 2.5f;  // k: foreground when |x - mean| > k sigma
+  float min_sigma = 4.0f;             // floor of sigma, 8-bit units
+  int warmup_frames = 30;             // frames learnt before testing; all foreground meanwhile
+  int block_size = 8;                 // coarse-to-fine test block side, pixels
+  int morph_radius = 1;               // dilation then erosion, (2r+1)^2 square; 0 = none
+
+  bool lr_check = true;
+  int lr_tolerance = 1;  // pixels, at each level
+  bool subpixel = true;
+
+  // Returns an empty string when valid, else a sentence naming the problem.
+  std::string validate() const;
+  // Checks that also need the size of one view (width x height).
+  std::string validate_for_size(int width, int height) const;
+};
+
+constexpr int kAutoCoarseRange = 32;
+constexpr int kMinLevelSize = 16;
+constexpr int kMinViewWidth = 16;
+constexpr int kMinViewHeight = 16;
+constexpr int kMaxLevels = 8;
+
+// Levels actually used for a view of width x height (resolves levels = 0).
+int resolve_levels(const Params& p, int width, int height);
+
+// ---------------------------------------------------------------- results
+
+struct FrameStats {
+  int levels = 0;
+  uint64_t frame_index = 0;            // frames processed since start/reset
+  bool warming_up = false;             // background model still learning
+  double foreground_fraction = 1.0;    // of the left view at full size
+  // Background tests actually made (per pixel, both views, all levels)
+  // against the number a per-pixel test of every pixel would make.
+  uint64_t background_tests = 0;
+  uint64_t background_tests_full = 0;
+  double valid_fraction = 0.0;         // of left pixels with a valid disparity
+};
+
+// What one call produces. Any view with data == nullptr is not produced.
+// The views' memory kind must match the engine (host for the CPU engine).
+struct Outputs {
+  ImageView<uint16_t> disparity_q4;  // d * 16, 0 = invalid (left-referenced)
+  ImageView<uint8_t> foreground;     // 255 = foreground (left view)
+  Memory memory = Memory::Host;
+};
+
+// ---------------------------------------------------------------- reference
+
+// The CPU reference pipeline. Holds per-stream state (background models).
+// Not thread-safe; one instance per stream.
+class Matcher {
+ public:
+  explicit Matcher(const Params& params);
+  ~Matcher();
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+
+  // Replaces the parameters; the background model restarts when a parameter
+  // that shapes it changes. Returns the validation message on error.
+  std::string set_params(const Params& params);
+  const Params& params() const;
+
+  // Processes one pair. Both views must have the same size and format.
+  // Returns an empty string on success, else the reason (nothing written).
+  std::string process(const FrameView& left, const FrameView& right, const Outputs& out);
+
+  // Forgets the background model; the next frame starts a new warm-up.
+  void reset_background();
+  const FrameStats& stats() const;
+
+  // Intermediate results of the last call, for tests and tools.
+  struct Debug;
+  const Debug& debug() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cs

@@ -1,0 +1,212 @@
+// Exact integer arithmetic shared by the CPU reference and the CUDA kernels.
+//
+// Every per-pixel rule whose result must be bit-identical on both backends
+// lives here, once, as an inline function that compiles for host and device.
+// This header includes no GStreamer and no CUDA header: under nvcc the
+// CS_HD macro adds __host__ __device__, under a plain C++ compiler it is empty.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define CS_HD __host__ __device__ __forceinline__
+#else
+#define CS_HD inline
+#endif
+
+namespace cs {
+
+// ---------------------------------------------------------------- basics
+
+CS_HD int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+CS_HD int mini(int a, int b) { return a < b ? a : b; }
+CS_HD int maxi(int a, int b) { return a > b ? a : b; }
+
+CS_HD int popcount32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __popc(v);
+#else
+  return __builtin_popcount(v);
+#endif
+}
+
+// ---------------------------------------------------------------- colour
+
+// Luma of an sRGB pixel, BT.601 weights in Q8 (77 + 150 + 29 = 256).
+CS_HD uint8_t luma_from_rgb(int r, int g, int b) {
+  return static_cast<uint8_t>((77 * r + 150 * g + 29 * b + 128) >> 8);
+}
+
+// BT.601 limited-range YCbCr to RGB, Q8 coefficients, clamped to 0..255.
+// Used for the background model's colour from I420/NV12 input; matching uses
+// the Y plane directly.
+CS_HD void rgb_from_yuv(int y, int u, int v, uint8_t* rgb) {
+  const int c = 298 * (y - 16);
+  const int d = u - 128;
+  const int e = v - 128;
+  rgb[0] = static_cast<uint8_t>(clampi((c + 409 * e + 128) >> 8, 0, 255));
+  rgb[1] = static_cast<uint8_t>(clampi((c - 100 * d - 208 * e + 128) >> 8, 0, 255));
+  rgb[2] = static_cast<uint8_t>(clampi((c + 516 * d + 128) >> 8, 0, 255));
+}
+
+// HSV with H in [0, 180) (two degrees per unit, as OpenCV's 8-bit HSV),
+// S and V in [0, 255]. Integer division truncates; every step is exact.
+CS_HD void hsv_from_rgb(int r, int g, int b, int* h, int* s, int* v) {
+  const int mx = maxi(r, maxi(g, b));
+  const int mn = mini(r, mini(g, b));
+  const int delta = mx - mn;
+  *v = mx;
+  *s = mx == 0 ? 0 : (255 * delta + mx / 2) / mx;
+  if (delta == 0) {
+    *h = 0;
+    return;
+  }
+  int hue;  // in units of 1/30 sector = 2 degrees, before wrapping
+  if (mx == r) {
+    hue = (30 * (g - b) * 2 + delta) / (2 * delta);  // rounded, may be negative
+  } else if (mx == g) {
+    hue = 60 + (30 * (b - r) * 2 + delta) / (2 * delta);
+  } else {
+    hue = 120 + (30 * (r - g) * 2 + delta) / (2 * delta);
+  }
+  if (hue < 0) hue += 180;
+  if (hue >= 180) hue -= 180;
+  *h = hue;
+}
+
+// ---------------------------------------------------------------- pyramid
+
+// One pixel of the next coarser level: the rounded mean of a 2x2 block.
+CS_HD uint8_t average4(int a, int b, int c, int d) {
+  return static_cast<uint8_t>((a + b + c + d + 2) >> 2);
+}
+
+// ---------------------------------------------------------------- census
+
+// 5x5 census transform: 24 bits, neighbours in row-major order skipping the
+// centre; a bit is 1 where the neighbour is darker than the centre. Reads
+// outside the image clamp to the nearest edge pixel (the caller does that).
+constexpr int kCensusRadius = 2;
+constexpr int kCensusBits = 24;
+
+// Matching cost of one pixel pair: Hamming distance of their census codes.
+CS_HD int census_cost(uint32_t a, uint32_t b) { return popcount32(a ^ b); }
+
+// ---------------------------------------------------------------- window
+
+// Adaptive window (Yang & Pollefeys 2003, as used by Zhao & Taubin 2011):
+// 3x3 square sub-windows of side 2r+1 tile a (6r+3)^2 window. The window
+// cost is the centre sub-window plus the `best` smallest of the 8 others
+// (best = 0 gives the plain centre box, 8 the full square).
+// `around` holds the 8 surrounding sub-window sums in any order.
+CS_HD int adaptive_window_cost(int centre, const int* around, int best) {
+  // Partial selection sort: `best` is at most 8 and usually 2.
+  int v[8];
+  for (int i = 0; i < 8; ++i) v[i] = around[i];
+  int sum = centre;
+  for (int k = 0; k < best; ++k) {
+    int m = k;
+    for (int i = k + 1; i < 8; ++i)
+      if (v[i] < v[m]) m = i;
+    const int t = v[k];
+    v[k] = v[m];
+    v[m] = t;
+    sum += v[k];
+  }
+  return sum;
+}
+
+// ---------------------------------------------------------------- sub-pixel
+
+// Parabola through (d-1, cm), (d, c0), (d+1, cp); returns the offset of its
+// vertex from d in 1/16 pixel, rounded half away from zero, in [-8, 8].
+// No offset where the parabola does not open upward.
+CS_HD int subpixel_offset_q4(int cm, int c0, int cp) {
+  const int den = 2 * (cm + cp - 2 * c0);
+  if (den <= 0) return 0;
+  const int num = 16 * (cm - cp);
+  int q = (2 * num + (num >= 0 ? den : -den)) / (2 * den);
+  return clampi(q, -8, 8);
+}
+
+// ---------------------------------------------------------------- background
+
+// Per-pixel, per-channel Gaussian, fixed point: mean and variance in Q8
+// (value * 256). The learning rate is Q16 (alpha * 65536).
+struct GaussQ8 {
+  int32_t mean;
+  int32_t var;
+};
+
+// Q8 difference of an observation from the model mean. Hue (channel 0) is
+// circular over 180 units and is weighted by saturation/255, so greys (whose
+// hue is noise) rely on S and V.
+CS_HD int32_t hsv_delta_q8(int channel, int value, int32_t mean_q8, int saturation) {
+  int32_t d = value * 256 - mean_q8;
+  if (channel == 0) {
+    if (d >= 90 * 256) d -= 180 * 256;
+    if (d < -90 * 256) d += 180 * 256;
+    d = static_cast<int32_t>((static_cast<int64_t>(d) * saturation) / 255);
+  }
+  return d;
+}
+
+// Foreground test for one channel: |d| > k sigma, i.e. d^2 > k^2 var.
+// With d and var in Q8 and k^2 in Q8 (k2_q8 = round(k * k * 256)) both sides
+// are Q16 and exact in 64 bits.
+CS_HD bool gauss_is_foreground(int32_t d_q8, int32_t var_q8, int32_t k2_q8) {
+  return static_cast<int64_t>(d_q8) * d_q8 > static_cast<int64_t>(k2_q8) * var_q8;
+}
+
+// Running-Gaussian update with rate alpha_q16: mean += a d, var += a (d^2 - var),
+// variance floored at var_min_q8. For the hue channel the mean wraps to [0, 180).
+CS_HD void gauss_update(GaussQ8* g, int channel, int32_t d_q8, int32_t alpha_q16, int32_t var_min_q8) {
+  // Hue's d is saturation-weighted; the mean follows the weighted step, which
+  // keeps grey pixels' hue model still.
+  int32_t mean = g->mean + static_cast<int32_t>((static_cast<int64_t>(d_q8) * alpha_q16 + 32768) >> 16);
+  if (channel == 0) {
+    if (mean < 0) mean += 180 * 256;
+    if (mean >= 180 * 256) mean -= 180 * 256;
+  }
+  g->mean = mean;
+  const int64_t d2_q8 = (static_cast<int64_t>(d_q8) * d_q8) >> 8;
+  int64_t var = g->var + (((d2_q8 - g->var) * alpha_q16 + 32768) >> 16);
+  if (var < var_min_q8) var = var_min_q8;
+  if (var > 0x7fffffff) var = 0x7fffffff;
+  g->var = static_cast<int32_t>(var);
+}
+
+// Learning rate during warm-up: the cumulative mean of the frames seen so far
+// (1/(n+1)), never slower than the configured rate.
+CS_HD int32_t warmup_alpha_q16(int frames_seen, int32_t alpha_q16) {
+  const int32_t a = 65536 / (frames_seen + 1);
+  return a > alpha_q16 ? a : alpha_q16;
+}
+
+// ---------------------------------------------------------------- encodings
+
+// Raw disparity: value = d * 16 (4 fractional bits); 0 = invalid/background.
+constexpr uint16_t kInvalidDisparity = 0;
+constexpr int kDisparityFractionBits = 4;
+
+// 8-bit disparity scaled by the configured range (never per frame):
+// 0 = invalid, 1..255 = disparity 0 .. max_disparity linearly.
+CS_HD uint8_t gray8_from_q4(int d_q4, int max_disparity) {
+  if (d_q4 <= 0) return 0;
+  const int full = max_disparity * 16;
+  const int v = 1 + (d_q4 * 254 + full / 2) / full;
+  return static_cast<uint8_t>(v > 255 ? 255 : v);
+}
+
+// Distance in millimetres from Q4 disparity: Z = baseline * focal / d.
+// k_q4 = baseline_mm * focal_px * 16 is computed once on the host in double.
+// 0 = invalid (no disparity, or nearer than 1 mm); 65535 = at or beyond 65.535 m.
+CS_HD uint16_t depth_mm_from_q4(int d_q4, double k_q4) {
+  if (d_q4 <= 0) return 0;
+  const double z = k_q4 / static_cast<double>(d_q4);
+  if (z >= 65535.0) return 65535;
+  const int zi = static_cast<int>(z + 0.5);
+  return static_cast<uint16_t>(zi < 1 ? 0 : zi);
+}
+
+}  // namespace cs

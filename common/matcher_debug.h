@@ -1,0 +1,26 @@
+// Intermediate results of the CPU reference's last frame, per level, so tests
+// (and the CUDA comparison tests) can check every stage on its own.
+#pragma once
+
+#include <vector>
+
+#include "stages.h"
+
+namespace cs {
+
+struct LevelDebug {
+  Range range{0, 0};
+  Image<uint8_t> gray_left, gray_right;
+  Image<uint32_t> rgb_left, rgb_right;          // only with background
+  Image<uint8_t> mask_left, mask_right;         // after close_mask; empty without background
+  uint64_t tests_left = 0, tests_right = 0;     // background tests made at this level
+  Image<uint32_t> census_left, census_right;
+  Image<int16_t> raw_left, raw_right;           // matched/refined, before cross-check
+  Image<int16_t> disparity_left, disparity_right;  // after cross-check (== raw without lr_check)
+};
+
+struct Matcher::Debug {
+  std::vector<LevelDebug> levels;  // [0] = full size
+};
+
+}  // namespace cs

@@ -63,12 +63,19 @@ BackgroundParams background_params(const Params& p);
 // One pixel: tests (against the model before the update) and updates.
 // Returns true for foreground (any channel beyond k sigma). With
 // warming_up, the model only learns (alpha = warmup_alpha_q16) and the result
-// is true. frames_seen = 0 initialises mean = observation, var = var_min.
+// is true. frames_seen = 0 initialises mean = observation, var = var_min
+// (and returns true). Without test, the result is untested_foreground (the
+// label a block copies from the coarser level).
+// Update (gauss_update per channel, d from hsv_delta_q8 with the observed
+// saturation): the mean always moves; the variance keeps its old value when
+// the result is foreground outside warm-up, so a passing object does not
+// inflate sigma and hide itself, while a lasting change is still absorbed.
 bool background_pixel(GaussQ8* model3, uint32_t rgb, const BackgroundParams& bp, int frames_seen,
-                      bool warming_up, bool test);
+                      bool warming_up, bool test, bool untested_foreground = false);
 
 // One level: updates every pixel's model; writes mask (255 fg / 0 bg).
-// coarser_mask == nullptr (coarsest level, or warm-up): every pixel is tested.
+// Warm-up (or frames_seen = 0): every pixel learns, mask all 255, 0 tests.
+// coarser_mask == nullptr (coarsest level): every pixel is tested.
 // Otherwise blocks of block_size x block_size pixels (the last ones cut by the
 // image edge) look at their parents' footprint in coarser_mask: the coarser
 // pixels (x / 2, y / 2) of the block's pixels, grown by one pixel on each side,
@@ -86,6 +93,7 @@ void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out);
 // ---------------------------------------------------------------- 4. census
 
 // census[x, y] over the 5x5 window, reads clamped to the image (stereo_math.h).
+// Neighbour i in row-major order (0 = top-left, the centre skipped) is bit i.
 void census_transform(const Image<uint8_t>& gray, Image<uint32_t>& census);
 
 // ---------------------------------------------------------------- 5. matching cost

@@ -1,0 +1,250 @@
+// The CPU reference pipeline (stereo.h, Matcher): runs the stages of
+// stages.h in order and keeps every intermediate for tests and tools.
+#include <climits>
+#include <sstream>
+
+#include "matcher_debug.h"
+
+namespace cs {
+
+namespace {
+
+int packed_bytes(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::RGB:
+    case PixelFormat::BGR: return 3;
+    case PixelFormat::GRAY8:
+    case PixelFormat::I420:
+    case PixelFormat::NV12: return 1;
+    default: return 4;
+  }
+}
+
+std::string check_view(const FrameView& v, const char* name) {
+  std::ostringstream s;
+  if (v.memory != Memory::Host) {
+    s << "the " << name << " view is in device memory; the CPU reference needs host memory";
+    return s.str();
+  }
+  const int chroma_w = (v.width + 1) / 2;
+  struct PlaneNeed {
+    int plane;
+    std::ptrdiff_t row_bytes;
+  };
+  PlaneNeed needs[3];
+  int n = 0;
+  if (v.format == PixelFormat::I420) {
+    needs[n++] = {0, v.width};
+    needs[n++] = {1, chroma_w};
+    needs[n++] = {2, chroma_w};
+  } else if (v.format == PixelFormat::NV12) {
+    needs[n++] = {0, v.width};
+    needs[n++] = {1, 2 * chroma_w};
+  } else {
+    needs[n++] = {0, static_cast<std::ptrdiff_t>(v.width) * packed_bytes(v.format)};
+  }
+  for (int i = 0; i < n; ++i) {
+    const PlaneNeed& p = needs[i];
+    if (v.plane[p.plane] == nullptr) {
+      s << "the " << name << " view's plane " << p.plane << " is missing (null) for format "
+        << pixel_format_name(v.format);
+      return s.str();
+    }
+    if (v.pitch[p.plane] < p.row_bytes) {
+      s << "the " << name << " view's plane " << p.plane << " has a row pitch of " << v.pitch[p.plane]
+        << " bytes, less than the " << p.row_bytes << " bytes of one row";
+      return s.str();
+    }
+  }
+  return {};
+}
+
+template <typename T>
+std::string check_output(const ImageView<T>& v, int width, int height, const char* name) {
+  if (v.data == nullptr) return {};
+  std::ostringstream s;
+  if (v.width != width || v.height != height) {
+    s << "the " << name << " output is " << v.width << "x" << v.height << " but the views are " << width << "x"
+      << height;
+    return s.str();
+  }
+  if (v.pitch < static_cast<std::ptrdiff_t>(width * sizeof(T))) {
+    s << "the " << name << " output's row pitch (" << v.pitch << " bytes) is less than one row ("
+      << width * sizeof(T) << " bytes)";
+    return s.str();
+  }
+  return {};
+}
+
+}  // namespace
+
+struct Matcher::Impl {
+  Params params;
+  FrameStats stats;
+  Debug debug;
+  std::vector<BackgroundModel> model_left, model_right;  // per level
+  int model_width = 0, model_height = 0, model_levels = 0;
+  int frames_seen = 0;
+
+  void restart_background() {
+    model_left.clear();
+    model_right.clear();
+    model_width = model_height = model_levels = 0;
+    frames_seen = 0;
+  }
+};
+
+Matcher::Matcher(const Params& params) : impl_(new Impl) {
+  // An invalid configuration is reported by process(); keep it as given.
+  impl_->params = params;
+}
+
+Matcher::~Matcher() = default;
+
+std::string Matcher::set_params(const Params& params) {
+  std::string e = params.validate();
+  if (!e.empty()) return e;
+  const Params& old = impl_->params;
+  if (params.background != old.background || params.min_sigma != old.min_sigma ||
+      params.warmup_frames != old.warmup_frames)
+    impl_->restart_background();
+  impl_->params = params;
+  return {};
+}
+
+const Params& Matcher::params() const { return impl_->params; }
+
+void Matcher::reset_background() { impl_->restart_background(); }
+
+const FrameStats& Matcher::stats() const { return impl_->stats; }
+
+const Matcher::Debug& Matcher::debug() const { return impl_->debug; }
+
+std::string Matcher::process(const FrameView& left, const FrameView& right, const Outputs& out) {
+  Impl& m = *impl_;
+  const Params& p = m.params;
+  if (left.format != right.format) {
+    std::ostringstream s;
+    s << "the left view is " << pixel_format_name(left.format) << " but the right view is "
+      << pixel_format_name(right.format);
+    return s.str();
+  }
+  if (left.width != right.width || left.height != right.height) {
+    std::ostringstream s;
+    s << "the left view is " << left.width << "x" << left.height << " but the right view is " << right.width << "x"
+      << right.height;
+    return s.str();
+  }
+  std::string e = p.validate_for_size(left.width, left.height);
+  if (e.empty()) e = check_view(left, "left");
+  if (e.empty()) e = check_view(right, "right");
+  if (e.empty() && out.memory != Memory::Host)
+    e = "the outputs are in device memory; the CPU reference writes host memory";
+  if (e.empty()) e = check_output(out.disparity_q4, left.width, left.height, "disparity");
+  if (e.empty()) e = check_output(out.foreground, left.width, left.height, "foreground");
+  if (!e.empty()) return e;
+
+  const int w = left.width, h = left.height;
+  const int levels = resolve_levels(p, w, h);
+  Debug& dbg = m.debug;
+  dbg.levels.assign(levels, LevelDebug());
+
+  convert_to_gray(left, dbg.levels[0].gray_left);
+  convert_to_gray(right, dbg.levels[0].gray_right);
+  for (int l = 1; l < levels; ++l) {
+    downsample(dbg.levels[l - 1].gray_left, dbg.levels[l].gray_left);
+    downsample(dbg.levels[l - 1].gray_right, dbg.levels[l].gray_right);
+  }
+
+  FrameStats st;
+  st.levels = levels;
+  st.frame_index = m.stats.frame_index + 1;
+  if (p.background) {
+    if (m.model_width != w || m.model_height != h || m.model_levels != levels) {
+      m.restart_background();
+      m.model_left.resize(levels);
+      m.model_right.resize(levels);
+      m.model_width = w;
+      m.model_height = h;
+      m.model_levels = levels;
+    }
+    convert_to_rgb(left, dbg.levels[0].rgb_left);
+    convert_to_rgb(right, dbg.levels[0].rgb_right);
+    for (int l = 1; l < levels; ++l) {
+      downsample(dbg.levels[l - 1].rgb_left, dbg.levels[l].rgb_left);
+      downsample(dbg.levels[l - 1].rgb_right, dbg.levels[l].rgb_right);
+    }
+    const BackgroundParams bp = background_params(p);
+    const bool warming_up = m.frames_seen < p.warmup_frames;
+    for (int l = levels - 1; l >= 0; --l) {
+      LevelDebug& ld = dbg.levels[l];
+      const bool coarsest = l == levels - 1;
+      Image<uint8_t> raw;
+      ld.tests_left = background_level(m.model_left[l], ld.rgb_left, bp, m.frames_seen, warming_up,
+                                       coarsest ? nullptr : &dbg.levels[l + 1].mask_left, p.block_size, raw);
+      close_mask(raw, p.morph_radius, ld.mask_left);
+      ld.tests_right = background_level(m.model_right[l], ld.rgb_right, bp, m.frames_seen, warming_up,
+                                        coarsest ? nullptr : &dbg.levels[l + 1].mask_right, p.block_size, raw);
+      close_mask(raw, p.morph_radius, ld.mask_right);
+      st.background_tests += ld.tests_left + ld.tests_right;
+      st.background_tests_full += 2ull * ld.rgb_left.width * ld.rgb_left.height;
+    }
+    st.warming_up = warming_up || m.frames_seen == 0;
+    if (m.frames_seen < INT_MAX) ++m.frames_seen;
+  }
+
+  for (int l = 0; l < levels; ++l) {
+    LevelDebug& ld = dbg.levels[l];
+    census_transform(ld.gray_left, ld.census_left);
+    census_transform(ld.gray_right, ld.census_right);
+    ld.range = level_range(p, l, ld.gray_left.width);
+  }
+
+  const int best = static_cast<int>(p.window);
+  for (int l = levels - 1; l >= 0; --l) {
+    LevelDebug& ld = dbg.levels[l];
+    const Image<uint8_t>* mask_l = p.background ? &ld.mask_left : nullptr;
+    const Image<uint8_t>* mask_r = p.background ? &ld.mask_right : nullptr;
+    if (l == levels - 1) {
+      match_full_range(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, ld.range,
+                       p.subwindow_radius, best, ld.raw_left);
+      match_full_range(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, ld.range,
+                       p.subwindow_radius, best, ld.raw_right);
+    } else {
+      const LevelDebug& lc = dbg.levels[l + 1];
+      refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
+                   p.subwindow_radius, best, p.hole_search_radius, ld.raw_left);
+      refine_level(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, lc.disparity_right,
+                   ld.range, p.subwindow_radius, best, p.hole_search_radius, ld.raw_right);
+    }
+    ld.disparity_left = ld.raw_left;
+    ld.disparity_right = ld.raw_right;
+    if (p.lr_check) cross_check(ld.disparity_left, ld.disparity_right, p.lr_tolerance);
+  }
+
+  const LevelDebug& l0 = dbg.levels[0];
+  Image<uint16_t> q4_owned;
+  ImageView<uint16_t> q4 = out.disparity_q4;
+  if (q4.data == nullptr) {
+    q4_owned = Image<uint16_t>(w, h);
+    q4 = q4_owned.view();
+  }
+  finish_disparity(l0.census_left, l0.census_right, l0.disparity_left, l0.range, p.subwindow_radius, best,
+                   p.subpixel, q4);
+
+  uint64_t valid = 0, foreground = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (l0.disparity_left.at(x, y) >= 0) ++valid;
+      const bool fg = !p.background || l0.mask_left.at(x, y) != 0;
+      if (fg) ++foreground;
+      if (out.foreground.data) out.foreground.at(x, y) = fg ? 255 : 0;
+    }
+  const double n = static_cast<double>(w) * h;
+  st.valid_fraction = valid / n;
+  st.foreground_fraction = foreground / n;
+  m.stats = st;
+  return {};
+}
+
+}  // namespace cs

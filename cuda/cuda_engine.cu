@@ -1,0 +1,750 @@
+// The CUDA engine: owns device buffers, one stream, pinned staging and a
+// CUDA graph of the frame's fixed-address work (pyramid .. finish), which is
+// captured once per configuration and replayed every frame. Only the stages
+// whose addresses change per frame (input conversion, output encoding) are
+// launched outside the graph.
+#include "cuda_engine.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <sstream>
+
+#include "background.h"
+#include "census.h"
+#include "convert.h"
+#include "cross_check.h"
+#include "cuda_util.h"
+#include "encode_output.h"
+#include "finish.h"
+#include "matching.h"
+#include "morphology.h"
+#include "pyramid.h"
+#include "stages.h"
+
+namespace cs::cuda {
+
+std::string cuda_error_text(cudaError_t err, const char* what, const char* file, int line) {
+  std::ostringstream s;
+  s << file << ":" << line << ": " << what << " failed: " << cudaGetErrorName(err) << " (" << cudaGetErrorString(err)
+    << ")";
+  return s.str();
+}
+
+bool cuda_available(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    if (why) *why = e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
+                                     : std::string("no CUDA device present");
+    cudaGetLastError();  // clear the sticky-free error state
+    return false;
+  }
+  if (why) why->clear();
+  return true;
+}
+
+namespace {
+
+int packed_bytes(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::RGB:
+    case PixelFormat::BGR: return 3;
+    case PixelFormat::GRAY8:
+    case PixelFormat::I420:
+    case PixelFormat::NV12: return 1;
+    default: return 4;
+  }
+}
+
+// Planes of a view: row bytes and rows of each.
+struct PlaneShape {
+  int count = 1;
+  std::ptrdiff_t row_bytes[3] = {0, 0, 0};
+  int rows[3] = {0, 0, 0};
+};
+
+PlaneShape plane_shape(const FrameView& v) {
+  PlaneShape p;
+  const int cw = (v.width + 1) / 2, ch = (v.height + 1) / 2;
+  if (v.format == PixelFormat::I420) {
+    p.count = 3;
+    p.row_bytes[0] = v.width, p.rows[0] = v.height;
+    p.row_bytes[1] = cw, p.rows[1] = ch;
+    p.row_bytes[2] = cw, p.rows[2] = ch;
+  } else if (v.format == PixelFormat::NV12) {
+    p.count = 2;
+    p.row_bytes[0] = v.width, p.rows[0] = v.height;
+    p.row_bytes[1] = 2 * cw, p.rows[1] = ch;
+  } else {
+    p.row_bytes[0] = static_cast<std::ptrdiff_t>(v.width) * packed_bytes(v.format);
+    p.rows[0] = v.height;
+  }
+  return p;
+}
+
+std::string check_view(const FrameView& v, const char* name) {
+  const PlaneShape ps = plane_shape(v);
+  std::ostringstream s;
+  for (int i = 0; i < ps.count; ++i) {
+    if (v.plane[i] == nullptr) {
+      s << "the " << name << " view's plane " << i << " is missing (null) for format " << pixel_format_name(v.format);
+      return s.str();
+    }
+    if (v.pitch[i] < ps.row_bytes[i]) {
+      s << "the " << name << " view's plane " << i << " has a row pitch of " << v.pitch[i] << " bytes, less than the "
+        << ps.row_bytes[i] << " bytes of one row";
+      return s.str();
+    }
+  }
+  return {};
+}
+
+struct Level {
+  int width = 0, height = 0;
+  Range range{0, 0};
+  DeviceImage<uint8_t> gray[2];
+  DeviceImage<uint32_t> rgb[2];
+  DeviceImage<PixelModel> model[2];
+  DeviceImage<uint8_t> mask_raw[2], mask[2], scratch;
+  DeviceImage<uint32_t> census[2];
+  DeviceImage<int16_t> raw[2], checked[2];
+  // The map the next finer level refines from (checked, or raw without the check).
+  ImageView<const int16_t> final_view(int v, bool lr_check) const {
+    return lr_check ? checked[v].cview() : raw[v].cview();
+  }
+};
+
+// Records an event after each stage when profiling; a no-op otherwise.
+struct StageTimer {
+  std::vector<cudaEvent_t> events;
+  std::vector<std::string> names;
+  cudaStream_t stream = nullptr;
+  bool on = false;
+  void mark(const char* name) {
+    if (!on) return;
+    cudaEvent_t e;
+    cudaEventCreate(&e);
+    cudaEventRecord(e, stream);
+    events.push_back(e);
+    names.push_back(name);
+  }
+};
+
+}  // namespace
+
+struct CudaEngine::Impl {
+  Params params;
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ev_caller = nullptr, ev_done = nullptr;
+
+  // Configuration the buffers and graph were made for.
+  int width = 0, height = 0, levels = 0;
+  bool buffers_ready = false;
+  cudaGraphExec_t graph = nullptr;
+  bool graph_ready = false;
+
+  std::vector<Level> lv;
+  DeviceImage<int8_t> subpixel_offset;
+  DeviceImage<uint16_t> disparity_q4;
+  DeviceImage<uint8_t> all_foreground;  // 255 everywhere: the mask without a background model
+  DeviceImage<uint8_t> input[2][3];     // device copies of host views
+  DeviceImage<uint8_t> encoded;         // host outputs are encoded here first
+  FrameCounters* counters = nullptr;        // device
+  FrameCounters* counters_host = nullptr;   // pinned
+  int* frames_seen = nullptr;               // device
+  uint8_t* luts = nullptr;                  // device, 3 x 768
+  uint8_t* staging = nullptr;               // pinned, host input and output
+  size_t staging_bytes = 0;
+
+  // Host-side mirror of the model's age and of the frame statistics.
+  int frames_seen_host = 0;
+  uint64_t frame_index = 0;
+  FrameStats pending;  // of the last queued frame, counts filled after it finishes
+  bool have_frame = false;
+  FrameView last_left{}, last_right{};
+
+  std::string ensure_device() {
+    int cur = -1;
+    CS_CUDA_TRY(cudaGetDevice(&cur));
+    if (cur != device) CS_CUDA_TRY(cudaSetDevice(device));
+    return {};
+  }
+
+  std::string restart_background() {
+    frames_seen_host = 0;
+    if (frames_seen) CS_CUDA_TRY(cudaMemsetAsync(frames_seen, 0, sizeof(int), stream));
+    return {};
+  }
+
+  std::string configure(int w, int h) {
+    const int nl = resolve_levels(params, w, h);
+    if (buffers_ready && w == width && h == height && nl == levels) return {};
+    graph_ready = false;
+    buffers_ready = false;
+    lv.clear();
+    lv.resize(nl);
+    for (int l = 0; l < nl; ++l) {
+      Level& L = lv[l];
+      L.width = level_size(w, l);
+      L.height = level_size(h, l);
+      for (int v = 0; v < 2; ++v) {
+        CS_CUDA_TRY(L.gray[v].allocate(L.width, L.height));
+        CS_CUDA_TRY(L.census[v].allocate(L.width, L.height));
+        CS_CUDA_TRY(L.raw[v].allocate(L.width, L.height));
+        CS_CUDA_TRY(L.checked[v].allocate(L.width, L.height));
+      }
+    }
+    CS_CUDA_TRY(subpixel_offset.allocate(w, h));
+    CS_CUDA_TRY(disparity_q4.allocate(w, h));
+    CS_CUDA_TRY(all_foreground.allocate(w, h));
+    CS_CUDA_TRY(cudaMemset2DAsync(all_foreground.view().data, all_foreground.view().pitch, 255, w, h, stream));
+    width = w;
+    height = h;
+    levels = nl;
+    std::string e = allocate_background();
+    if (!e.empty()) return e;
+    buffers_ready = true;
+    return restart_background();
+  }
+
+  // Background buffers exist only while the model is on.
+  std::string allocate_background() {
+    for (Level& L : lv) {
+      for (int v = 0; v < 2; ++v) {
+        if (params.background) {
+          if (L.rgb[v].empty()) {
+            CS_CUDA_TRY(L.rgb[v].allocate(L.width, L.height));
+            CS_CUDA_TRY(L.model[v].allocate(L.width, L.height));
+            CS_CUDA_TRY(L.mask_raw[v].allocate(L.width, L.height));
+            CS_CUDA_TRY(L.mask[v].allocate(L.width, L.height));
+          }
+        } else {
+          L.rgb[v].release();
+          L.model[v].release();
+          L.mask_raw[v].release();
+          L.mask[v].release();
+        }
+      }
+      if (params.background && L.scratch.empty()) CS_CUDA_TRY(L.scratch.allocate(L.width, L.height));
+      if (!params.background) L.scratch.release();
+    }
+    return {};
+  }
+
+  // Everything from the pyramid to the Q4 map, at fixed addresses.
+  std::string enqueue_body(cudaStream_t s, StageTimer* timer) {
+    const Params& p = params;
+    const bool bg = p.background;
+    CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), s));
+    for (int l = 1; l < levels; ++l)
+      for (int v = 0; v < 2; ++v) {
+        CS_CUDA_TRY(enqueue_downsample(lv[l - 1].gray[v].cview(), lv[l].gray[v].view(), s));
+        if (bg) CS_CUDA_TRY(enqueue_downsample(lv[l - 1].rgb[v].cview(), lv[l].rgb[v].view(), s));
+      }
+    timer->mark("pyramid");
+    if (bg) {
+      BackgroundLevelParams bp{background_params(p), p.warmup_frames, p.block_size};
+      for (int l = levels - 1; l >= 0; --l)
+        for (int v = 0; v < 2; ++v) {
+          Level& L = lv[l];
+          BackgroundViews bv;
+          bv.rgb = L.rgb[v].cview();
+          bv.model = L.model[v].view();
+          bv.coarser_mask = l == levels - 1 ? ImageView<const uint8_t>{} : lv[l + 1].mask[v].cview();
+          bv.mask = L.mask_raw[v].view();
+          bv.frames_seen = frames_seen;
+          bv.tests = &counters->tests[v * kMaxLevels + l];
+          CS_CUDA_TRY(enqueue_background(bv, bp, s));
+          CS_CUDA_TRY(enqueue_close_mask(L.mask_raw[v].cview(), p.morph_radius, L.scratch.view(), L.mask[v].view(), s));
+        }
+      CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
+      timer->mark("background");
+    }
+    for (int l = 0; l < levels; ++l)
+      for (int v = 0; v < 2; ++v) CS_CUDA_TRY(enqueue_census(lv[l].gray[v].cview(), lv[l].census[v].view(), s));
+    timer->mark("census");
+    for (int l = levels - 1; l >= 0; --l) {
+      Level& L = lv[l];
+      for (int v = 0; v < 2; ++v) {
+        MatchViews mv;
+        mv.census_ref = L.census[v].cview();
+        mv.census_other = L.census[1 - v].cview();
+        if (bg) {
+          mv.mask_ref = L.mask[v].cview();
+          mv.mask_other = L.mask[1 - v].cview();
+        }
+        if (l < levels - 1) mv.coarser = lv[l + 1].final_view(v, p.lr_check);
+        mv.disparity = L.raw[v].view();
+        if (l == 0 && v == 0 && p.subpixel) mv.subpixel_offset = subpixel_offset.view();
+        MatchParams mp;
+        mp.reference = v == 0 ? Reference::Left : Reference::Right;
+        mp.range = L.range;
+        mp.radius = p.subwindow_radius;
+        mp.best = static_cast<int>(p.window);
+        mp.hole_radius = p.hole_search_radius;
+        CS_CUDA_TRY(enqueue_match(mv, mp, s));
+      }
+      timer->mark(l == levels - 1 ? "match coarsest" : "refine");
+      if (p.lr_check) {
+        CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), p.lr_tolerance, L.checked[0].view(),
+                                        L.checked[1].view(), s));
+        timer->mark("cross-check");
+      }
+    }
+    const ImageView<const uint8_t> mask0 = bg ? lv[0].mask[0].cview() : ImageView<const uint8_t>{};
+    CS_CUDA_TRY(enqueue_finish(lv[0].final_view(0, p.lr_check),
+                               p.subpixel ? as_const(subpixel_offset.view()) : ImageView<const int8_t>{}, mask0,
+                               disparity_q4.view(), counters, s));
+    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, s));
+    timer->mark("finish");
+    return {};
+  }
+
+  std::string build_graph() {
+    if (graph) {
+      cudaGraphExecDestroy(graph);
+      graph = nullptr;
+    }
+    for (int l = 0; l < levels; ++l) lv[l].range = level_range(params, l, lv[l].width);
+    StageTimer off;
+    CS_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    std::string e = enqueue_body(stream, &off);
+    cudaGraph_t g = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream, &g);
+    if (!e.empty()) {
+      if (g) cudaGraphDestroy(g);
+      return e;
+    }
+    CS_CUDA_TRY(end);
+    const cudaError_t inst = cudaGraphInstantiate(&graph, g, 0);
+    cudaGraphDestroy(g);
+    CS_CUDA_TRY(inst);
+    graph_ready = true;
+    return {};
+  }
+
+  // Device views of the inputs: as given, or copied up through pinned memory.
+  std::string stage_inputs(const FrameView& left, const FrameView& right, FrameView* dl, FrameView* dr) {
+    const FrameView* in[2] = {&left, &right};
+    FrameView* out[2] = {dl, dr};
+    if (left.memory == Memory::Device) {
+      *dl = left;
+      *dr = right;
+      return {};
+    }
+    const PlaneShape ps = plane_shape(left);
+    size_t total = 0;
+    for (int i = 0; i < ps.count; ++i) total += 2 * static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
+    std::string e = ensure_staging(total);
+    if (!e.empty()) return e;
+    uint8_t* at = staging;
+    for (int v = 0; v < 2; ++v) {
+      *out[v] = *in[v];
+      out[v]->memory = Memory::Device;
+      for (int i = 0; i < ps.count; ++i) {
+        DeviceImage<uint8_t>& d = input[v][i];
+        if (d.view().width != ps.row_bytes[i] || d.view().height != ps.rows[i])
+          CS_CUDA_TRY(d.allocate(static_cast<int>(ps.row_bytes[i]), ps.rows[i]));
+        for (int y = 0; y < ps.rows[i]; ++y)
+          std::memcpy(at + y * ps.row_bytes[i], in[v]->plane[i] + y * in[v]->pitch[i], ps.row_bytes[i]);
+        CS_CUDA_TRY(cudaMemcpy2DAsync(d.view().data, d.view().pitch, at, ps.row_bytes[i], ps.row_bytes[i], ps.rows[i],
+                                      cudaMemcpyHostToDevice, stream));
+        out[v]->plane[i] = d.view().data;
+        out[v]->pitch[i] = d.view().pitch;
+        at += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
+      }
+    }
+    return {};
+  }
+
+  std::string ensure_staging(size_t bytes) {
+    if (bytes <= staging_bytes) return {};
+    // The previous frame may still read the old staging area.
+    CS_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (staging) cudaFreeHost(staging);
+    staging = nullptr;
+    staging_bytes = 0;
+    CS_CUDA_TRY(cudaMallocHost(&staging, bytes));
+    staging_bytes = bytes;
+    return {};
+  }
+
+  std::string check_frame(const FrameView& left, const FrameView& right) {
+    if (left.format != right.format) {
+      std::ostringstream s;
+      s << "the left view is " << pixel_format_name(left.format) << " but the right view is "
+        << pixel_format_name(right.format);
+      return s.str();
+    }
+    if (left.width != right.width || left.height != right.height) {
+      std::ostringstream s;
+      s << "the left view is " << left.width << "x" << left.height << " but the right view is " << right.width << "x"
+        << right.height;
+      return s.str();
+    }
+    if (left.memory != right.memory) return "the left and right views are in different kinds of memory";
+    std::string e = params.validate_for_size(left.width, left.height);
+    if (e.empty()) e = check_view(left, "left");
+    if (e.empty()) e = check_view(right, "right");
+    return e;
+  }
+
+  // Validation, configuration, inputs, conversion and the graph: the Q4 map
+  // and the level-0 mask are then in device memory, in stream order.
+  std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller) {
+    std::string e = ensure_device();
+    if (e.empty()) e = check_frame(left, right);
+    if (e.empty()) e = configure(left.width, left.height);
+    if (!e.empty()) return e;
+    if (caller) {
+      CS_CUDA_TRY(cudaEventRecord(ev_caller, caller));
+      CS_CUDA_TRY(cudaStreamWaitEvent(stream, ev_caller, 0));
+    }
+    FrameView dl, dr;
+    e = stage_inputs(left, right, &dl, &dr);
+    if (!e.empty()) return e;
+    for (int v = 0; v < 2; ++v)
+      CS_CUDA_TRY(enqueue_convert(v == 0 ? dl : dr, lv[0].gray[v].view(),
+                                  params.background ? lv[0].rgb[v].view() : ImageView<uint32_t>{}, stream));
+    if (!graph_ready) {
+      e = build_graph();
+      if (!e.empty()) return e;
+    }
+    CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
+    last_left = dl;
+    last_right = dr;
+
+    FrameStats st;
+    st.levels = levels;
+    st.frame_index = ++frame_index;
+    if (params.background) {
+      st.warming_up = frames_seen_host < params.warmup_frames || frames_seen_host == 0;
+      for (int l = 0; l < levels; ++l) st.background_tests_full += 2ull * lv[l].width * lv[l].height;
+      if (frames_seen_host < INT_MAX) ++frames_seen_host;
+    }
+    pending = st;
+    have_frame = true;
+    return {};
+  }
+
+  std::string finish_caller(cudaStream_t caller) {
+    CS_CUDA_TRY(cudaEventRecord(ev_done, stream));
+    if (caller) CS_CUDA_TRY(cudaStreamWaitEvent(caller, ev_done, 0));
+    return {};
+  }
+
+  ImageView<const uint8_t> foreground_view() const {
+    return params.background ? lv[0].mask[0].cview() : all_foreground.cview();
+  }
+};
+
+CudaEngine::CudaEngine() : impl_(new Impl) {}
+
+CudaEngine::~CudaEngine() {
+  Impl& m = *impl_;
+  if (m.stream) {
+    m.ensure_device();
+    cudaStreamSynchronize(m.stream);
+  }
+  if (m.graph) cudaGraphExecDestroy(m.graph);
+  m.lv.clear();
+  if (m.counters) cudaFree(m.counters);
+  if (m.frames_seen) cudaFree(m.frames_seen);
+  if (m.luts) cudaFree(m.luts);
+  if (m.counters_host) cudaFreeHost(m.counters_host);
+  if (m.staging) cudaFreeHost(m.staging);
+  if (m.ev_caller) cudaEventDestroy(m.ev_caller);
+  if (m.ev_done) cudaEventDestroy(m.ev_done);
+  if (m.stream) cudaStreamDestroy(m.stream);
+}
+
+std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_id, std::string* error) {
+  auto fail = [&](const std::string& why) {
+    if (error) *error = why;
+    return std::unique_ptr<CudaEngine>();
+  };
+  std::string e = params.validate();
+  if (!e.empty()) return fail(e);
+  if (!cuda_available(&e)) return fail(e);
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  int cur = 0;
+  if (cudaGetDevice(&cur) != cudaSuccess) return fail("cannot query the current CUDA device");
+  if (device_id >= count) {
+    std::ostringstream s;
+    s << "CUDA device " << device_id << " does not exist (" << count << " present)";
+    return fail(s.str());
+  }
+  const int dev = device_id < 0 ? cur : device_id;
+  if (dev != cur && cudaSetDevice(dev) != cudaSuccess) return fail("cannot make the CUDA device current");
+
+  std::unique_ptr<CudaEngine> eng(new CudaEngine);
+  Impl& m = *eng->impl_;
+  m.params = params;
+  m.device = dev;
+  e = [&]() -> std::string {
+    CS_CUDA_TRY(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking));
+    CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_caller, cudaEventDisableTiming));
+    CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_done, cudaEventDisableTiming));
+    CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
+    CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounters)));
+    std::memset(m.counters_host, 0, sizeof(FrameCounters));
+    CS_CUDA_TRY(cudaMalloc(&m.frames_seen, sizeof(int)));
+    CS_CUDA_TRY(cudaMemsetAsync(m.frames_seen, 0, sizeof(int), m.stream));
+    CS_CUDA_TRY(cudaMalloc(&m.luts, 3 * 768));
+    const Colormap maps[3] = {Colormap::Turbo, Colormap::Jet, Colormap::Grey};
+    for (int i = 0; i < 3; ++i)
+      CS_CUDA_TRY(cudaMemcpy(m.luts + 768 * static_cast<int>(maps[i]), colormap_lut(maps[i]), 768,
+                             cudaMemcpyHostToDevice));
+    const cudaError_t pe = prepare_match(params.subwindow_radius);
+    if (pe == cudaErrorInvalidConfiguration) return "the sub-window radius needs more shared memory than the GPU has";
+    CS_CUDA_TRY(pe);
+    CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+    return {};
+  }();
+  if (!e.empty()) return fail(e);
+  return eng;
+}
+
+std::string CudaEngine::set_params(const Params& params) {
+  Impl& m = *impl_;
+  std::string e = params.validate();
+  if (!e.empty()) return e;
+  e = m.ensure_device();
+  if (!e.empty()) return e;
+  const cudaError_t pe = prepare_match(params.subwindow_radius);
+  if (pe == cudaErrorInvalidConfiguration) return "the sub-window radius needs more shared memory than the GPU has";
+  if (pe != cudaSuccess) return cuda_error_text(pe, "prepare_match", __FILE__, __LINE__);
+  const Params old = m.params;
+  m.params = params;
+  m.graph_ready = false;
+  if (m.buffers_ready && resolve_levels(params, m.width, m.height) != m.levels) m.buffers_ready = false;
+  if (m.buffers_ready) {
+    e = m.allocate_background();
+    if (!e.empty()) return e;
+  }
+  if (params.background != old.background || params.min_sigma != old.min_sigma ||
+      params.warmup_frames != old.warmup_frames)
+    return m.restart_background();
+  return {};
+}
+
+std::string CudaEngine::process(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                                const OutputFrame& out) {
+  Impl& m = *impl_;
+  if (out.data == nullptr) return "the output frame has no data (null)";
+  if (out.width != left.width || out.height != left.height) {
+    std::ostringstream s;
+    s << "the output frame is " << out.width << "x" << out.height << " but the views are " << left.width << "x"
+      << left.height;
+    return s.str();
+  }
+  const int bpp = output_bytes_per_pixel(encode.format);
+  if (out.pitch < static_cast<std::ptrdiff_t>(out.width) * bpp) {
+    std::ostringstream s;
+    s << "the output frame's row pitch (" << out.pitch << " bytes) is less than one row of "
+      << output_format_name(encode.format) << " (" << out.width * bpp << " bytes)";
+    return s.str();
+  }
+  if (out.memory == Memory::Device) {
+    std::string e = enqueue(left, right, encode, out, nullptr);
+    return e.empty() ? synchronize() : e;
+  }
+  if (encode.format == OutputFormat::DepthMm && !(encode.baseline_mm > 0.0 && encode.focal_px > 0.0))
+    return "depth output needs a positive baseline and focal length";
+  if (encode.max_disparity <= 0) return "the encoder's max-disparity must be positive";
+  std::string e = m.run_frame(left, right, nullptr);
+  if (!e.empty()) return e;
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * bpp;
+  if (m.encoded.view().width != row || m.encoded.view().height != out.height)
+    CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
+  CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, m.encoded.view().data,
+                             m.encoded.view().pitch, m.stream));
+  // Host inputs used the staging area; it is free again once the upload ran,
+  // which stream order guarantees before this download.
+  e = m.ensure_staging(static_cast<size_t>(row) * out.height);
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(cudaMemcpy2DAsync(m.staging, row, m.encoded.view().data, m.encoded.view().pitch, row, out.height,
+                                cudaMemcpyDeviceToHost, m.stream));
+  CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+  for (int y = 0; y < out.height; ++y) std::memcpy(out.data + y * out.pitch, m.staging + y * row, row);
+  return {};
+}
+
+std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                                const OutputFrame& out, cudaStream_t stream) {
+  Impl& m = *impl_;
+  if (left.memory != Memory::Device || right.memory != Memory::Device)
+    return "enqueue() takes views in device memory; use process() for host memory";
+  if (out.memory != Memory::Device) return "enqueue() writes device memory; use process() for a host output";
+  if (out.data == nullptr) return "the output frame has no data (null)";
+  if (out.width != left.width || out.height != left.height) return "the output frame's size differs from the views'";
+  const int bpp = output_bytes_per_pixel(encode.format);
+  if (out.pitch < static_cast<std::ptrdiff_t>(out.width) * bpp) return "the output frame's row pitch is too small";
+  if (bpp > 1 && ((reinterpret_cast<uintptr_t>(out.data) | static_cast<uintptr_t>(out.pitch)) % bpp) != 0)
+    return "the output frame's address and pitch must be multiples of its pixel size";
+  if (encode.format == OutputFormat::DepthMm && !(encode.baseline_mm > 0.0 && encode.focal_px > 0.0))
+    return "depth output needs a positive baseline and focal length";
+  if (encode.max_disparity <= 0) return "the encoder's max-disparity must be positive";
+  std::string e = m.run_frame(left, right, stream);
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, out.data, out.pitch,
+                             m.stream));
+  return m.finish_caller(stream);
+}
+
+std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const Outputs& out,
+                                cudaStream_t stream) {
+  Impl& m = *impl_;
+  if (out.memory != Memory::Device) return "enqueue() writes device memory; the outputs are host views";
+  for (const auto* v : {&out.disparity_q4.width, &out.foreground.width}) (void)v;
+  if (out.disparity_q4.data && (out.disparity_q4.width != left.width || out.disparity_q4.height != left.height))
+    return "the disparity output's size differs from the views'";
+  if (out.foreground.data && (out.foreground.width != left.width || out.foreground.height != left.height))
+    return "the foreground output's size differs from the views'";
+  std::string e = m.run_frame(left, right, stream);
+  if (!e.empty()) return e;
+  if (out.disparity_q4.data)
+    CS_CUDA_TRY(cudaMemcpy2DAsync(out.disparity_q4.data, out.disparity_q4.pitch, m.disparity_q4.view().data,
+                                  m.disparity_q4.view().pitch, left.width * 2, left.height, cudaMemcpyDeviceToDevice,
+                                  m.stream));
+  if (out.foreground.data) {
+    const ImageView<const uint8_t> f = m.foreground_view();
+    CS_CUDA_TRY(cudaMemcpy2DAsync(out.foreground.data, out.foreground.pitch, f.data, f.pitch, left.width, left.height,
+                                  cudaMemcpyDeviceToDevice, m.stream));
+  }
+  return m.finish_caller(stream);
+}
+
+std::string CudaEngine::synchronize() {
+  std::string e = impl_->ensure_device();
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(cudaStreamSynchronize(impl_->stream));
+  return {};
+}
+
+cudaStream_t CudaEngine::stream() const { return impl_->stream; }
+int CudaEngine::device() const { return impl_->device; }
+
+void CudaEngine::reset_background() {
+  impl_->ensure_device();
+  impl_->restart_background();
+}
+
+FrameStats CudaEngine::stats() const {
+  Impl& m = *impl_;
+  FrameStats st = m.pending;
+  if (!m.have_frame) return st;
+  m.ensure_device();
+  cudaStreamSynchronize(m.stream);
+  const FrameCounters& c = *m.counters_host;
+  const double n = static_cast<double>(m.width) * m.height;
+  st.valid_fraction = c.valid_pixels / n;
+  st.foreground_fraction = c.foreground_pixels / n;
+  st.background_tests = 0;
+  if (m.params.background)
+    for (int i = 0; i < 2 * kMaxLevels; ++i) st.background_tests += c.tests[i];
+  return st;
+}
+
+namespace {
+
+template <typename T>
+std::string download(const DeviceImage<T>& d, Image<T>* out) {
+  if (d.empty()) {
+    *out = Image<T>();
+    return {};
+  }
+  *out = Image<T>(d.view().width, d.view().height);
+  CS_CUDA_TRY(cudaMemcpy2D(out->pixels.data(), d.view().width * sizeof(T), d.view().data, d.view().pitch,
+                           d.view().width * sizeof(T), d.view().height, cudaMemcpyDeviceToHost));
+  return {};
+}
+
+}  // namespace
+
+std::string CudaEngine::download_debug(Matcher::Debug* out) {
+  Impl& m = *impl_;
+  std::string e = synchronize();
+  if (!e.empty()) return e;
+  if (!m.have_frame) return "no frame has been processed";
+  out->levels.assign(m.levels, LevelDebug());
+  const FrameCounters& c = *m.counters_host;
+  for (int l = 0; l < m.levels; ++l) {
+    const Level& L = m.lv[l];
+    LevelDebug& d = out->levels[l];
+    d.range = L.range;
+    std::string errs[] = {download(L.gray[0], &d.gray_left), download(L.gray[1], &d.gray_right),
+                          download(L.census[0], &d.census_left), download(L.census[1], &d.census_right),
+                          download(L.raw[0], &d.raw_left), download(L.raw[1], &d.raw_right)};
+    for (auto& s : errs)
+      if (!s.empty()) return s;
+    if (m.params.lr_check) {
+      e = download(L.checked[0], &d.disparity_left);
+      if (e.empty()) e = download(L.checked[1], &d.disparity_right);
+    } else {
+      d.disparity_left = d.raw_left;
+      d.disparity_right = d.raw_right;
+    }
+    if (e.empty() && m.params.background) {
+      e = download(L.rgb[0], &d.rgb_left);
+      if (e.empty()) e = download(L.rgb[1], &d.rgb_right);
+      if (e.empty()) e = download(L.mask[0], &d.mask_left);
+      if (e.empty()) e = download(L.mask[1], &d.mask_right);
+      d.tests_left = c.tests[l];
+      d.tests_right = c.tests[kMaxLevels + l];
+    }
+    if (!e.empty()) return e;
+  }
+  return {};
+}
+
+std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
+  Impl& m = *impl_;
+  if (!m.have_frame) return "no frame has been processed";
+  std::string e = synchronize();
+  if (!e.empty()) return e;
+  StageTimer t;
+  t.on = true;
+  t.stream = m.stream;
+  t.mark("start");
+  for (int v = 0; v < 2; ++v)
+    CS_CUDA_TRY(enqueue_convert(v == 0 ? m.last_left : m.last_right, m.lv[0].gray[v].view(),
+                                m.params.background ? m.lv[0].rgb[v].view() : ImageView<uint32_t>{}, m.stream));
+  t.mark("convert");
+  e = m.enqueue_body(m.stream, &t);
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+  times->clear();
+  for (size_t i = 1; i < t.events.size(); ++i) {
+    StageTime st;
+    st.name = t.names[i];
+    cudaEventElapsedTime(&st.ms, t.events[i - 1], t.events[i]);
+    times->push_back(st);
+  }
+  for (cudaEvent_t ev : t.events) cudaEventDestroy(ev);
+  if (m.params.background && m.frames_seen_host < INT_MAX) ++m.frames_seen_host;  // the body counted a frame
+  return {};
+}
+
+size_t CudaEngine::device_bytes() const {
+  const Impl& m = *impl_;
+  size_t n = m.subpixel_offset.bytes() + m.disparity_q4.bytes() + m.all_foreground.bytes() + m.encoded.bytes();
+  for (const Level& L : m.lv) {
+    n += L.scratch.bytes();
+    for (int v = 0; v < 2; ++v)
+      n += L.gray[v].bytes() + L.rgb[v].bytes() + L.model[v].bytes() + L.mask_raw[v].bytes() + L.mask[v].bytes() +
+           L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
+  }
+  for (auto& v : m.input)
+    for (auto& p : v) n += p.bytes();
+  return n;
+}
+
+std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error) {
+  return CudaEngine::create(params, device_id, error);
+}
+
+}  // namespace cs::cuda

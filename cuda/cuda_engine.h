@@ -1,0 +1,88 @@
+// gst-cudastereo CUDA engine: the pipeline of stages.h on one GPU,
+// bit-identical to the CPU reference (cs::Matcher + cs::encode_output).
+//
+// Context and threads. The engine uses the CUDA runtime API on the device it
+// was created for. It never switches away from a device that is current when
+// it is called: with device_id = -1 it adopts the current device (and, where
+// a caller has pushed a driver context such as a GstCudaContext's CUcontext,
+// the runtime uses that context). With device_id >= 0 the engine makes that
+// device current only when another one is current. Every call must then come
+// with the same context current (or none pushed), from one thread at a time.
+// Several engines in one process are independent: each owns its buffers,
+// stream and graph; no mutable state is global.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine.h"
+#include "matcher_debug.h"
+#include "stereo.h"
+
+namespace cs::cuda {
+
+// True when a usable CUDA device is present; else false with the reason.
+bool cuda_available(std::string* why);
+
+// Per-stage GPU time of one frame (bench/ and tools): name, milliseconds.
+struct StageTime {
+  std::string name;
+  float ms = 0.0f;
+};
+
+class CudaEngine final : public Engine {
+ public:
+  // Null with a sentence in *error when there is no GPU, the parameters are
+  // invalid, or memory runs out.
+  static std::unique_ptr<CudaEngine> create(const Params& params, int device_id, std::string* error);
+  ~CudaEngine() override;
+  CudaEngine(const CudaEngine&) = delete;
+  CudaEngine& operator=(const CudaEngine&) = delete;
+
+  // ---- Engine (blocking; views and output in host or device memory)
+  const char* backend_name() const override { return "cuda"; }
+  std::string set_params(const Params& params) override;
+  std::string process(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                      const OutputFrame& out) override;
+  void reset_background() override;
+  // Statistics of the last frame (waits for it to finish).
+  FrameStats stats() const override;
+
+  // ---- asynchronous, device-resident frames
+  // Queues one frame: both views in device memory (Memory::Device), output
+  // in device memory. The work is ordered after what is already queued on
+  // `stream` (nullptr: the engine's own stream only) and `stream` waits for
+  // it, so a caller may release or read the buffers in stream order. The
+  // views must stay valid until then. Nothing is synchronised.
+  std::string enqueue(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                      const OutputFrame& out, cudaStream_t stream);
+  // The same, writing the raw Q4 map and/or the foreground mask (Outputs
+  // views in device memory; either may be null).
+  std::string enqueue(const FrameView& left, const FrameView& right, const Outputs& out, cudaStream_t stream);
+  // Waits for every queued frame.
+  std::string synchronize();
+  cudaStream_t stream() const;
+  int device() const;
+
+  // ---- tests and tools
+  // Copies the last frame's per-level intermediates (as cs::Matcher::Debug).
+  std::string download_debug(Matcher::Debug* out);
+  // Runs the last frame's pipeline again (same inputs) with events between
+  // stages and returns each stage's time; inputs must still be valid.
+  std::string profile_stages(std::vector<StageTime>* times);
+  // Device memory the engine holds now, bytes.
+  size_t device_bytes() const;
+
+ private:
+  CudaEngine();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The Engine factory the element uses (a CudaEngine underneath).
+std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error);
+
+}  // namespace cs::cuda

@@ -1,0 +1,80 @@
+// Internal helpers of the CUDA engine: error reporting, pitched device
+// images and the launch geometry shared by every stage. Not installed.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "stereo.h"
+
+namespace cs::cuda {
+
+// "file:line: call failed: <cuda message>", or empty on success.
+std::string cuda_error_text(cudaError_t err, const char* what, const char* file, int line);
+
+// Returns the error text from the enclosing function (which returns std::string).
+#define CS_CUDA_TRY(call)                                                          \
+  do {                                                                             \
+    const cudaError_t cs_err_ = (call);                                            \
+    if (cs_err_ != cudaSuccess) return cs::cuda::cuda_error_text(cs_err_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// Device-side row access of a pitched view.
+template <typename T>
+__device__ __forceinline__ T* drow(const ImageView<T>& v, int y) {
+  return reinterpret_cast<T*>(reinterpret_cast<char*>(const_cast<std::remove_const_t<T>*>(v.data)) + y * v.pitch);
+}
+
+template <typename T>
+ImageView<const T> as_const(const ImageView<T>& v) {
+  return {v.data, v.width, v.height, v.pitch};
+}
+
+// An owning pitched device image (no copy; moves only).
+template <typename T>
+class DeviceImage {
+ public:
+  DeviceImage() = default;
+  DeviceImage(const DeviceImage&) = delete;
+  DeviceImage& operator=(const DeviceImage&) = delete;
+  DeviceImage(DeviceImage&& o) noexcept { *this = std::move(o); }
+  DeviceImage& operator=(DeviceImage&& o) noexcept {
+    if (this != &o) {
+      release();
+      view_ = o.view_;
+      o.view_ = {};
+    }
+    return *this;
+  }
+  ~DeviceImage() { release(); }
+
+  cudaError_t allocate(int width, int height) {
+    release();
+    if (width <= 0 || height <= 0) return cudaSuccess;
+    void* p = nullptr;
+    size_t pitch = 0;
+    const cudaError_t err = cudaMallocPitch(&p, &pitch, static_cast<size_t>(width) * sizeof(T), height);
+    if (err != cudaSuccess) return err;
+    view_ = {static_cast<T*>(p), width, height, static_cast<std::ptrdiff_t>(pitch)};
+    return cudaSuccess;
+  }
+  void release() {
+    if (view_.data) cudaFree(view_.data);
+    view_ = {};
+  }
+  const ImageView<T>& view() const { return view_; }
+  ImageView<const T> cview() const { return as_const(view_); }
+  bool empty() const { return view_.data == nullptr; }
+  size_t bytes() const { return static_cast<size_t>(view_.pitch) * view_.height; }
+
+ private:
+  ImageView<T> view_{};
+};
+
+inline dim3 grid_for(int width, int height, dim3 block) {
+  return dim3((width + block.x - 1) / block.x, (height + block.y - 1) / block.y);
+}
+
+}  // namespace cs::cuda

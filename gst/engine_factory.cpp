@@ -1,0 +1,73 @@
+#include "engine_factory.h"
+
+#include "config.h"
+
+// gst/meson.build defines CS_HAVE_CUDA_ENGINE when it links the CUDA engine
+// (cuda/, built only when HAVE_CUDA); make_cuda_backend() is the only place
+// in gst/ that knows about it.
+#if HAVE_CUDA && defined(CS_HAVE_CUDA_ENGINE)
+#define CS_GST_CUDA_ENGINE 1
+#include "cuda_engine.h"
+#else
+#define CS_GST_CUDA_ENGINE 0
+#endif
+
+namespace cs_gst {
+
+namespace {
+
+std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Params& params, std::string* error) {
+#if CS_GST_CUDA_ENGINE
+  try {
+    std::unique_ptr<cs::Engine> engine = cs::make_cuda_engine(params, cuda_device_id, error);
+    if (!engine && error->empty()) *error = "the CUDA engine could not be created";
+    return engine;
+  } catch (const std::exception& e) {
+    *error = std::string("the CUDA engine could not be created: ") + e.what();
+    return nullptr;
+  }
+#else
+  (void)cuda_device_id;
+  (void)params;
+  *error = HAVE_CUDA ? "this build of the element was made without the CUDA engine"
+                     : "this build was made without CUDA (nvcc was not found or -Dcuda=disabled)";
+  return nullptr;
+#endif
+}
+
+std::unique_ptr<cs::Engine> make_cpu_backend(const cs::Params& params, std::string* error) {
+  try {
+    return cs::make_cpu_engine(params);
+  } catch (const std::exception& e) {
+    *error = std::string("the CPU engine could not be created: ") + e.what();
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+bool cuda_engine_available() { return CS_GST_CUDA_ENGINE != 0; }
+
+EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params) {
+  EngineChoice choice;
+  std::string cuda_error;
+  switch (backend) {
+    case Backend::Cuda:
+      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error);
+      if (!choice.engine) choice.error = "backend=cuda was requested but " + cuda_error;
+      break;
+    case Backend::Auto:
+      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error);
+      if (!choice.engine) {
+        choice.engine = make_cpu_backend(params, &choice.error);
+        if (choice.engine) choice.notice = "backend=auto runs on the CPU: " + cuda_error;
+      }
+      break;
+    case Backend::Cpu:
+      choice.engine = make_cpu_backend(params, &choice.error);
+      break;
+  }
+  return choice;
+}
+
+}  // namespace cs_gst

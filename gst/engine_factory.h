@@ -1,0 +1,27 @@
+// Chooses and creates the stereo engine for the element's `backend`
+// property. This is the one seam where a CUDA engine plugs in: the element
+// only ever sees cs::Engine.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine.h"
+
+namespace cs_gst {
+
+enum class Backend { Auto = 0, Cuda = 1, Cpu = 2 };
+
+struct EngineChoice {
+  std::unique_ptr<cs::Engine> engine;  // null on error
+  std::string notice;                  // non-empty: tell the user (e.g. auto fell back to the CPU)
+  std::string error;                   // non-empty: no engine could be made, and why
+};
+
+// True when this build carries a CUDA engine that can be created.
+bool cuda_engine_available();
+
+// cuda_device_id: -1 = automatic. Never throws.
+EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params);
+
+}  // namespace cs_gst

@@ -1,0 +1,1463 @@
+/**
+ * SECTION:element-cudastereo
+ * @title: cudastereo
+ *
+ * Computes a disparity map from stereo video, following Zhao & Taubin 2011,
+ * "Real-time stereo on GPGPU using progressive multi-resolution adaptive
+ * windows": an image pyramid, an optional per-pixel Gaussian background model
+ * tested coarse to fine, adaptive-window census matching over the full range
+ * at the coarsest level only, +-2 refinement at each finer level, a
+ * left-right check and sub-pixel interpolation. Disparity convention: left
+ * pixel x matches right pixel x - d.
+ *
+ * Input, one of (never both):
+ *  - packed: the always `sink` pad takes frames holding both views side by
+ *    side or top-bottom. The layout comes from the caps' multiview-mode
+ *    (side-by-side, top-bottom; flag right-view-first swaps the views,
+ *    half-aspect only changes the output pixel-aspect-ratio) or from
+ *    input-layout, which wins whenever it is not `auto` (decoders often
+ *    announce multiview-mode=mono on side-by-side cameras).
+ *  - two pads: request `sink_left` and `sink_right` (requesting one removes
+ *    the unused `sink` pad; requesting one while `sink` is linked fails).
+ *
+ * Pairing (two pads): frames are paired by running time, not arrival order.
+ * Two frames pair when their running times differ by at most half a frame
+ * (duration of the buffer, else from the caps' framerate; exact equality
+ * when neither is known). When the two head frames do not pair, the earlier
+ * one is unpaired. In a live pipeline a frame also becomes unpaired when its
+ * partner has not arrived by its running time plus the reported latency; a
+ * frame facing EOS or a GAP on the other pad is unpaired as well. An
+ * unpaired frame still gives one output frame with its timestamp, all
+ * invalid (disparity 0), flagged by GstCudaStereoMeta.placeholder; the first
+ * one posts a warning on the bus. A frame whose running time is not later
+ * than the last output (its partner already went out unpaired) is dropped
+ * with a warning, since two outputs may not share a timestamp.
+ *
+ * Latency: one frame duration (processing is synchronous and budgeted to one
+ * frame) on top of the upstream latency and the `latency` property.
+ *
+ * Output: one view's size, same timestamp and duration as the input frame or
+ * pair. GRAY16_LE raw disparity (d * 16, 0 = invalid), GRAY8 (0 = invalid,
+ * 1..255 = 0..max-disparity), or false colour RGBA/BGRA/RGBx/BGRx through
+ * `colormap` (with alpha-mask, alpha = 255 on the foreground, 0 on the
+ * background). output-mode=depth gives GRAY16_LE millimetres,
+ * Z = baseline * focal-length / d. Every output buffer carries a
+ * GstCudaStereoMeta (gstcudastereometa.h); the `stats` property sums up.
+ *
+ * ## Example launch lines
+ * |[
+ * gst-launch-1.0 multifilesrc location=sbs_%04d.png index=0 caps=image/png,framerate=10/1 ! pngdec ! videoconvert ! cudastereo input-layout=side-by-side max-disparity=64 ! videoconvert ! fakesink
+ * ]| Side-by-side frames from PNG files; raw disparity.
+ * |[
+ * gst-launch-1.0 cudastereo name=s ! video/x-raw,format=RGBA ! videoconvert ! autovideosink videotestsrc pattern=smpte num-buffers=30 ! video/x-raw,width=320,height=240 ! s.sink_left videotestsrc pattern=smpte num-buffers=30 ! video/x-raw,width=320,height=240 ! s.sink_right
+ * ]| Two views from two sources, false colour to a display.
+ * |[
+ * gst-launch-1.0 videotestsrc pattern=ball num-buffers=30 ! video/x-raw,width=640,height=240,format=GRAY8 ! cudastereo input-layout=side-by-side ! video/x-raw,format=GRAY16_LE ! filesink location=disparity.raw
+ * ]| Raw Q4 disparity (320x240 GRAY16_LE per frame) to a file.
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=480 ! cudastereo input-layout=top-bottom output-mode=depth baseline=0.12 focal-length=700 ! fakesink
+ * ]| Depth in millimetres from top-bottom frames.
+ */
+#include "gstcudastereo.h"
+
+#include <gst/video/video.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "config.h"
+#include "encode.h"
+#include "engine.h"
+#include "engine_factory.h"
+#include "gstcudastereometa.h"
+#include "stereo.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
+#define GST_CAT_DEFAULT gst_cuda_stereo_debug
+
+#define INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12 }"
+#define OUTPUT_FORMATS "{ GRAY16_LE, GRAY8, RGBA, BGRA, RGBx, BGRx }"
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)));
+static GstStaticPadTemplate sink_left_template = GST_STATIC_PAD_TEMPLATE(
+    "sink_left", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)));
+static GstStaticPadTemplate sink_right_template = GST_STATIC_PAD_TEMPLATE(
+    "sink_right", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(OUTPUT_FORMATS)));
+
+// ---------------------------------------------------------------- enums
+
+GType gst_cuda_stereo_backend_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_BACKEND_AUTO, "CUDA when this build has it and a GPU answers, else the CPU", "auto"},
+      {GST_CUDA_STEREO_BACKEND_CUDA, "CUDA only: fail to start without it", "cuda"},
+      {GST_CUDA_STEREO_BACKEND_CPU, "CPU reference implementation", "cpu"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoBackend", values));
+  return type;
+}
+
+GType gst_cuda_stereo_colormap_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {{GST_CUDA_STEREO_COLORMAP_TURBO, "Turbo (Google)", "turbo"},
+                                      {GST_CUDA_STEREO_COLORMAP_JET, "Jet", "jet"},
+                                      {GST_CUDA_STEREO_COLORMAP_GREY, "Grey ramp", "grey"},
+                                      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoColormap", values));
+  return type;
+}
+
+GType gst_cuda_stereo_input_layout_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_INPUT_LAYOUT_AUTO, "From the caps' multiview-mode (packed sink only)", "auto"},
+      {GST_CUDA_STEREO_INPUT_LAYOUT_SIDE_BY_SIDE, "Left view in the left half, right view in the right half",
+       "side-by-side"},
+      {GST_CUDA_STEREO_INPUT_LAYOUT_TOP_BOTTOM, "Left view in the top half, right view in the bottom half",
+       "top-bottom"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoInputLayout", values));
+  return type;
+}
+
+GType gst_cuda_stereo_output_mode_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, "Disparity (GRAY16_LE d*16, GRAY8 or false colour)", "disparity"},
+      {GST_CUDA_STEREO_OUTPUT_MODE_DEPTH, "Depth in millimetres, GRAY16_LE (needs baseline and focal-length)",
+       "depth"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoOutputMode", values));
+  return type;
+}
+
+GType gst_cuda_stereo_window_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_WINDOW_BOX, "Plain box: the centre sub-window only", "box"},
+      {GST_CUDA_STEREO_WINDOW_BEST_1, "Centre plus the best 1 of 8 sub-windows", "best-1"},
+      {GST_CUDA_STEREO_WINDOW_BEST_2, "Centre plus the best 2 of 8 sub-windows (Yang & Pollefeys)", "best-2"},
+      {GST_CUDA_STEREO_WINDOW_BEST_4, "Centre plus the best 4 of 8 sub-windows", "best-4"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoWindow", values));
+  return type;
+}
+
+// ---------------------------------------------------------------- private state
+
+namespace {
+
+enum {
+  PROP_0,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+  PROP_MAX_DISPARITY,
+  PROP_MIN_DISPARITY,
+  PROP_LEVELS,
+  PROP_WINDOW,
+  PROP_BACKGROUND,
+  PROP_LEARNING_RATE,
+  PROP_FOREGROUND_THRESHOLD,
+  PROP_WARMUP_FRAMES,
+  PROP_LR_CHECK,
+  PROP_LR_TOLERANCE,
+  PROP_SUBPIXEL,
+  PROP_COLORMAP,
+  PROP_ALPHA_MASK,
+  PROP_INPUT_LAYOUT,
+  PROP_OUTPUT_MODE,
+  PROP_BASELINE,
+  PROP_FOCAL_LENGTH,
+  PROP_STATS,
+};
+
+constexpr double kDefaultBaselineM = 0.1;
+constexpr double kDefaultFocalPx = 700.0;
+
+// What the properties say; written by setters, read by the streaming thread.
+struct Settings {
+  GstCudaStereoBackend backend = GST_CUDA_STEREO_BACKEND_AUTO;
+  int cuda_device_id = -1;
+  cs::Params params;
+  GstCudaStereoColormap colormap = GST_CUDA_STEREO_COLORMAP_TURBO;
+  bool alpha_mask = false;
+  GstCudaStereoInputLayout input_layout = GST_CUDA_STEREO_INPUT_LAYOUT_AUTO;
+  GstCudaStereoOutputMode output_mode = GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY;
+  double baseline_m = kDefaultBaselineM;
+  double focal_px = kDefaultFocalPx;
+};
+
+enum class Layout { SideBySide, TopBottom };
+
+// One sink pad's negotiated input.
+struct PadInput {
+  bool configured = false;
+  GstVideoInfo info;
+};
+
+// Where the two views sit and how big each is.
+struct Geometry {
+  bool valid = false;
+  bool packed = true;
+  Layout layout = Layout::SideBySide;
+  bool right_first = false;
+  cs::PixelFormat format = cs::PixelFormat::GRAY8;
+  GstVideoFormat video_format = GST_VIDEO_FORMAT_UNKNOWN;
+  int view_width = 0, view_height = 0;
+  int par_n = 1, par_d = 1, fps_n = 0, fps_d = 1;
+
+  bool same_output_as(const Geometry& o) const {
+    return valid == o.valid && view_width == o.view_width && view_height == o.view_height && par_n == o.par_n &&
+           par_d == o.par_d && fps_n == o.fps_n && fps_d == o.fps_d;
+  }
+};
+
+struct Stats {
+  uint64_t frames = 0;           // output frames
+  uint64_t unpaired_frames = 0;  // placeholders for unpaired / missing / unreadable input
+  uint64_t dropped_frames = 0;   // late partners dropped
+  double fps = 0.0;
+  cs::FrameStats engine;
+  std::string backend;
+};
+
+}  // namespace
+
+struct GstCudaStereoPrivate {
+  std::mutex lock;  // guards settings, the dirty flags and stats
+  Settings settings;
+  bool params_dirty = true;       // engine needs set_params
+  bool geometry_dirty = true;     // input-layout changed
+  bool output_dirty = true;       // output-mode etc. changed: renegotiate
+  bool reset_requested = false;   // reset-background emitted
+  Stats stats;
+
+  // Streaming thread only (and start/stop).
+  std::unique_ptr<cs::Engine> engine;
+  const char* backend_name = "";
+  Settings active;                 // the settings the engine runs with
+  PadInput packed_in, left_in, right_in;
+  Geometry geometry;
+  bool params_checked = false;     // active params validated for the geometry
+  bool two_pad_caps_dirty = false; // sink_left/sink_right caps changed since last compared
+  GstVideoInfo out_info;
+  bool out_configured = false;
+  cs::OutputFormat out_format = cs::OutputFormat::DisparityQ4;
+  cs::Image<uint16_t> invalid_q4;  // all-invalid disparity, for placeholders
+  GstClockTime last_output_rt = GST_CLOCK_TIME_NONE;
+  bool warned_unpaired = false;
+  bool warned_late = false;
+  bool warned_short = false;
+  bool notice_posted = false;
+  std::chrono::steady_clock::time_point fps_window_start;
+  uint64_t fps_window_frames = 0;
+
+  // Pads; changed under the object lock by request/release.
+  GstAggregatorPad* sink_pad = nullptr;  // packed, not owned (the element owns it)
+  GstAggregatorPad* left_pad = nullptr;
+  GstAggregatorPad* right_pad = nullptr;
+};
+
+struct _GstCudaStereo {
+  GstAggregator parent;
+  GstCudaStereoPrivate* priv;
+};
+
+G_DEFINE_TYPE(GstCudaStereo, gst_cuda_stereo, GST_TYPE_AGGREGATOR);
+GST_ELEMENT_REGISTER_DEFINE(cudastereo, "cudastereo", GST_RANK_NONE, GST_TYPE_CUDA_STEREO);
+
+// ---------------------------------------------------------------- helpers
+
+namespace {
+
+bool to_pixel_format(GstVideoFormat f, cs::PixelFormat* out) {
+  switch (f) {
+    case GST_VIDEO_FORMAT_RGBA: *out = cs::PixelFormat::RGBA; return true;
+    case GST_VIDEO_FORMAT_BGRA: *out = cs::PixelFormat::BGRA; return true;
+    case GST_VIDEO_FORMAT_RGBx: *out = cs::PixelFormat::RGBx; return true;
+    case GST_VIDEO_FORMAT_BGRx: *out = cs::PixelFormat::BGRx; return true;
+    case GST_VIDEO_FORMAT_RGB: *out = cs::PixelFormat::RGB; return true;
+    case GST_VIDEO_FORMAT_BGR: *out = cs::PixelFormat::BGR; return true;
+    case GST_VIDEO_FORMAT_GRAY8: *out = cs::PixelFormat::GRAY8; return true;
+    case GST_VIDEO_FORMAT_I420: *out = cs::PixelFormat::I420; return true;
+    case GST_VIDEO_FORMAT_NV12: *out = cs::PixelFormat::NV12; return true;
+    default: return false;
+  }
+}
+
+bool is_yuv420(cs::PixelFormat f) { return f == cs::PixelFormat::I420 || f == cs::PixelFormat::NV12; }
+
+cs::Colormap to_colormap(GstCudaStereoColormap c) {
+  switch (c) {
+    case GST_CUDA_STEREO_COLORMAP_JET: return cs::Colormap::Jet;
+    case GST_CUDA_STEREO_COLORMAP_GREY: return cs::Colormap::Grey;
+    default: return cs::Colormap::Turbo;
+  }
+}
+
+std::string describe_info(const GstVideoInfo& info) {
+  return std::string(gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info))) + " " +
+         std::to_string(GST_VIDEO_INFO_WIDTH(&info)) + "x" + std::to_string(GST_VIDEO_INFO_HEIGHT(&info));
+}
+
+// A view of one half of a packed frame (or a whole frame when view_index
+// addresses a single-view frame with packed == false). Uses the frame's own
+// strides and plane offsets (GstVideoMeta when present).
+cs::FrameView frame_view(const GstVideoFrame& frame, const Geometry& g, int half) {
+  cs::FrameView v;
+  v.format = g.format;
+  v.width = g.view_width;
+  v.height = g.view_height;
+  v.memory = cs::Memory::Host;
+  const int planes = GST_VIDEO_FRAME_N_PLANES(&frame);
+  for (int p = 0; p < planes && p < 3; ++p) {
+    const uint8_t* base = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
+    const std::ptrdiff_t stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
+    if (g.packed && half == 1) {
+      const bool chroma = is_yuv420(g.format) && p > 0;
+      if (g.layout == Layout::SideBySide) {
+        // Component p lives in plane p for every format we take (NV12's U
+        // and V share plane 1, whose pixel stride is 2).
+        const int pstride = GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, p);
+        base += static_cast<std::ptrdiff_t>(chroma ? g.view_width / 2 : g.view_width) * pstride;
+      } else {
+        base += static_cast<std::ptrdiff_t>(chroma ? g.view_height / 2 : g.view_height) * stride;
+      }
+    }
+    v.plane[p] = base;
+    v.pitch[p] = stride;
+  }
+  return v;
+}
+
+}  // namespace
+
+#define PRIV(self) ((self)->priv)
+
+static void post_unpaired_warning(GstCudaStereo* self, const std::string& why) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GST_INFO_OBJECT(self, "placeholder output: %s", why.c_str());
+  if (priv->warned_unpaired) return;
+  priv->warned_unpaired = true;
+  GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Stereo input frame without a partner: %s", why.c_str()),
+                      ("It gets an all-invalid output frame (disparity 0, GstCudaStereoMeta.placeholder = TRUE). "
+                       "Further cases are only logged; the `stats` property counts them (unpaired-frames)."));
+}
+
+// ---------------------------------------------------------------- geometry
+
+// Works out the views from the negotiated pads and the input-layout setting.
+// Returns an empty string or the reason the input cannot be used.
+static std::string resolve_geometry(GstCudaStereo* self, Geometry* out) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  Geometry g;
+  const GstVideoInfo* info = nullptr;
+  const bool two_pads = priv->left_in.configured || priv->right_in.configured;
+  if (two_pads) {
+    if (!priv->left_in.configured || !priv->right_in.configured) return "";  // wait for the other pad
+    const GstVideoInfo& l = priv->left_in.info;
+    const GstVideoInfo& r = priv->right_in.info;
+    if (GST_VIDEO_INFO_FORMAT(&l) != GST_VIDEO_INFO_FORMAT(&r) || GST_VIDEO_INFO_WIDTH(&l) != GST_VIDEO_INFO_WIDTH(&r) ||
+        GST_VIDEO_INFO_HEIGHT(&l) != GST_VIDEO_INFO_HEIGHT(&r))
+      return "sink_left caps (" + describe_info(l) + ") and sink_right caps (" + describe_info(r) +
+             ") differ: both views need the same format and size";
+    info = &l;
+    g.packed = false;
+    g.view_width = GST_VIDEO_INFO_WIDTH(info);
+    g.view_height = GST_VIDEO_INFO_HEIGHT(info);
+    g.par_n = GST_VIDEO_INFO_PAR_N(info);
+    g.par_d = GST_VIDEO_INFO_PAR_D(info);
+  } else {
+    if (!priv->packed_in.configured) return "";
+    info = &priv->packed_in.info;
+    const GstVideoMultiviewMode mode = GST_VIDEO_INFO_MULTIVIEW_MODE(info);
+    const GstVideoMultiviewFlags flags = GST_VIDEO_INFO_MULTIVIEW_FLAGS(info);
+    GstCudaStereoInputLayout layout;
+    {
+      std::lock_guard<std::mutex> guard(priv->lock);
+      layout = priv->settings.input_layout;
+    }
+    if (layout == GST_CUDA_STEREO_INPUT_LAYOUT_SIDE_BY_SIDE) {
+      g.layout = Layout::SideBySide;
+    } else if (layout == GST_CUDA_STEREO_INPUT_LAYOUT_TOP_BOTTOM) {
+      g.layout = Layout::TopBottom;
+    } else if (mode == GST_VIDEO_MULTIVIEW_MODE_SIDE_BY_SIDE) {
+      g.layout = Layout::SideBySide;
+    } else if (mode == GST_VIDEO_MULTIVIEW_MODE_TOP_BOTTOM) {
+      g.layout = Layout::TopBottom;
+    } else if (mode == GST_VIDEO_MULTIVIEW_MODE_NONE || mode == GST_VIDEO_MULTIVIEW_MODE_MONO) {
+      return "the caps on `sink` do not say how the two views are packed (multiview-mode is " +
+             std::string(mode == GST_VIDEO_MULTIVIEW_MODE_MONO ? "mono" : "absent") +
+             "): set input-layout=side-by-side or input-layout=top-bottom, or use sink_left/sink_right";
+    } else {
+      const char* name = gst_video_multiview_mode_to_caps_string(mode);
+      return std::string("multiview-mode ") + (name ? name : "?") +
+             " is not supported: cudastereo takes side-by-side or top-bottom frames (or two pads)";
+    }
+    // The flags describe the caps' own layout; with an overriding property
+    // only right-view-first still makes sense when the mode agrees.
+    const bool caps_layout_used = (g.layout == Layout::SideBySide && mode == GST_VIDEO_MULTIVIEW_MODE_SIDE_BY_SIDE) ||
+                                  (g.layout == Layout::TopBottom && mode == GST_VIDEO_MULTIVIEW_MODE_TOP_BOTTOM);
+    g.right_first = caps_layout_used && (flags & GST_VIDEO_MULTIVIEW_FLAGS_RIGHT_VIEW_FIRST);
+    const bool half_aspect = caps_layout_used && (flags & GST_VIDEO_MULTIVIEW_FLAGS_HALF_ASPECT);
+    const int w = GST_VIDEO_INFO_WIDTH(info), h = GST_VIDEO_INFO_HEIGHT(info);
+    g.par_n = GST_VIDEO_INFO_PAR_N(info);
+    g.par_d = GST_VIDEO_INFO_PAR_D(info);
+    if (g.layout == Layout::SideBySide) {
+      if (w % 2 != 0)
+        return "side-by-side frame width " + std::to_string(w) + " is odd: the two views cannot be equal";
+      g.view_width = w / 2;
+      g.view_height = h;
+      if (half_aspect) g.par_n *= 2;  // each view was squeezed to half width
+    } else {
+      if (h % 2 != 0)
+        return "top-bottom frame height " + std::to_string(h) + " is odd: the two views cannot be equal";
+      g.view_width = w;
+      g.view_height = h / 2;
+      if (half_aspect) g.par_d *= 2;
+    }
+  }
+  g.video_format = GST_VIDEO_INFO_FORMAT(info);
+  if (!to_pixel_format(g.video_format, &g.format))
+    return std::string("format ") + gst_video_format_to_string(g.video_format) + " is not supported";
+  if (g.packed && is_yuv420(g.format)) {
+    // The second view's chroma must start on a whole chroma sample.
+    if (g.layout == Layout::SideBySide && g.view_width % 2 != 0)
+      return std::string("side-by-side ") + gst_video_format_to_string(g.video_format) +
+             " needs a frame width divisible by 4 (each view's chroma must start on a sample), got " +
+             std::to_string(GST_VIDEO_INFO_WIDTH(info));
+    if (g.layout == Layout::TopBottom && g.view_height % 2 != 0)
+      return std::string("top-bottom ") + gst_video_format_to_string(g.video_format) +
+             " needs a frame height divisible by 4 (each view's chroma must start on a sample), got " +
+             std::to_string(GST_VIDEO_INFO_HEIGHT(info));
+  }
+  if (g.view_width < cs::kMinViewWidth || g.view_height < cs::kMinViewHeight)
+    return "each view is " + std::to_string(g.view_width) + "x" + std::to_string(g.view_height) +
+           ", smaller than the minimum " + std::to_string(cs::kMinViewWidth) + "x" +
+           std::to_string(cs::kMinViewHeight);
+  {
+    const int gcd = gst_util_greatest_common_divisor(g.par_n, g.par_d);
+    if (gcd > 1) g.par_n /= gcd, g.par_d /= gcd;
+  }
+  g.fps_n = GST_VIDEO_INFO_FPS_N(info);
+  g.fps_d = GST_VIDEO_INFO_FPS_D(info);
+  g.valid = true;
+  *out = g;
+  return "";
+}
+
+// Re-derives the geometry; on an output change, asks for renegotiation and
+// restarts the background model (a new size is a new scene for the model).
+static bool update_geometry(GstCudaStereo* self) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  Geometry g;
+  const std::string error = resolve_geometry(self, &g);
+  if (!error.empty()) {
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Unusable stereo input: %s", error.c_str()), (nullptr));
+    priv->geometry = Geometry();
+    return false;
+  }
+  if (!g.valid) return true;  // still waiting for the second pad's caps
+  const bool size_changed = !priv->geometry.valid || g.view_width != priv->geometry.view_width ||
+                            g.view_height != priv->geometry.view_height;
+  if (!g.same_output_as(priv->geometry)) {
+    priv->out_configured = false;
+    gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
+  }
+  if (size_changed) {
+    if (priv->geometry.valid && priv->engine) {
+      GST_INFO_OBJECT(self, "view size changed to %dx%d: background model restarts", g.view_width, g.view_height);
+      priv->engine->reset_background();
+    }
+    priv->invalid_q4 = cs::Image<uint16_t>(g.view_width, g.view_height, 0);
+    priv->params_checked = false;
+  }
+  priv->geometry = g;
+  return true;
+}
+
+// ---------------------------------------------------------------- settings -> engine
+
+static cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format) {
+  cs::EncodeParams e;
+  e.format = format;
+  e.colormap = to_colormap(s.colormap);
+  e.max_disparity = s.params.max_disparity;
+  e.baseline_mm = s.baseline_m * 1000.0;
+  e.focal_px = s.focal_px;
+  e.alpha_from_mask = s.alpha_mask;
+  return e;
+}
+
+// Takes settings changed since the last frame into the engine. Returns false
+// (after posting an error) when they do not fit.
+static bool apply_settings(GstCudaStereo* self) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  bool params_dirty, reset, geometry_dirty;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    params_dirty = priv->params_dirty;
+    reset = priv->reset_requested;
+    geometry_dirty = priv->geometry_dirty;
+    priv->params_dirty = priv->reset_requested = priv->geometry_dirty = false;
+    priv->active = priv->settings;
+  }
+  if (geometry_dirty && (priv->packed_in.configured || priv->left_in.configured)) {
+    if (!update_geometry(self)) return false;
+  }
+  if (params_dirty) {
+    const std::string error = priv->engine->set_params(priv->active.params);
+    if (!error.empty()) {
+      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid stereo settings: %s", error.c_str()), (nullptr));
+      return false;
+    }
+    priv->params_checked = false;
+  }
+  if (!priv->params_checked && priv->geometry.valid) {
+    const std::string error =
+        priv->active.params.validate_for_size(priv->geometry.view_width, priv->geometry.view_height);
+    if (!error.empty()) {
+      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS,
+                        ("Invalid stereo settings for %dx%d views: %s", priv->geometry.view_width,
+                         priv->geometry.view_height, error.c_str()),
+                        (nullptr));
+      return false;
+    }
+    priv->params_checked = true;
+  }
+  if (reset) priv->engine->reset_background();
+  return true;
+}
+
+// ---------------------------------------------------------------- output
+
+static void record_output(GstCudaStereo* self, bool placeholder) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  const auto now = std::chrono::steady_clock::now();
+  if (priv->fps_window_frames == 0) priv->fps_window_start = now;
+  priv->fps_window_frames++;
+  const double elapsed = std::chrono::duration<double>(now - priv->fps_window_start).count();
+  std::lock_guard<std::mutex> guard(priv->lock);
+  priv->stats.frames++;
+  if (placeholder) priv->stats.unpaired_frames++;
+  if (elapsed >= 1.0) {
+    priv->stats.fps = (priv->fps_window_frames - 1) / elapsed;
+    priv->fps_window_frames = 0;
+  }
+  priv->stats.engine = priv->engine->stats();
+  priv->stats.backend = priv->backend_name;
+}
+
+// Makes one output frame: from the views when both are given, else an
+// all-invalid placeholder. `pts` is in the output segment.
+static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, const cs::FrameView* right,
+                             GstClockTime pts, GstClockTime duration, bool gap) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  if (!priv->out_configured && priv->geometry.valid) gst_aggregator_negotiate(GST_AGGREGATOR(self));
+  if (!priv->out_configured) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No output caps could be negotiated"),
+                      ("input: %dx%d views", priv->geometry.view_width, priv->geometry.view_height));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  GstBuffer* outbuf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&priv->out_info), nullptr);
+  GstVideoFrame out;
+  if (!gst_video_frame_map(&out, &priv->out_info, outbuf, GST_MAP_WRITE)) {
+    gst_buffer_unref(outbuf);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  const cs::EncodeParams enc = encode_params(priv->active, priv->out_format);
+  cs::OutputFrame dst;
+  dst.data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0));
+  dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0);
+  dst.width = priv->geometry.view_width;
+  dst.height = priv->geometry.view_height;
+  dst.memory = cs::Memory::Host;
+  const bool placeholder = !(left && right);
+  if (!placeholder) {
+    const std::string error = priv->engine->process(*left, *right, enc, dst);
+    if (!error.empty()) {
+      gst_video_frame_unmap(&out);
+      gst_buffer_unref(outbuf);
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", error.c_str()), (nullptr));
+      return GST_FLOW_ERROR;
+    }
+  } else {
+    cs::encode_output(static_cast<const cs::Image<uint16_t>&>(priv->invalid_q4).view(), nullptr, enc, dst.data, dst.pitch);
+  }
+  gst_video_frame_unmap(&out);
+
+  GST_BUFFER_PTS(outbuf) = pts;
+  GST_BUFFER_DURATION(outbuf) = duration;
+  if (gap) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_GAP);
+
+  const cs::FrameStats fs = priv->engine->stats();
+  GstCudaStereoMeta* meta = gst_buffer_add_cuda_stereo_meta(outbuf);
+  meta->scale = 16;
+  meta->invalid_value = 0;
+  meta->min_disparity = priv->active.params.min_disparity;
+  meta->max_disparity = priv->active.params.max_disparity;
+  meta->foreground_fraction = placeholder ? 0.0 : fs.foreground_fraction;
+  meta->levels = cs::resolve_levels(priv->active.params, priv->geometry.view_width, priv->geometry.view_height);
+  meta->backend = g_intern_string(priv->backend_name);
+  meta->depth = priv->active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
+  meta->placeholder = placeholder;
+  meta->frame_index = fs.frame_index;
+
+  record_output(self, placeholder);
+
+  GstAggregator* agg = GST_AGGREGATOR(self);
+  {
+    GstSegment* seg = &GST_AGGREGATOR_PAD(agg->srcpad)->segment;
+    GST_OBJECT_LOCK(self);
+    if (GST_CLOCK_TIME_IS_VALID(pts))
+      seg->position = GST_CLOCK_TIME_IS_VALID(duration) ? pts + duration : pts;
+    GST_OBJECT_UNLOCK(self);
+  }
+  GST_LOG_OBJECT(self, "output %" GST_TIME_FORMAT "%s", GST_TIME_ARGS(pts), placeholder ? " (placeholder)" : "");
+  return gst_aggregator_finish_buffer(agg, outbuf);
+}
+
+// Maps an input buffer, checking that it holds what its caps promise.
+static bool map_input(GstCudaStereo* self, GstBuffer* buf, const GstVideoInfo& info, const char* pad_name,
+                      GstVideoFrame* frame) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  const gsize size = gst_buffer_get_size(buf);
+  std::string problem;
+  if (!gst_buffer_get_video_meta(buf) && size < GST_VIDEO_INFO_SIZE(&info)) {
+    problem = "buffer on " + std::string(pad_name) + " holds " + std::to_string(size) + " bytes, fewer than the " +
+              std::to_string(GST_VIDEO_INFO_SIZE(&info)) + " its caps (" + describe_info(info) + ") need";
+  } else if (!gst_video_frame_map(frame, &info, buf, GST_MAP_READ)) {
+    problem = "buffer on " + std::string(pad_name) + " (" + std::to_string(size) +
+              " bytes) cannot be mapped as " + describe_info(info) + " (video meta out of bounds?)";
+  }
+  if (problem.empty()) return true;
+  GST_INFO_OBJECT(self, "%s", problem.c_str());
+  if (!priv->warned_short) {
+    priv->warned_short = true;
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Input buffer too short: %s", problem.c_str()),
+                        ("The frame gets an all-invalid output frame; later cases are only logged."));
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- aggregate
+
+static GstClockTime running_time_of(GstAggregatorPad* pad, GstBuffer* buf) {
+  GstClockTime ts = GST_BUFFER_PTS_IS_VALID(buf) ? GST_BUFFER_PTS(buf) : GST_BUFFER_DTS(buf);
+  if (!GST_CLOCK_TIME_IS_VALID(ts)) return GST_CLOCK_TIME_NONE;
+  GST_OBJECT_LOCK(pad);
+  const GstClockTime rt = gst_segment_to_running_time(&pad->segment, GST_FORMAT_TIME, ts);
+  GST_OBJECT_UNLOCK(pad);
+  return rt;
+}
+
+static GstClockTime output_pts_for(GstCudaStereo* self, GstClockTime running_time) {
+  if (!GST_CLOCK_TIME_IS_VALID(running_time)) return GST_CLOCK_TIME_NONE;
+  GstAggregator* agg = GST_AGGREGATOR(self);
+  GST_OBJECT_LOCK(self);
+  const GstClockTime pts =
+      gst_segment_position_from_running_time(&GST_AGGREGATOR_PAD(agg->srcpad)->segment, GST_FORMAT_TIME, running_time);
+  GST_OBJECT_UNLOCK(self);
+  return pts;
+}
+
+static bool is_gap(GstBuffer* buf) {
+  return GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(buf) == 0;
+}
+
+static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GstBuffer* buf = gst_aggregator_pad_pop_buffer(pad);
+  if (!buf) return gst_aggregator_pad_is_eos(pad) ? GST_FLOW_EOS : GST_FLOW_OK;
+  if (!priv->geometry.valid) {
+    const bool gap = is_gap(buf);
+    gst_buffer_unref(buf);
+    if (gap) return GST_FLOW_OK;  // nothing known yet to make a frame of
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No usable input caps on `sink`"),
+                      ("a buffer arrived without (valid) caps"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const GstClockTime rt = running_time_of(pad, buf);
+  const GstClockTime pts = output_pts_for(self, rt);
+  const GstClockTime duration = GST_BUFFER_DURATION(buf);
+  GstFlowReturn ret;
+  if (is_gap(buf)) {
+    ret = produce(self, nullptr, nullptr, pts, duration, true);
+  } else {
+    GstVideoFrame frame;
+    if (!map_input(self, buf, priv->packed_in.info, "sink", &frame)) {
+      ret = produce(self, nullptr, nullptr, pts, duration, false);
+    } else {
+      cs::FrameView a = frame_view(frame, priv->geometry, 0);
+      cs::FrameView b = frame_view(frame, priv->geometry, 1);
+      ret = priv->geometry.right_first ? produce(self, &b, &a, pts, duration, false)
+                                       : produce(self, &a, &b, pts, duration, false);
+      gst_video_frame_unmap(&frame);
+    }
+  }
+  priv->last_output_rt = rt;
+  gst_buffer_unref(buf);
+  return ret;
+}
+
+// Half a frame: the pairing tolerance (see the element docs).
+static GstClockTime pairing_tolerance(GstCudaStereo* self, GstBuffer* a, GstBuffer* b) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GstClockTime d = GST_CLOCK_TIME_NONE;
+  if (a && GST_BUFFER_DURATION_IS_VALID(a)) d = GST_BUFFER_DURATION(a);
+  else if (b && GST_BUFFER_DURATION_IS_VALID(b)) d = GST_BUFFER_DURATION(b);
+  else if (priv->geometry.fps_n > 0)
+    d = gst_util_uint64_scale_int(GST_SECOND, priv->geometry.fps_d, priv->geometry.fps_n);
+  return GST_CLOCK_TIME_IS_VALID(d) ? d / 2 : 0;
+}
+
+static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* lpad, GstAggregatorPad* rpad,
+                                        gboolean timeout) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GstBuffer* lb = gst_aggregator_pad_peek_buffer(lpad);
+  GstBuffer* rb = gst_aggregator_pad_peek_buffer(rpad);
+  const bool l_eos = !lb && gst_aggregator_pad_is_eos(lpad);
+  const bool r_eos = !rb && gst_aggregator_pad_is_eos(rpad);
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  if (!lb && !rb) return (l_eos && r_eos) ? GST_FLOW_EOS : GST_FLOW_OK;
+  if ((!lb || !rb) && !timeout && !l_eos && !r_eos) {
+    // Not live and the other view has not arrived: wait for it.
+    if (lb) gst_buffer_unref(lb);
+    if (rb) gst_buffer_unref(rb);
+    return GST_FLOW_OK;
+  }
+
+  const GstClockTime lt = lb ? running_time_of(lpad, lb) : GST_CLOCK_TIME_NONE;
+  const GstClockTime rt = rb ? running_time_of(rpad, rb) : GST_CLOCK_TIME_NONE;
+
+  // Which head frames go out now: both (a pair), or only the earlier one.
+  bool take_left = false, take_right = false;
+  std::string why;
+  if (lb && rb) {
+    const GstClockTime tol = pairing_tolerance(self, lb, rb);
+    const GstClockTimeDiff diff = GST_CLOCK_DIFF(lt, rt);  // rt - lt
+    if (!GST_CLOCK_TIME_IS_VALID(lt) || !GST_CLOCK_TIME_IS_VALID(rt) || std::llabs(diff) <= (gint64)tol) {
+      take_left = take_right = true;
+    } else if (diff > 0) {
+      take_left = true;
+      why = "sink_left frame at " + std::to_string(lt) + " ns has no sink_right frame within " + std::to_string(tol) +
+            " ns (next right frame at " + std::to_string(rt) + " ns)";
+    } else {
+      take_right = true;
+      why = "sink_right frame at " + std::to_string(rt) + " ns has no sink_left frame within " +
+            std::to_string(tol) + " ns (next left frame at " + std::to_string(lt) + " ns)";
+    }
+  } else if (lb) {
+    take_left = true;
+    why = std::string("sink_left frame at ") + std::to_string(lt) + " ns: sink_right " +
+          (r_eos ? "is at EOS" : "sent nothing in time (latency deadline passed)");
+  } else {
+    take_right = true;
+    why = std::string("sink_right frame at ") + std::to_string(rt) + " ns: sink_left " +
+          (l_eos ? "is at EOS" : "sent nothing in time (latency deadline passed)");
+  }
+  if (lb) gst_buffer_unref(lb);
+  if (rb) gst_buffer_unref(rb);
+  lb = take_left ? gst_aggregator_pad_pop_buffer(lpad) : nullptr;
+  rb = take_right ? gst_aggregator_pad_pop_buffer(rpad) : nullptr;
+  GstBuffer* primary = lb ? lb : rb;
+  if (!primary) return GST_FLOW_OK;  // flushed meanwhile
+  const GstClockTime out_rt = lb ? lt : rt;
+  const GstClockTime duration = GST_BUFFER_DURATION(primary);
+
+  if (GST_CLOCK_TIME_IS_VALID(out_rt) && GST_CLOCK_TIME_IS_VALID(priv->last_output_rt) &&
+      out_rt <= priv->last_output_rt) {
+    // Its partner already went out as a placeholder at this time.
+    GST_INFO_OBJECT(self, "dropping late frame at running time %" GST_TIME_FORMAT, GST_TIME_ARGS(out_rt));
+    if (!priv->warned_late) {
+      priv->warned_late = true;
+      GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Late stereo frame dropped"),
+                          ("A frame at running time %" GST_TIME_FORMAT
+                           " arrived after an output at that time was made (its partner went out unpaired). "
+                           "Raise the `latency` property for sources that lag each other.",
+                           GST_TIME_ARGS(out_rt)));
+    }
+    std::lock_guard<std::mutex> guard(priv->lock);
+    priv->stats.dropped_frames++;
+    if (lb) gst_buffer_unref(lb);
+    if (rb) gst_buffer_unref(rb);
+    return GST_FLOW_OK;
+  }
+
+  if (!priv->geometry.valid) {
+    const bool gaps_only = (!lb || is_gap(lb)) && (!rb || is_gap(rb));
+    if (lb) gst_buffer_unref(lb);
+    if (rb) gst_buffer_unref(rb);
+    if (gaps_only) return GST_FLOW_OK;
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No usable input caps on sink_left/sink_right"),
+                      ("a buffer arrived before both pads had valid caps"));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const GstClockTime pts = output_pts_for(self, out_rt);
+  if (lb && rb) {
+    const bool lgap = is_gap(lb), rgap = is_gap(rb);
+    if (lgap && rgap) {
+      ret = produce(self, nullptr, nullptr, pts, duration, true);
+    } else if (lgap || rgap) {
+      GST_INFO_OBJECT(self, "%s is a gap: placeholder output", lgap ? "sink_left" : "sink_right");
+      ret = produce(self, nullptr, nullptr, pts, duration, false);
+    } else {
+      GstVideoFrame lf, rf;
+      const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", &lf);
+      const bool rok = map_input(self, rb, priv->right_in.info, "sink_right", &rf);
+      if (lok && rok) {
+        cs::FrameView l = frame_view(lf, priv->geometry, 0);
+        cs::FrameView r = frame_view(rf, priv->geometry, 0);
+        ret = produce(self, &l, &r, pts, duration, false);
+      } else {
+        ret = produce(self, nullptr, nullptr, pts, duration, false);
+      }
+      if (lok) gst_video_frame_unmap(&lf);
+      if (rok) gst_video_frame_unmap(&rf);
+    }
+  } else {
+    if (!is_gap(primary)) post_unpaired_warning(self, why);
+    ret = produce(self, nullptr, nullptr, pts, duration, is_gap(primary));
+  }
+  priv->last_output_rt = out_rt;
+  if (lb) gst_buffer_unref(lb);
+  if (rb) gst_buffer_unref(rb);
+  return ret;
+}
+
+static GstFlowReturn gst_cuda_stereo_aggregate(GstAggregator* agg, gboolean timeout) {
+  GstCudaStereo* self = GST_CUDA_STEREO(agg);
+  GstCudaStereoPrivate* priv = PRIV(self);
+
+  GstAggregatorPad *sink = nullptr, *left = nullptr, *right = nullptr;
+  GST_OBJECT_LOCK(self);
+  if (priv->sink_pad) sink = GST_AGGREGATOR_PAD(gst_object_ref(priv->sink_pad));
+  if (priv->left_pad) left = GST_AGGREGATOR_PAD(gst_object_ref(priv->left_pad));
+  if (priv->right_pad) right = GST_AGGREGATOR_PAD(gst_object_ref(priv->right_pad));
+  GST_OBJECT_UNLOCK(self);
+
+  GstFlowReturn ret = GST_FLOW_OK;
+  if ((left || right) && !(left && right)) {
+    GST_ELEMENT_ERROR(self, CORE, PAD, ("Two-pad input needs both sink_left and sink_right"),
+                      ("only %s was requested", left ? "sink_left" : "sink_right"));
+    ret = GST_FLOW_ERROR;
+  } else if (!apply_settings(self)) {
+    ret = GST_FLOW_ERROR;
+  } else if (left && right) {
+    if (priv->two_pad_caps_dirty && priv->left_in.configured && priv->right_in.configured) {
+      priv->two_pad_caps_dirty = false;
+      if (!update_geometry(self)) ret = GST_FLOW_NOT_NEGOTIATED;
+    }
+    if (ret == GST_FLOW_OK) ret = aggregate_two_pads(self, left, right, timeout);
+  } else if (sink) {
+    ret = aggregate_packed(self, sink);
+  } else {
+    ret = GST_FLOW_EOS;
+  }
+  if (sink) gst_object_unref(sink);
+  if (left) gst_object_unref(left);
+  if (right) gst_object_unref(right);
+  return ret;
+}
+
+// Live mode: wait for the earliest queued frame's running time (plus the
+// latency, added by the base class); with nothing queued, wait for data.
+static GstClockTime gst_cuda_stereo_get_next_time(GstAggregator* agg) {
+  GstCudaStereo* self = GST_CUDA_STEREO(agg);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GstClockTime next = GST_CLOCK_TIME_NONE;
+  GST_OBJECT_LOCK(self);
+  GstAggregatorPad* pads[3] = {priv->sink_pad, priv->left_pad, priv->right_pad};
+  for (GstAggregatorPad*& p : pads)
+    if (p) gst_object_ref(p);
+  GST_OBJECT_UNLOCK(self);
+  for (GstAggregatorPad* p : pads) {
+    if (!p) continue;
+    if (GstBuffer* b = gst_aggregator_pad_peek_buffer(p)) {
+      const GstClockTime t = running_time_of(p, b);
+      if (GST_CLOCK_TIME_IS_VALID(t) && (!GST_CLOCK_TIME_IS_VALID(next) || t < next)) next = t;
+      gst_buffer_unref(b);
+    }
+    gst_object_unref(p);
+  }
+  return next;
+}
+
+// ---------------------------------------------------------------- caps
+
+static GstCaps* output_caps(GstCudaStereo* self) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  bool depth;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    depth = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
+  }
+  const Geometry& g = priv->geometry;
+  GstCaps* caps;
+  if (depth) {
+    caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "GRAY16_LE", nullptr);
+  } else {
+    caps = gst_caps_from_string("video/x-raw, format=(string)" OUTPUT_FORMATS);
+  }
+  gst_caps_set_simple(caps, "width", G_TYPE_INT, g.view_width, "height", G_TYPE_INT, g.view_height,
+                      "pixel-aspect-ratio", GST_TYPE_FRACTION, g.par_n, g.par_d, "framerate", GST_TYPE_FRACTION,
+                      g.fps_n, g.fps_d, nullptr);
+  return caps;
+}
+
+static GstFlowReturn gst_cuda_stereo_update_src_caps(GstAggregator* agg, GstCaps* downstream, GstCaps** ret) {
+  GstCudaStereo* self = GST_CUDA_STEREO(agg);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  if (!priv->geometry.valid) return GST_AGGREGATOR_FLOW_NEED_DATA;
+  GstCaps* ours = output_caps(self);
+  // Our order first: raw disparity unless downstream refuses it.
+  *ret = gst_caps_intersect_full(ours, downstream, GST_CAPS_INTERSECT_FIRST);
+  if (gst_caps_is_empty(*ret)) {
+    gchar* ours_str = gst_caps_to_string(ours);
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream accepts none of the output formats"),
+                      ("cudastereo can give %s (output-mode=depth gives GRAY16_LE only)", ours_str));
+    g_free(ours_str);
+    gst_caps_unref(ours);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  gst_caps_unref(ours);
+  return GST_FLOW_OK;
+}
+
+static gboolean gst_cuda_stereo_negotiated_src_caps(GstAggregator* agg, GstCaps* caps) {
+  GstCudaStereo* self = GST_CUDA_STEREO(agg);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, caps)) return FALSE;
+  bool depth;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    depth = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
+  }
+  switch (GST_VIDEO_INFO_FORMAT(&info)) {
+    case GST_VIDEO_FORMAT_GRAY16_LE:
+      priv->out_format = depth ? cs::OutputFormat::DepthMm : cs::OutputFormat::DisparityQ4;
+      break;
+    case GST_VIDEO_FORMAT_GRAY8: priv->out_format = cs::OutputFormat::Gray8; break;
+    case GST_VIDEO_FORMAT_RGBA: priv->out_format = cs::OutputFormat::RGBA; break;
+    case GST_VIDEO_FORMAT_BGRA: priv->out_format = cs::OutputFormat::BGRA; break;
+    case GST_VIDEO_FORMAT_RGBx: priv->out_format = cs::OutputFormat::RGBx; break;
+    case GST_VIDEO_FORMAT_BGRx: priv->out_format = cs::OutputFormat::BGRx; break;
+    default: return FALSE;
+  }
+  if (depth && priv->out_format != cs::OutputFormat::DepthMm) return FALSE;
+  priv->out_info = info;
+  priv->out_configured = true;
+  // Processing is synchronous; budget one frame for it.
+  GstClockTime frame = 0;
+  if (GST_VIDEO_INFO_FPS_N(&info) > 0)
+    frame = gst_util_uint64_scale_int(GST_SECOND, GST_VIDEO_INFO_FPS_D(&info), GST_VIDEO_INFO_FPS_N(&info));
+  gst_aggregator_set_latency(agg, frame, frame);
+  GST_DEBUG_OBJECT(self, "output %" GST_PTR_FORMAT " (%s)", caps, cs::output_format_name(priv->out_format));
+  return TRUE;
+}
+
+static gboolean gst_cuda_stereo_sink_event(GstAggregator* agg, GstAggregatorPad* pad, GstEvent* event) {
+  GstCudaStereo* self = GST_CUDA_STEREO(agg);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_CAPS: {
+      GstCaps* caps;
+      gst_event_parse_caps(event, &caps);
+      GstVideoInfo info;
+      if (!gst_video_info_from_caps(&info, caps)) {
+        gchar* s = gst_caps_to_string(caps);
+        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("Unsupported caps on %s: %s", GST_PAD_NAME(pad), s), (nullptr));
+        g_free(s);
+        gst_event_unref(event);
+        return FALSE;
+      }
+      PadInput* in = (pad == priv->left_pad) ? &priv->left_in : (pad == priv->right_pad) ? &priv->right_in
+                                                                                        : &priv->packed_in;
+      in->info = info;
+      in->configured = true;
+      GST_DEBUG_OBJECT(pad, "input caps %" GST_PTR_FORMAT, caps);
+      gst_event_unref(event);
+      if (in != &priv->packed_in) {
+        // The two views may change caps one after the other: compare them
+        // only when a pair is about to be matched.
+        priv->two_pad_caps_dirty = true;
+        return TRUE;
+      }
+      return update_geometry(self) ? TRUE : FALSE;
+    }
+    case GST_EVENT_SEGMENT: {
+      // The output follows the timeline of the packed or left input, so a
+      // packed stream keeps its timestamps exactly.
+      const bool primary = pad == priv->sink_pad || pad == priv->left_pad;
+      if (primary) {
+        const GstSegment* seg;
+        gst_event_parse_segment(event, &seg);
+        if (seg->format == GST_FORMAT_TIME) gst_aggregator_update_segment(agg, seg);
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->sink_event(agg, pad, event);
+}
+
+static gboolean gst_cuda_stereo_sink_query(GstAggregator* agg, GstAggregatorPad* pad, GstQuery* query) {
+  switch (GST_QUERY_TYPE(query)) {
+    case GST_QUERY_CAPS: {
+      // Inputs never take their caps from downstream: answer with the template.
+      GstCaps* filter;
+      gst_query_parse_caps(query, &filter);
+      GstCaps* templ = gst_pad_get_pad_template_caps(GST_PAD(pad));
+      GstCaps* result = filter ? gst_caps_intersect_full(filter, templ, GST_CAPS_INTERSECT_FIRST) : gst_caps_ref(templ);
+      gst_query_set_caps_result(query, result);
+      gst_caps_unref(result);
+      gst_caps_unref(templ);
+      return TRUE;
+    }
+    case GST_QUERY_ACCEPT_CAPS: {
+      GstCaps* caps;
+      gst_query_parse_accept_caps(query, &caps);
+      GstCaps* templ = gst_pad_get_pad_template_caps(GST_PAD(pad));
+      gst_query_set_accept_caps_result(query, gst_caps_is_subset(caps, templ));
+      gst_caps_unref(templ);
+      return TRUE;
+    }
+    case GST_QUERY_ALLOCATION:
+      // Tell upstream that any stride and plane offset is fine.
+      gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+      return TRUE;
+    default:
+      break;
+  }
+  return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->sink_query(agg, pad, query);
+}
+
+// ---------------------------------------------------------------- start / stop / flush
+
+static void reset_stream_state(GstCudaStereoPrivate* priv) {
+  priv->last_output_rt = GST_CLOCK_TIME_NONE;
+  priv->warned_unpaired = priv->warned_late = priv->warned_short = false;
+}
+
+static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
+  GstCudaStereo* self = GST_CUDA_STEREO(agg);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  Settings s;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    s = priv->settings;
+    priv->stats = Stats();
+  }
+  cs_gst::EngineChoice choice =
+      cs_gst::create_engine(static_cast<cs_gst::Backend>(s.backend), s.cuda_device_id, s.params);
+  if (!choice.engine) {
+    GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("No stereo engine: %s", choice.error.c_str()),
+                      ("backend=%s, cuda-device-id=%d",
+                       g_enum_get_value(G_ENUM_CLASS(g_type_class_peek(gst_cuda_stereo_backend_get_type())), s.backend)
+                           ->value_nick,
+                       s.cuda_device_id));
+    return FALSE;
+  }
+  if (!choice.notice.empty() && !priv->notice_posted) {
+    // Once per element: repeated start/stop cycles would otherwise repeat it.
+    priv->notice_posted = true;
+    GST_ELEMENT_INFO(self, LIBRARY, INIT, ("%s", choice.notice.c_str()), (nullptr));
+  }
+  priv->engine = std::move(choice.engine);
+  priv->backend_name = priv->engine->backend_name();
+  GST_INFO_OBJECT(self, "engine: %s", priv->backend_name);
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    priv->params_dirty = true;
+    priv->geometry_dirty = false;
+    priv->stats.backend = priv->backend_name;
+  }
+  priv->packed_in = PadInput();
+  priv->left_in = PadInput();
+  priv->right_in = PadInput();
+  priv->geometry = Geometry();
+  priv->params_checked = false;
+  priv->out_configured = false;
+  priv->fps_window_frames = 0;
+  reset_stream_state(priv);
+  return TRUE;
+}
+
+static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
+  GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
+  priv->engine.reset();
+  priv->invalid_q4 = cs::Image<uint16_t>();
+  priv->geometry = Geometry();
+  priv->out_configured = false;
+  return TRUE;
+}
+
+static GstFlowReturn gst_cuda_stereo_flush(GstAggregator* agg) {
+  // A seek moves the timeline: forget pairing history. The background model
+  // stays (the camera has not moved).
+  reset_stream_state(PRIV(GST_CUDA_STEREO(agg)));
+  return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush
+             ? GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush(agg)
+             : GST_FLOW_OK;
+}
+
+// ---------------------------------------------------------------- pads
+
+static GstAggregatorPad* make_sink_pad(GstCudaStereo* self) {
+  GstPadTemplate* templ = gst_element_class_get_pad_template(GST_ELEMENT_GET_CLASS(self), "sink");
+  return GST_AGGREGATOR_PAD(
+      g_object_new(GST_TYPE_AGGREGATOR_PAD, "name", "sink", "direction", GST_PAD_SINK, "template", templ, nullptr));
+}
+
+static GstPad* gst_cuda_stereo_request_new_pad(GstElement* element, GstPadTemplate* templ, const gchar* name,
+                                               const GstCaps* caps) {
+  GstCudaStereo* self = GST_CUDA_STEREO(element);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  const bool want_left = g_strcmp0(GST_PAD_TEMPLATE_NAME_TEMPLATE(templ), "sink_left") == 0;
+  const bool want_right = g_strcmp0(GST_PAD_TEMPLATE_NAME_TEMPLATE(templ), "sink_right") == 0;
+  if (!want_left && !want_right) return nullptr;
+
+  GST_OBJECT_LOCK(self);
+  GstAggregatorPad* existing = want_left ? priv->left_pad : priv->right_pad;
+  GstAggregatorPad* packed = priv->sink_pad;
+  const bool packed_linked = packed && gst_pad_is_linked(GST_PAD(packed));
+  GST_OBJECT_UNLOCK(self);
+  if (existing) {
+    GST_WARNING_OBJECT(self, "%s already exists", GST_PAD_TEMPLATE_NAME_TEMPLATE(templ));
+    return nullptr;
+  }
+  if (packed_linked) {
+    GST_ELEMENT_ERROR(self, CORE, PAD, ("Cannot use both the packed `sink` pad and sink_left/sink_right"),
+                      ("`sink` is linked; request %s only on an element whose `sink` is unused",
+                       GST_PAD_TEMPLATE_NAME_TEMPLATE(templ)));
+    return nullptr;
+  }
+  if (packed) {
+    // The aggregator waits for data on every sink pad: an unused `sink`
+    // would stall two-pad input, so it goes while the request pads exist.
+    GST_OBJECT_LOCK(self);
+    priv->sink_pad = nullptr;
+    GST_OBJECT_UNLOCK(self);
+    gst_element_remove_pad(element, GST_PAD(packed));
+  }
+  GstPad* pad = GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->request_new_pad(element, templ, name, caps);
+  if (!pad) return nullptr;
+  GST_OBJECT_LOCK(self);
+  if (want_left)
+    priv->left_pad = GST_AGGREGATOR_PAD(pad);
+  else
+    priv->right_pad = GST_AGGREGATOR_PAD(pad);
+  GST_OBJECT_UNLOCK(self);
+  return pad;
+}
+
+static void gst_cuda_stereo_release_pad(GstElement* element, GstPad* pad) {
+  GstCudaStereo* self = GST_CUDA_STEREO(element);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  bool restore_packed = false;
+  GST_OBJECT_LOCK(self);
+  if (pad == GST_PAD(priv->left_pad)) priv->left_pad = nullptr;
+  if (pad == GST_PAD(priv->right_pad)) priv->right_pad = nullptr;
+  restore_packed = !priv->left_pad && !priv->right_pad && !priv->sink_pad;
+  GST_OBJECT_UNLOCK(self);
+  GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->release_pad(element, pad);
+  if (restore_packed) {
+    GstAggregatorPad* sink = make_sink_pad(self);
+    GST_OBJECT_LOCK(self);
+    priv->sink_pad = sink;
+    GST_OBJECT_UNLOCK(self);
+    gst_element_add_pad(element, GST_PAD(sink));
+  }
+}
+
+// ---------------------------------------------------------------- properties
+
+static void reset_background_handler(GstCudaStereo* self) {
+  std::lock_guard<std::mutex> guard(PRIV(self)->lock);
+  PRIV(self)->reset_requested = true;
+}
+
+static GstStructure* stats_structure(GstCudaStereo* self) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  std::lock_guard<std::mutex> guard(priv->lock);
+  const Stats& s = priv->stats;
+  const double ratio = s.engine.background_tests_full
+                           ? static_cast<double>(s.engine.background_tests) / s.engine.background_tests_full
+                           : 0.0;
+  return gst_structure_new("cudastereo-stats", "backend", G_TYPE_STRING, s.backend.c_str(), "frames", G_TYPE_UINT64,
+                           s.frames, "fps", G_TYPE_DOUBLE, s.fps, "foreground-fraction", G_TYPE_DOUBLE,
+                           s.engine.foreground_fraction, "background-tests-ratio", G_TYPE_DOUBLE, ratio,
+                           "valid-fraction", G_TYPE_DOUBLE, s.engine.valid_fraction, "levels", G_TYPE_INT,
+                           s.engine.levels, "model-frames", G_TYPE_UINT64, s.engine.frame_index, "warming-up",
+                           G_TYPE_BOOLEAN, s.engine.warming_up, "unpaired-frames", G_TYPE_UINT64, s.unpaired_frames,
+                           "dropped-frames", G_TYPE_UINT64, s.dropped_frames, nullptr);
+}
+
+static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GstCudaStereo* self = GST_CUDA_STEREO(object);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  bool renegotiate = false;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    Settings& s = priv->settings;
+    cs::Params& p = s.params;
+    switch (prop_id) {
+      case PROP_BACKEND: s.backend = static_cast<GstCudaStereoBackend>(g_value_get_enum(value)); break;
+      case PROP_CUDA_DEVICE_ID: s.cuda_device_id = g_value_get_int(value); break;
+      case PROP_MAX_DISPARITY: p.max_disparity = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_MIN_DISPARITY: p.min_disparity = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_LEVELS: p.levels = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_WINDOW:
+        p.window = static_cast<cs::WindowVariant>(g_value_get_enum(value));
+        priv->params_dirty = true;
+        break;
+      case PROP_BACKGROUND: p.background = g_value_get_boolean(value); priv->params_dirty = true; break;
+      case PROP_LEARNING_RATE: p.learning_rate = g_value_get_float(value); priv->params_dirty = true; break;
+      case PROP_FOREGROUND_THRESHOLD:
+        p.foreground_threshold = g_value_get_float(value);
+        priv->params_dirty = true;
+        break;
+      case PROP_WARMUP_FRAMES: p.warmup_frames = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_LR_CHECK: p.lr_check = g_value_get_boolean(value); priv->params_dirty = true; break;
+      case PROP_LR_TOLERANCE: p.lr_tolerance = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_SUBPIXEL: p.subpixel = g_value_get_boolean(value); priv->params_dirty = true; break;
+      case PROP_COLORMAP: s.colormap = static_cast<GstCudaStereoColormap>(g_value_get_enum(value)); break;
+      case PROP_ALPHA_MASK: s.alpha_mask = g_value_get_boolean(value); break;
+      case PROP_INPUT_LAYOUT:
+        s.input_layout = static_cast<GstCudaStereoInputLayout>(g_value_get_enum(value));
+        priv->geometry_dirty = true;
+        break;
+      case PROP_OUTPUT_MODE:
+        s.output_mode = static_cast<GstCudaStereoOutputMode>(g_value_get_enum(value));
+        renegotiate = true;
+        break;
+      case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
+      case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
+      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+    }
+  }
+  if (renegotiate) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
+}
+
+static void gst_cuda_stereo_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  GstCudaStereo* self = GST_CUDA_STEREO(object);
+  GstCudaStereoPrivate* priv = PRIV(self);
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed(value, stats_structure(self));
+    return;
+  }
+  std::lock_guard<std::mutex> guard(priv->lock);
+  const Settings& s = priv->settings;
+  const cs::Params& p = s.params;
+  switch (prop_id) {
+    case PROP_BACKEND: g_value_set_enum(value, s.backend); break;
+    case PROP_CUDA_DEVICE_ID: g_value_set_int(value, s.cuda_device_id); break;
+    case PROP_MAX_DISPARITY: g_value_set_int(value, p.max_disparity); break;
+    case PROP_MIN_DISPARITY: g_value_set_int(value, p.min_disparity); break;
+    case PROP_LEVELS: g_value_set_int(value, p.levels); break;
+    case PROP_WINDOW: g_value_set_enum(value, static_cast<int>(p.window)); break;
+    case PROP_BACKGROUND: g_value_set_boolean(value, p.background); break;
+    case PROP_LEARNING_RATE: g_value_set_float(value, p.learning_rate); break;
+    case PROP_FOREGROUND_THRESHOLD: g_value_set_float(value, p.foreground_threshold); break;
+    case PROP_WARMUP_FRAMES: g_value_set_int(value, p.warmup_frames); break;
+    case PROP_LR_CHECK: g_value_set_boolean(value, p.lr_check); break;
+    case PROP_LR_TOLERANCE: g_value_set_int(value, p.lr_tolerance); break;
+    case PROP_SUBPIXEL: g_value_set_boolean(value, p.subpixel); break;
+    case PROP_COLORMAP: g_value_set_enum(value, s.colormap); break;
+    case PROP_ALPHA_MASK: g_value_set_boolean(value, s.alpha_mask); break;
+    case PROP_INPUT_LAYOUT: g_value_set_enum(value, s.input_layout); break;
+    case PROP_OUTPUT_MODE: g_value_set_enum(value, s.output_mode); break;
+    case PROP_BASELINE: g_value_set_double(value, s.baseline_m); break;
+    case PROP_FOCAL_LENGTH: g_value_set_double(value, s.focal_px); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+  }
+}
+
+// ---------------------------------------------------------------- GObject
+
+static void gst_cuda_stereo_init(GstCudaStereo* self) {
+  self->priv = new GstCudaStereoPrivate();
+  GstAggregatorPad* sink = make_sink_pad(self);
+  self->priv->sink_pad = sink;
+  gst_element_add_pad(GST_ELEMENT(self), GST_PAD(sink));
+}
+
+static void gst_cuda_stereo_finalize(GObject* object) {
+  GstCudaStereo* self = GST_CUDA_STEREO(object);
+  delete self->priv;
+  self->priv = nullptr;
+  G_OBJECT_CLASS(gst_cuda_stereo_parent_class)->finalize(object);
+}
+
+static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  GstAggregatorClass* agg_class = GST_AGGREGATOR_CLASS(klass);
+
+  GST_DEBUG_CATEGORY_INIT(gst_cuda_stereo_debug, "cudastereo", 0, "Stereo disparity (Zhao & Taubin 2011)");
+
+  gobject_class->set_property = gst_cuda_stereo_set_property;
+  gobject_class->get_property = gst_cuda_stereo_get_property;
+  gobject_class->finalize = gst_cuda_stereo_finalize;
+
+  const cs::Params d;
+  const auto playing = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                                GST_PARAM_MUTABLE_PLAYING);
+  const auto ready = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  g_object_class_install_property(
+      gobject_class, PROP_BACKEND,
+      g_param_spec_enum("backend", "Backend",
+                        "Engine to run: auto (CUDA if this build and the machine have it, else the CPU, saying so "
+                        "on the bus), cuda (fail to start without it) or cpu",
+                        gst_cuda_stereo_backend_get_type(), GST_CUDA_STEREO_BACKEND_AUTO, ready));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_DEVICE_ID,
+      g_param_spec_int("cuda-device-id", "CUDA device id", "CUDA device to use, -1 = automatic", -1, G_MAXINT16, -1,
+                       ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_DISPARITY,
+      g_param_spec_int("max-disparity", "Maximum disparity",
+                       "Exclusive upper end of the search range in pixels (searches min-disparity .. max-disparity-1); "
+                       "also the full scale of GRAY8 and false-colour output",
+                       1, 4096, d.max_disparity, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_DISPARITY,
+      g_param_spec_int("min-disparity", "Minimum disparity", "Lowest disparity searched, pixels", 0, 4095,
+                       d.min_disparity, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LEVELS,
+      g_param_spec_int("levels", "Pyramid levels",
+                       "Pyramid levels including full size; 0 = automatic (coarsest search range of at most 32)", 0,
+                       cs::kMaxLevels, d.levels, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_WINDOW,
+      g_param_spec_enum("window", "Window variant",
+                        "Adaptive window: centre sub-window plus the N best of the 8 around it (Yang & Pollefeys)",
+                        gst_cuda_stereo_window_get_type(), static_cast<int>(d.window), playing));
+  g_object_class_install_property(
+      gobject_class, PROP_BACKGROUND,
+      g_param_spec_boolean("background", "Background model",
+                           "Per-pixel Gaussian background model in HSV, tested coarse to fine; only foreground is "
+                           "matched (static cameras). Changing it restarts the model",
+                           d.background, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LEARNING_RATE,
+      g_param_spec_float("learning-rate", "Learning rate", "Background model learning rate per frame (0 < rate <= 1)",
+                         1e-6f, 1.0f, d.learning_rate, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_FOREGROUND_THRESHOLD,
+      g_param_spec_float("foreground-threshold", "Foreground threshold",
+                         "k: a pixel is foreground when any HSV channel is beyond k standard deviations", 0.1f, 100.0f,
+                         d.foreground_threshold, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_WARMUP_FRAMES,
+      g_param_spec_int("warmup-frames", "Warm-up frames",
+                       "Frames the background model only learns (everything is foreground meanwhile)", 0, 100000,
+                       d.warmup_frames, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LR_CHECK,
+      g_param_spec_boolean("lr-check", "Left-right check", "Invalidate disparities the right view does not confirm",
+                           d.lr_check, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LR_TOLERANCE,
+      g_param_spec_int("lr-tolerance", "Left-right tolerance", "Largest left/right disparity difference kept, pixels",
+                       0, 64, d.lr_tolerance, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_SUBPIXEL,
+      g_param_spec_boolean("subpixel", "Sub-pixel", "Parabola fit to 1/16 pixel", d.subpixel, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_COLORMAP,
+      g_param_spec_enum("colormap", "Colour map", "False-colour map for RGBA/BGRA/RGBx/BGRx output",
+                        gst_cuda_stereo_colormap_get_type(), GST_CUDA_STEREO_COLORMAP_TURBO, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_ALPHA_MASK,
+      g_param_spec_boolean("alpha-mask", "Alpha mask",
+                           "RGBA/BGRA output: alpha = 255 on the foreground, 0 on the background (as the paper shows "
+                           "it); off: alpha = 255 everywhere",
+                           FALSE, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_INPUT_LAYOUT,
+      g_param_spec_enum("input-layout", "Input layout",
+                        "How the packed `sink` frame holds the views; anything but auto overrides the caps' "
+                        "multiview-mode (needed when decoders say mono)",
+                        gst_cuda_stereo_input_layout_get_type(), GST_CUDA_STEREO_INPUT_LAYOUT_AUTO, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_OUTPUT_MODE,
+      g_param_spec_enum("output-mode", "Output mode",
+                        "disparity, or depth (GRAY16_LE millimetres, Z = baseline * focal-length / d); changing it "
+                        "renegotiates",
+                        gst_cuda_stereo_output_mode_get_type(), GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_BASELINE,
+      g_param_spec_double("baseline", "Baseline", "Distance between the camera centres, metres (depth output)", 1e-6,
+                          1000.0, kDefaultBaselineM, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_FOCAL_LENGTH,
+      g_param_spec_double("focal-length", "Focal length", "Focal length of the rectified views, pixels (depth output)",
+                          1e-3, 1e7, kDefaultFocalPx, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics",
+                         "Read-only GstStructure: backend, frames, fps, foreground-fraction, background-tests-ratio "
+                         "(tests made / a full per-pixel test), valid-fraction, levels, model-frames, warming-up, "
+                         "unpaired-frames, dropped-frames",
+                         GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+  /**
+   * GstCudaStereo::reset-background:
+   *
+   * Forgets the background model; the next frame starts a new warm-up.
+   */
+  g_signal_new_class_handler("reset-background", G_TYPE_FROM_CLASS(klass),
+                             static_cast<GSignalFlags>(G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION),
+                             G_CALLBACK(reset_background_handler), nullptr, nullptr, nullptr, G_TYPE_NONE, 0);
+
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new_from_static_pad_template_with_gtype(&sink_template, GST_TYPE_AGGREGATOR_PAD));
+  gst_element_class_add_pad_template(element_class, gst_pad_template_new_from_static_pad_template_with_gtype(
+                                                        &sink_left_template, GST_TYPE_AGGREGATOR_PAD));
+  gst_element_class_add_pad_template(element_class, gst_pad_template_new_from_static_pad_template_with_gtype(
+                                                        &sink_right_template, GST_TYPE_AGGREGATOR_PAD));
+  gst_element_class_add_pad_template(
+      element_class, gst_pad_template_new_from_static_pad_template_with_gtype(&src_template, GST_TYPE_AGGREGATOR_PAD));
+
+  gst_element_class_set_static_metadata(
+      element_class, "Stereo disparity (progressive multi-resolution adaptive windows)", "Filter/Analyzer/Video",
+      "Disparity or depth from a stereo pair: packed side-by-side/top-bottom frames on `sink`, or two views on "
+      "sink_left/sink_right paired by timestamp. Zhao & Taubin 2011 (pyramid, optional HSV background model, "
+      "adaptive-window census matching, left-right check, sub-pixel). Output GRAY16_LE d*16 (0 = invalid), GRAY8, "
+      "false colour or depth in mm; per-buffer GstCudaStereoMeta. Backends: cpu, cuda (auto picks)",
+      "gst-cudastereo developers");
+
+  element_class->request_new_pad = GST_DEBUG_FUNCPTR(gst_cuda_stereo_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR(gst_cuda_stereo_release_pad);
+
+  agg_class->aggregate = GST_DEBUG_FUNCPTR(gst_cuda_stereo_aggregate);
+  agg_class->get_next_time = GST_DEBUG_FUNCPTR(gst_cuda_stereo_get_next_time);
+  agg_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_stereo_sink_event);
+  agg_class->sink_query = GST_DEBUG_FUNCPTR(gst_cuda_stereo_sink_query);
+  agg_class->update_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_stereo_update_src_caps);
+  agg_class->negotiated_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_stereo_negotiated_src_caps);
+  agg_class->start = GST_DEBUG_FUNCPTR(gst_cuda_stereo_start);
+  agg_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_stereo_stop);
+  agg_class->flush = GST_DEBUG_FUNCPTR(gst_cuda_stereo_flush);
+
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_backend_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_colormap_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_input_layout_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_output_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_window_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_cuda_stereo_meta_get_info();
+}

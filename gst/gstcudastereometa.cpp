@@ -1,0 +1,55 @@
+#include "gstcudastereometa.h"
+
+GType gst_cuda_stereo_meta_api_get_type(void) {
+  static GType type = 0;
+  static const gchar* tags[] = {nullptr};
+  if (g_once_init_enter(&type)) {
+    GType t = gst_meta_api_type_register(GST_CUDA_STEREO_META_API_NAME, tags);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+static gboolean cuda_stereo_meta_init(GstMeta* meta, gpointer, GstBuffer*) {
+  auto* m = reinterpret_cast<GstCudaStereoMeta*>(meta);
+  m->scale = 16;
+  m->invalid_value = 0;
+  m->min_disparity = 0;
+  m->max_disparity = 0;
+  m->foreground_fraction = 1.0;
+  m->levels = 0;
+  m->backend = g_intern_static_string("");
+  m->depth = FALSE;
+  m->placeholder = FALSE;
+  m->frame_index = 0;
+  return TRUE;
+}
+
+static gboolean cuda_stereo_meta_transform(GstBuffer* dest, GstMeta* meta, GstBuffer*, GQuark type, gpointer) {
+  // Only plain copies keep the meta: a scaled or cropped buffer no longer
+  // has the disparities the meta describes.
+  if (!GST_META_TRANSFORM_IS_COPY(type)) return FALSE;
+  auto* src = reinterpret_cast<GstCudaStereoMeta*>(meta);
+  GstCudaStereoMeta* dst = gst_buffer_add_cuda_stereo_meta(dest);
+  if (!dst) return FALSE;
+  const GstMeta saved = dst->meta;
+  *dst = *src;
+  dst->meta = saved;
+  return TRUE;
+}
+
+const GstMetaInfo* gst_cuda_stereo_meta_get_info(void) {
+  static const GstMetaInfo* info = nullptr;
+  if (g_once_init_enter(&info)) {
+    const GstMetaInfo* i = gst_meta_register(gst_cuda_stereo_meta_api_get_type(), "GstCudaStereoMeta",
+                                             sizeof(GstCudaStereoMeta), cuda_stereo_meta_init, nullptr,
+                                             cuda_stereo_meta_transform);
+    g_once_init_leave(&info, i);
+  }
+  return info;
+}
+
+GstCudaStereoMeta* gst_buffer_add_cuda_stereo_meta(GstBuffer* buffer) {
+  g_return_val_if_fail(GST_IS_BUFFER(buffer), nullptr);
+  return reinterpret_cast<GstCudaStereoMeta*>(gst_buffer_add_meta(buffer, gst_cuda_stereo_meta_get_info(), nullptr));
+}

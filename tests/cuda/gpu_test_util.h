@@ -1,0 +1,74 @@
+// Helpers of the CUDA tests: host <-> device images with padded pitches,
+// seeded random images, exact image comparison with the first difference.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "cuda_util.h"
+#include "stereo.h"
+
+namespace cs::cuda::test {
+
+#define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+template <typename T>
+DeviceImage<T> upload(const Image<T>& img) {
+  DeviceImage<T> d;
+  EXPECT_EQ(d.allocate(img.width, img.height), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy2D(d.view().data, d.view().pitch, img.pixels.data(), img.width * sizeof(T),
+                         img.width * sizeof(T), img.height, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  return d;
+}
+
+template <typename T>
+DeviceImage<T> make_device(int w, int h, uint8_t poison = 0xA5) {
+  DeviceImage<T> d;
+  EXPECT_EQ(d.allocate(w, h), cudaSuccess);
+  EXPECT_EQ(cudaMemset2D(d.view().data, d.view().pitch, poison, w * sizeof(T), h), cudaSuccess);
+  return d;
+}
+
+template <typename T>
+Image<T> download(const DeviceImage<T>& d) {
+  Image<T> img(d.view().width, d.view().height);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy2D(img.pixels.data(), img.width * sizeof(T), d.view().data, d.view().pitch,
+                         img.width * sizeof(T), img.height, cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  return img;
+}
+
+template <typename T>
+::testing::AssertionResult same_image(const Image<T>& expected, const Image<T>& actual) {
+  if (expected.width != actual.width || expected.height != actual.height)
+    return ::testing::AssertionFailure() << "size " << actual.width << "x" << actual.height << " != expected "
+                                         << expected.width << "x" << expected.height;
+  size_t diffs = 0;
+  std::ostringstream first;
+  for (int y = 0; y < expected.height; ++y)
+    for (int x = 0; x < expected.width; ++x)
+      if (!(expected.at(x, y) == actual.at(x, y))) {
+        if (diffs == 0)
+          first << "first at (" << x << ", " << y << "): expected " << +expected.at(x, y) << ", got "
+                << +actual.at(x, y);
+        ++diffs;
+      }
+  if (diffs == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << diffs << " of " << expected.pixels.size() << " pixels differ; "
+                                       << first.str();
+}
+
+inline Image<uint8_t> random_gray(int w, int h, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Image<uint8_t> img(w, h);
+  for (auto& p : img.pixels) p = static_cast<uint8_t>(rng() & 255);
+  return img;
+}
+
+}  // namespace cs::cuda::test

@@ -1,0 +1,374 @@
+// Each CUDA stage against its CPU specification (common/stages.h): random
+// and synthetic inputs, odd sizes, pitched device images; integer outputs
+// must be identical.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "background.h"
+#include "census.h"
+#include "convert.h"
+#include "cross_check.h"
+#include "encode_output.h"
+#include "finish.h"
+#include "gpu_test_util.h"
+#include "matching.h"
+#include "morphology.h"
+#include "pyramid.h"
+#include "stages.h"
+#include "synthetic.h"
+
+namespace cs::cuda::test {
+namespace {
+
+int bytes_per_pixel(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::RGB:
+    case PixelFormat::BGR: return 3;
+    case PixelFormat::GRAY8:
+    case PixelFormat::I420:
+    case PixelFormat::NV12: return 1;
+    default: return 4;
+  }
+}
+
+// A random host frame with padded rows, and a device copy with other padding.
+struct TestFrame {
+  std::vector<uint8_t> planes[3];
+  FrameView host;
+  DeviceImage<uint8_t> dev[3];
+  FrameView device;
+};
+
+void make_frame(PixelFormat f, int w, int h, uint32_t seed, TestFrame* t) {
+  std::mt19937 rng(seed);
+  const int cw = (w + 1) / 2, ch = (h + 1) / 2;
+  int row_bytes[3] = {w * bytes_per_pixel(f), 0, 0}, rows[3] = {h, 0, 0}, n = 1;
+  if (f == PixelFormat::I420) {
+    n = 3;
+    row_bytes[1] = row_bytes[2] = cw;
+    rows[1] = rows[2] = ch;
+  } else if (f == PixelFormat::NV12) {
+    n = 2;
+    row_bytes[1] = 2 * cw;
+    rows[1] = ch;
+  }
+  t->host = FrameView{};
+  t->host.format = f;
+  t->host.width = w;
+  t->host.height = h;
+  t->device = t->host;
+  t->device.memory = Memory::Device;
+  for (int i = 0; i < n; ++i) {
+    const int pitch = row_bytes[i] + 7;  // odd padding: a pitched view
+    t->planes[i].resize(static_cast<size_t>(pitch) * rows[i]);
+    for (auto& b : t->planes[i]) b = static_cast<uint8_t>(rng());
+    t->host.plane[i] = t->planes[i].data();
+    t->host.pitch[i] = pitch;
+    ASSERT_CUDA(t->dev[i].allocate(row_bytes[i], rows[i]));
+    ASSERT_CUDA(cudaMemcpy2D(t->dev[i].view().data, t->dev[i].view().pitch, t->planes[i].data(), pitch, row_bytes[i],
+                             rows[i], cudaMemcpyHostToDevice));
+    t->device.plane[i] = t->dev[i].view().data;
+    t->device.pitch[i] = t->dev[i].view().pitch;
+  }
+}
+
+TEST(CudaStages, ConvertEveryFormat) {
+  const PixelFormat formats[] = {PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGBx, PixelFormat::BGRx,
+                                 PixelFormat::xRGB, PixelFormat::xBGR, PixelFormat::ARGB, PixelFormat::ABGR,
+                                 PixelFormat::RGB,  PixelFormat::BGR,  PixelFormat::GRAY8, PixelFormat::I420,
+                                 PixelFormat::NV12};
+  for (PixelFormat f : formats)
+    for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{64, 16}}) {
+      SCOPED_TRACE(pixel_format_name(f));
+      TestFrame t;
+      make_frame(f, size.first, size.second, 11 + static_cast<int>(f), &t);
+      Image<uint8_t> gray;
+      Image<uint32_t> rgb;
+      convert_to_gray(t.host, gray);
+      convert_to_rgb(t.host, rgb);
+      auto dgray = make_device<uint8_t>(size.first, size.second);
+      auto drgb = make_device<uint32_t>(size.first, size.second);
+      ASSERT_CUDA(enqueue_convert(t.device, dgray.view(), drgb.view(), nullptr));
+      EXPECT_TRUE(same_image(gray, download(dgray)));
+      EXPECT_TRUE(same_image(rgb, download(drgb)));
+    }
+}
+
+TEST(CudaStages, Downsample) {
+  for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{128, 65}}) {
+    const Image<uint8_t> gray = random_gray(size.first, size.second, 3);
+    Image<uint32_t> rgb(size.first, size.second);
+    std::mt19937 rng(4);
+    for (auto& p : rgb.pixels) p = rng() & 0xffffff;
+    Image<uint8_t> cg;
+    Image<uint32_t> crgb;
+    downsample(gray, cg);
+    downsample(rgb, crgb);
+    auto dg = upload(gray);
+    auto drgb = upload(rgb);
+    auto og = make_device<uint8_t>(cg.width, cg.height);
+    auto orgb = make_device<uint32_t>(cg.width, cg.height);
+    ASSERT_CUDA(enqueue_downsample(dg.cview(), og.view(), nullptr));
+    ASSERT_CUDA(enqueue_downsample(drgb.cview(), orgb.view(), nullptr));
+    EXPECT_TRUE(same_image(cg, download(og)));
+    EXPECT_TRUE(same_image(crgb, download(orgb)));
+  }
+}
+
+TEST(CudaStages, Census) {
+  for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{3, 2}, std::pair<int, int>{100, 41}}) {
+    // Few grey levels: many equal neighbours exercise the strict "darker" rule.
+    Image<uint8_t> gray = random_gray(size.first, size.second, 5);
+    for (auto& p : gray.pixels) p &= 0xC0;
+    Image<uint32_t> expected;
+    census_transform(gray, expected);
+    auto dg = upload(gray);
+    auto dc = make_device<uint32_t>(size.first, size.second);
+    ASSERT_CUDA(enqueue_census(dg.cview(), dc.view(), nullptr));
+    EXPECT_TRUE(same_image(expected, download(dc)));
+  }
+}
+
+TEST(CudaStages, CloseMask) {
+  std::mt19937 rng(6);
+  Image<uint8_t> mask(53, 29);
+  for (auto& p : mask.pixels) p = (rng() % 5 == 0) ? 255 : 0;
+  for (int r : {0, 1, 2, 4}) {
+    Image<uint8_t> expected;
+    close_mask(mask, r, expected);
+    auto din = upload(mask);
+    auto scratch = make_device<uint8_t>(mask.width, mask.height);
+    auto out = make_device<uint8_t>(mask.width, mask.height);
+    ASSERT_CUDA(enqueue_close_mask(din.cview(), r, scratch.view(), out.view(), nullptr));
+    EXPECT_TRUE(same_image(expected, download(out))) << "radius " << r;
+  }
+}
+
+TEST(CudaStages, CrossCheck) {
+  std::mt19937 rng(7);
+  Image<int16_t> left(61, 17), right(61, 17);
+  for (auto& p : left.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
+  for (auto& p : right.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
+  for (int tol : {0, 1, 3}) {
+    Image<int16_t> el = left, er = right;
+    cross_check(el, er, tol);
+    auto dl = upload(left), dr = upload(right);
+    auto ol = make_device<int16_t>(61, 17), orr = make_device<int16_t>(61, 17);
+    ASSERT_CUDA(enqueue_cross_check(dl.cview(), dr.cview(), tol, ol.view(), orr.view(), nullptr));
+    EXPECT_TRUE(same_image(el, download(ol)));
+    EXPECT_TRUE(same_image(er, download(orr)));
+  }
+}
+
+struct MatchInputs {
+  Image<uint32_t> census_left, census_right;
+  Image<uint8_t> mask_left, mask_right;
+};
+
+MatchInputs scene_inputs(int w, int h, uint32_t seed, bool masks) {
+  const SyntheticPair pair = make_step_pair(w, h, 5, 13, seed);
+  Image<uint8_t> gl, gr;
+  convert_to_gray(rgba_view(pair.left_rgba), gl);
+  convert_to_gray(rgba_view(pair.right_rgba), gr);
+  MatchInputs in;
+  census_transform(gl, in.census_left);
+  census_transform(gr, in.census_right);
+  if (masks) {
+    std::mt19937 rng(seed);
+    in.mask_left = Image<uint8_t>(w, h, 255);
+    in.mask_right = Image<uint8_t>(w, h, 255);
+    for (int k = 0; k < 6; ++k) {  // background rectangles
+      const int x0 = rng() % w, y0 = rng() % h, bw = 3 + rng() % 20, bh = 3 + rng() % 10;
+      for (int y = y0; y < std::min(h, y0 + bh); ++y)
+        for (int x = x0; x < std::min(w, x0 + bw); ++x) (k % 2 ? in.mask_left : in.mask_right).at(x, y) = 0;
+    }
+  }
+  return in;
+}
+
+TEST(CudaStages, MatchFullRangeAndRefine) {
+  struct Case {
+    int w, h, radius, best;
+    bool masks;
+    Range range;
+  };
+  const Case cases[] = {{75, 41, 2, 2, false, {0, 24}}, {75, 41, 1, 0, true, {3, 30}}, {50, 37, 2, 4, true, {0, 17}},
+                        {93, 20, 3, 1, false, {2, 40}}, {40, 33, 0, 2, false, {0, 9}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
+                                      << " masks=" << c.masks);
+    ASSERT_CUDA(prepare_match(c.radius));
+    const MatchInputs in = scene_inputs(c.w, c.h, 100 + c.w, c.masks);
+    auto dcl = upload(in.census_left), dcr = upload(in.census_right);
+    DeviceImage<uint8_t> dml, dmr;
+    if (c.masks) {
+      dml = upload(in.mask_left);
+      dmr = upload(in.mask_right);
+    }
+    // A coarser map with holes for the refinement.
+    std::mt19937 rng(c.w);
+    Image<int16_t> coarser(c.w / 2, c.h / 2);
+    for (auto& p : coarser.pixels) p = static_cast<int16_t>(rng() % 7 == 0 ? -1 : (rng() % (c.range.hi / 2 + 1)));
+    auto dcoarse = upload(coarser);
+    for (Reference ref : {Reference::Left, Reference::Right}) {
+      const bool left = ref == Reference::Left;
+      const Image<uint32_t>& cref = left ? in.census_left : in.census_right;
+      const Image<uint32_t>& coth = left ? in.census_right : in.census_left;
+      const Image<uint8_t>* mref = c.masks ? (left ? &in.mask_left : &in.mask_right) : nullptr;
+      const Image<uint8_t>* moth = c.masks ? (left ? &in.mask_right : &in.mask_left) : nullptr;
+      MatchViews v;
+      v.census_ref = left ? dcl.cview() : dcr.cview();
+      v.census_other = left ? dcr.cview() : dcl.cview();
+      if (c.masks) {
+        v.mask_ref = left ? dml.cview() : dmr.cview();
+        v.mask_other = left ? dmr.cview() : dml.cview();
+      }
+      MatchParams mp;
+      mp.reference = ref;
+      mp.range = c.range;
+      mp.radius = c.radius;
+      mp.best = c.best;
+      mp.hole_radius = 2;
+
+      Image<int16_t> expected;
+      match_full_range(cref, coth, ref, mref, moth, c.range, c.radius, c.best, expected);
+      auto out = make_device<int16_t>(c.w, c.h);
+      v.disparity = out.view();
+      ASSERT_CUDA(enqueue_match(v, mp, nullptr));
+      EXPECT_TRUE(same_image(expected, download(out))) << "full range";
+
+      refine_level(cref, coth, ref, mref, moth, coarser, c.range, c.radius, c.best, 2, expected);
+      auto out2 = make_device<int16_t>(c.w, c.h);
+      auto sub = make_device<int8_t>(c.w, c.h);
+      v.coarser = dcoarse.cview();
+      v.disparity = out2.view();
+      if (left) v.subpixel_offset = sub.view();
+      ASSERT_CUDA(enqueue_match(v, mp, nullptr));
+      EXPECT_TRUE(same_image(expected, download(out2))) << "refine";
+
+      if (left) {
+        // Sub-pixel: the offsets the matcher kept give finish_disparity's Q4.
+        Image<uint16_t> q4(c.w, c.h);
+        finish_disparity(in.census_left, in.census_right, expected, c.range, c.radius, c.best, true, q4.view());
+        auto dq4 = make_device<uint16_t>(c.w, c.h);
+        FrameCounters* counters = nullptr;
+        ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
+        ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
+        ASSERT_CUDA(enqueue_finish(out2.cview(), as_const(sub.view()), {}, dq4.view(), counters, nullptr));
+        EXPECT_TRUE(same_image(q4, download(dq4))) << "sub-pixel";
+        FrameCounters host{};
+        ASSERT_CUDA(cudaMemcpy(&host, counters, sizeof(host), cudaMemcpyDeviceToHost));
+        size_t valid = 0;
+        for (auto d : expected.pixels) valid += d >= 0;
+        EXPECT_EQ(host.valid_pixels, valid);
+        EXPECT_EQ(host.foreground_pixels, static_cast<unsigned long long>(c.w) * c.h);
+        cudaFree(counters);
+      }
+    }
+  }
+}
+
+TEST(CudaStages, BackgroundLevelOverFrames) {
+  Params p;
+  p.warmup_frames = 3;
+  p.learning_rate = 0.05f;
+  const BackgroundParams bp = background_params(p);
+  const int w = 45, h = 27;
+  BackgroundModel model;
+  DeviceImage<PixelModel> dmodel;
+  ASSERT_CUDA(dmodel.allocate(w, h));
+  int* frames_seen = nullptr;
+  unsigned long long* tests = nullptr;
+  ASSERT_CUDA(cudaMalloc(&frames_seen, sizeof(int)));
+  ASSERT_CUDA(cudaMalloc(&tests, sizeof(unsigned long long)));
+  std::mt19937 rng(9);
+  Image<uint32_t> base(w, h);
+  for (auto& px : base.pixels) px = rng() & 0xffffff;
+  for (int frame = 0; frame < 8; ++frame) {
+    SCOPED_TRACE(::testing::Message() << "frame " << frame);
+    // The same scene with noise and a changing patch: real tests and updates.
+    Image<uint32_t> rgb = base;
+    for (int y = 5; y < 15; ++y)
+      for (int x = 2 * frame; x < 2 * frame + 12 && x < w; ++x) rgb.at(x, y) = rng() & 0xffffff;
+    Image<uint8_t> coarser(w / 2, h / 2);
+    for (auto& c : coarser.pixels) c = 0;
+    for (int y = 2; y < 8; ++y)
+      for (int x = frame; x < frame + 7 && x < w / 2; ++x) coarser.at(x, y) = 255;
+    const bool coarsest = frame % 2 == 0;
+    const bool warming_up = frame < p.warmup_frames;
+    Image<uint8_t> expected;
+    const uint64_t expected_tests = background_level(model, rgb, bp, frame, warming_up, coarsest ? nullptr : &coarser,
+                                                     5, expected);
+    auto drgb = upload(rgb);
+    auto dcoarse = upload(coarser);
+    auto dmask = make_device<uint8_t>(w, h);
+    ASSERT_CUDA(cudaMemcpy(frames_seen, &frame, sizeof(int), cudaMemcpyHostToDevice));
+    ASSERT_CUDA(cudaMemset(tests, 0, sizeof(unsigned long long)));
+    BackgroundViews v;
+    v.rgb = drgb.cview();
+    v.model = dmodel.view();
+    v.coarser_mask = coarsest ? ImageView<const uint8_t>{} : dcoarse.cview();
+    v.mask = dmask.view();
+    v.frames_seen = frames_seen;
+    v.tests = tests;
+    ASSERT_CUDA(enqueue_background(v, {bp, p.warmup_frames, 5}, nullptr));
+    EXPECT_TRUE(same_image(expected, download(dmask)));
+    unsigned long long got_tests = 0;
+    ASSERT_CUDA(cudaMemcpy(&got_tests, tests, sizeof(got_tests), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got_tests, expected_tests);
+    // The models themselves must agree too (they decide later frames).
+    std::vector<PixelModel> dm(static_cast<size_t>(w) * h);
+    ASSERT_CUDA(cudaMemcpy2D(dm.data(), w * sizeof(PixelModel), dmodel.view().data, dmodel.view().pitch,
+                             w * sizeof(PixelModel), h, cudaMemcpyDeviceToHost));
+    size_t model_diffs = 0;
+    for (size_t i = 0; i < dm.size(); ++i)
+      for (int c = 0; c < 3; ++c)
+        model_diffs += dm[i].hsv[c].mean != model.hsv[i * 3 + c].mean || dm[i].hsv[c].var != model.hsv[i * 3 + c].var;
+    EXPECT_EQ(model_diffs, 0u);
+  }
+  cudaFree(frames_seen);
+  cudaFree(tests);
+}
+
+TEST(CudaStages, EncodeEveryFormat) {
+  const int w = 39, h = 21;
+  std::mt19937 rng(12);
+  Image<uint16_t> q4(w, h);
+  for (auto& q : q4.pixels) q = rng() % 5 == 0 ? 0 : static_cast<uint16_t>(rng() % (70 * 16));
+  Image<uint8_t> mask(w, h);
+  for (auto& m : mask.pixels) m = rng() % 3 == 0 ? 0 : 255;
+  auto dq4 = upload(q4);
+  auto dmask = upload(mask);
+  uint8_t* luts = nullptr;
+  ASSERT_CUDA(cudaMalloc(&luts, 3 * 768));
+  for (Colormap c : {Colormap::Turbo, Colormap::Jet, Colormap::Grey})
+    ASSERT_CUDA(cudaMemcpy(luts + 768 * static_cast<int>(c), colormap_lut(c), 768, cudaMemcpyHostToDevice));
+  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
+                                  OutputFormat::RGBA, OutputFormat::BGRA, OutputFormat::RGBx, OutputFormat::BGRx};
+  for (OutputFormat f : formats)
+    for (Colormap cm : {Colormap::Turbo, Colormap::Jet, Colormap::Grey}) {
+      SCOPED_TRACE(::testing::Message() << output_format_name(f) << " map " << static_cast<int>(cm));
+      EncodeParams ep;
+      ep.format = f;
+      ep.colormap = cm;
+      ep.max_disparity = 64;
+      ep.baseline_mm = 120.0;
+      ep.focal_px = 650.5;
+      ep.alpha_from_mask = true;
+      ep.invalid_rgb[0] = 7;
+      ep.invalid_rgb[2] = 200;
+      const int row = w * output_bytes_per_pixel(f);
+      Image<uint8_t> expected(row, h);
+      const ImageView<const uint8_t> mv = static_cast<const Image<uint8_t>&>(mask).view();
+      encode_output(static_cast<const Image<uint16_t>&>(q4).view(), &mv, ep, expected.pixels.data(), row);
+      auto out = make_device<uint8_t>(row, h);
+      ASSERT_CUDA(enqueue_encode(dq4.cview(), dmask.cview(), ep, luts, out.view().data, out.view().pitch, nullptr));
+      EXPECT_TRUE(same_image(expected, download(out)));
+    }
+  cudaFree(luts);
+}
+
+}  // namespace
+}  // namespace cs::cuda::test

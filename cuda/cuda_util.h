@@ -21,11 +21,13 @@ std::string cuda_error_text(cudaError_t err, const char* what, const char* file,
     if (cs_err_ != cudaSuccess) return cs::cuda::cuda_error_text(cs_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
+#if defined(__CUDACC__)
 // Device-side row access of a pitched view.
 template <typename T>
 __device__ __forceinline__ T* drow(const ImageView<T>& v, int y) {
   return reinterpret_cast<T*>(reinterpret_cast<char*>(const_cast<std::remove_const_t<T>*>(v.data)) + y * v.pitch);
 }
+#endif
 
 template <typename T>
 ImageView<const T> as_const(const ImageView<T>& v) {

@@ -33,8 +33,13 @@ __device__ bool background_pixel_device(PixelModel& m, uint32_t rgb, const Backg
 #pragma unroll
     for (int c = 0; c < 3; ++c) foreground = foreground || gauss_is_foreground(d[c], m.hsv[c].var, bp.k2_q8);
   }
-  const int32_t alpha = warming_up ? warmup_alpha_q16(frames_seen, bp.alpha_q16) : bp.alpha_q16;
+  // Foreground outside warm-up: slower mean, variance kept (stages.h).
   const bool learn_variance = warming_up || !foreground;
+  int32_t alpha = bp.alpha_q16;
+  if (warming_up)
+    alpha = warmup_alpha_q16(frames_seen, bp.alpha_q16);
+  else if (foreground)
+    alpha = foreground_alpha_q16(bp.alpha_q16);
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
     const int32_t var = m.hsv[c].var;

@@ -24,11 +24,16 @@ bool background_pixel(GaussQ8* model3, uint32_t rgb, const BackgroundParams& bp,
     foreground = false;
     for (int c = 0; c < 3; ++c) foreground = foreground || gauss_is_foreground(d[c], model3[c].var, bp.k2_q8);
   }
-  const int32_t alpha = warming_up ? warmup_alpha_q16(frames_seen, bp.alpha_q16) : bp.alpha_q16;
-  // A foreground observation moves the mean (so lasting changes such as a
-  // light change are absorbed) but not the variance: a passing object would
-  // otherwise inflate sigma and hide itself.
+  // A foreground observation moves the mean at a quarter of the rate (so a
+  // lasting change such as a light change is absorbed, while a passing object
+  // leaves no ghost behind) and leaves the variance alone (a passing object
+  // would otherwise inflate sigma and hide itself).
   const bool learn_variance = warming_up || !foreground;
+  int32_t alpha = bp.alpha_q16;
+  if (warming_up)
+    alpha = warmup_alpha_q16(frames_seen, bp.alpha_q16);
+  else if (foreground)
+    alpha = foreground_alpha_q16(bp.alpha_q16);
   for (int c = 0; c < 3; ++c) {
     const int32_t var = model3[c].var;
     gauss_update(&model3[c], c, d[c], alpha, bp.var_min_q8);

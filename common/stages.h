@@ -67,9 +67,11 @@ BackgroundParams background_params(const Params& p);
 // (and returns true). Without test, the result is untested_foreground (the
 // label a block copies from the coarser level).
 // Update (gauss_update per channel, d from hsv_delta_q8 with the observed
-// saturation): the mean always moves; the variance keeps its old value when
-// the result is foreground outside warm-up, so a passing object does not
-// inflate sigma and hide itself, while a lasting change is still absorbed.
+// saturation, rate alpha_q16): outside warm-up, when the result is
+// foreground, the rate is foreground_alpha_q16(alpha_q16) and the variance
+// keeps its old value (gauss_update, then restore var): a lasting change
+// such as a light change is still absorbed, a passing object neither leaves
+// a ghost nor inflates sigma and hides itself.
 bool background_pixel(GaussQ8* model3, uint32_t rgb, const BackgroundParams& bp, int frames_seen,
                       bool warming_up, bool test, bool untested_foreground = false);
 

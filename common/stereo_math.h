@@ -183,6 +183,13 @@ CS_HD int32_t warmup_alpha_q16(int frames_seen, int32_t alpha_q16) {
   return a > alpha_q16 ? a : alpha_q16;
 }
 
+// Learning rate for pixels found foreground (after warm-up): a quarter of
+// the configured rate, at least 1.
+CS_HD int32_t foreground_alpha_q16(int32_t alpha_q16) {
+  const int32_t a = alpha_q16 >> 2;
+  return a > 0 ? a : 1;
+}
+
 // ---------------------------------------------------------------- encodings
 
 // Raw disparity: value = d * 16 (4 fractional bits); 0 = invalid/background.

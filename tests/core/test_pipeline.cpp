@@ -1,0 +1,327 @@
+// The whole CPU reference pipeline on synthetic scenes with exact ground truth.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "matcher_debug.h"
+#include "synthetic.h"
+
+using namespace cs;
+
+namespace {
+
+struct Result {
+  Image<uint16_t> q4;
+  Image<uint8_t> fg;
+  std::string error;
+};
+
+Result run(Matcher& m, const SyntheticPair& s) {
+  Result r;
+  r.q4 = Image<uint16_t>(s.left_rgba.width, s.left_rgba.height);
+  r.fg = Image<uint8_t>(s.left_rgba.width, s.left_rgba.height);
+  Outputs o;
+  o.disparity_q4 = r.q4.view();
+  o.foreground = r.fg.view();
+  r.error = m.process(rgba_view(s.left_rgba), rgba_view(s.right_rgba), o);
+  return r;
+}
+
+// Fraction of ground-truth pixels, at least `margin` from every image edge,
+// whose estimate is within `tol` pixels (invalid counts as wrong).
+double fraction_within(const Image<uint16_t>& q4, const Image<float>& gt, double tol, int margin) {
+  long n = 0, good = 0;
+  for (int y = margin; y < gt.height - margin; ++y)
+    for (int x = margin; x < gt.width - margin; ++x) {
+      if (gt.at(x, y) < 0) continue;
+      ++n;
+      const int q = q4.at(x, y);
+      if (q != 0 && std::fabs(q / 16.0 - gt.at(x, y)) <= tol) ++good;
+    }
+  return n ? static_cast<double>(good) / n : 0.0;
+}
+
+}  // namespace
+
+TEST(Pipeline, TexturedPlanesAtKnownDisparities) {
+  for (int d : {0 + 1, 7, 20, 45}) {
+    const SyntheticPair s = make_plane_pair(160, 96, d, 100 + d);
+    Params p;
+    p.max_disparity = 64;
+    Matcher m(p);
+    Result r = run(m, s);
+    ASSERT_EQ(r.error, "");
+    // Before sub-pixel: the integer maps of level 0.
+    const Image<int16_t>& dl = m.debug().levels[0].disparity_left;
+    long n = 0, exact = 0;
+    for (int y = 8; y < 88; ++y)
+      for (int x = d + 8; x < 152; ++x) {
+        ++n;
+        exact += dl.at(x, y) == d;
+      }
+    EXPECT_GE(static_cast<double>(exact) / n, 0.99) << "d " << d;
+    // Sub-pixel on an integer plane stays within 1/16 pixel.
+    EXPECT_GE(fraction_within(r.q4, s.disparity, 1.0 / 16, 8), 0.99) << "d " << d;
+    EXPECT_EQ(m.stats().levels, resolve_levels(p, 160, 96));
+  }
+}
+
+TEST(Pipeline, StepEdge) {
+  const SyntheticPair s = make_step_pair(200, 100, 10, 30, 5);
+  Params p;
+  p.max_disparity = 48;
+  Matcher m(p);
+  Result r = run(m, s);
+  ASSERT_EQ(r.error, "");
+  // Away from the edge (by the window's reach) every pixel is right.
+  long n = 0, good = 0;
+  for (int y = 10; y < 90; ++y)
+    for (int x = 40; x < 190; ++x) {
+      if (std::abs(x - 100) < 12 || s.disparity.at(x, y) < 0) continue;
+      ++n;
+      good += r.q4.at(x, y) != 0 && std::fabs(r.q4.at(x, y) / 16.0 - s.disparity.at(x, y)) <= 0.5;
+    }
+  EXPECT_GE(static_cast<double>(good) / n, 0.99);
+  // Including the edge region the error stays small.
+  EXPECT_GE(fraction_within(r.q4, s.disparity, 1.0, 8), 0.93);
+}
+
+TEST(Pipeline, SlantedPlaneBad1Bound) {
+  const SyntheticPair s = make_slanted_pair(240, 120, 8.0f, 0.1f, 9);  // 8 .. 32
+  Params p;
+  p.max_disparity = 48;
+  Matcher m(p);
+  Result r = run(m, s);
+  ASSERT_EQ(r.error, "");
+  const double good = fraction_within(r.q4, s.disparity, 1.0, 8);
+  EXPECT_GE(good, 0.95) << "bad-1 " << 1 - good;
+}
+
+TEST(Pipeline, OddWidthsAndPitchedRowsGiveTheSameResult) {
+  for (int w : {61, 77, 90, 103}) {
+    const int h = 37;
+    const SyntheticPair s = make_plane_pair(w, h, 9, w);
+    Params p;
+    p.max_disparity = 32;
+    Matcher m(p);
+    Result packed = run(m, s);
+    ASSERT_EQ(packed.error, "");
+    EXPECT_GE(fraction_within(packed.q4, s.disparity, 1.0 / 16, 8), 0.98) << "width " << w;
+    // The same pair as RGB with padded rows, into a padded output.
+    const int pitch = w * 3 + 13;
+    std::vector<uint8_t> l(pitch * h, 0x77), rr(pitch * h, 0x77);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        for (int c = 0; c < 3; ++c) {
+          l[y * pitch + x * 3 + c] = (s.left_rgba.at(x, y) >> (8 * c)) & 255;
+          rr[y * pitch + x * 3 + c] = (s.right_rgba.at(x, y) >> (8 * c)) & 255;
+        }
+    FrameView lv;
+    lv.format = PixelFormat::RGB;
+    lv.width = w;
+    lv.height = h;
+    lv.plane[0] = l.data();
+    lv.pitch[0] = pitch;
+    FrameView rv = lv;
+    rv.plane[0] = rr.data();
+    const int opitch = w + 5;
+    std::vector<uint16_t> out(opitch * h, 0xbeef);
+    Outputs o;
+    o.disparity_q4 = {out.data(), w, h, static_cast<std::ptrdiff_t>(opitch * 2)};
+    Matcher m2(p);
+    ASSERT_EQ(m2.process(lv, rv, o), "");
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) ASSERT_EQ(out[y * opitch + x], packed.q4.at(x, y)) << x << "," << y;
+      EXPECT_EQ(out[y * opitch + w], 0xbeef);
+    }
+  }
+}
+
+TEST(Pipeline, SearchRangeCloseToTheImageWidth) {
+  const SyntheticPair s = make_plane_pair(96, 48, 70, 4);
+  Params p;
+  p.max_disparity = 96;
+  Matcher m(p);
+  Result r = run(m, s);
+  ASSERT_EQ(r.error, "");
+  long n = 0, good = 0;
+  for (int y = 8; y < 40; ++y)
+    for (int x = 80; x < 90; ++x) {
+      ++n;
+      good += r.q4.at(x, y) == 70 * 16;
+    }
+  EXPECT_GE(static_cast<double>(good) / n, 0.95);
+  // Pixels left of the disparity have no match and must not claim one far off.
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 40; ++x) EXPECT_TRUE(r.q4.at(x, y) == 0 || r.q4.at(x, y) <= (x + 1) * 16);
+}
+
+TEST(Pipeline, TinyImage) {
+  const SyntheticPair s = make_plane_pair(16, 16, 3, 8);
+  Params p;
+  p.max_disparity = 8;
+  p.subwindow_radius = 1;
+  Matcher m(p);
+  Result r = run(m, s);
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(m.stats().levels, 1);
+  int exact = 0;
+  for (int y = 4; y < 12; ++y)
+    for (int x = 6; x < 12; ++x) exact += std::abs(r.q4.at(x, y) - 3 * 16) <= 1;  // within 1/16
+  EXPECT_GE(exact, 46);  // of 48
+}
+
+TEST(Pipeline, ErrorsAreSentencesAndNothingIsWritten) {
+  const SyntheticPair s = make_plane_pair(64, 32, 4, 1);
+  Params p;
+  p.max_disparity = 16;
+  Matcher m(p);
+  Image<uint16_t> q4(64, 32, 1234);
+  Outputs o;
+  o.disparity_q4 = q4.view();
+  FrameView l = rgba_view(s.left_rgba), r = rgba_view(s.right_rgba);
+  FrameView narrow = r;
+  narrow.width = 60;
+  EXPECT_NE(m.process(l, narrow, o).find("64x32"), std::string::npos);
+  FrameView gray = r;
+  gray.format = PixelFormat::GRAY8;
+  EXPECT_NE(m.process(l, gray, o).find("GRAY8"), std::string::npos);
+  FrameView null_plane = r;
+  null_plane.plane[0] = nullptr;
+  EXPECT_NE(m.process(l, null_plane, o).find("null"), std::string::npos);
+  FrameView short_pitch = r;
+  short_pitch.pitch[0] = 100;
+  EXPECT_NE(m.process(l, short_pitch, o).find("pitch"), std::string::npos);
+  FrameView device = r;
+  device.memory = Memory::Device;
+  EXPECT_NE(m.process(l, device, o).find("device memory"), std::string::npos);
+  FrameView i420 = l;
+  i420.format = PixelFormat::I420;
+  i420.pitch[0] = 64;
+  i420.pitch[1] = 32;
+  i420.plane[1] = l.plane[0];
+  i420.plane[2] = nullptr;
+  EXPECT_NE(m.process(i420, i420, o).find("plane 2"), std::string::npos);
+  Outputs wrong = o;
+  wrong.disparity_q4.width = 10;
+  EXPECT_NE(m.process(l, r, wrong).find("disparity output"), std::string::npos);
+  Outputs dev = o;
+  dev.memory = Memory::Device;
+  EXPECT_NE(m.process(l, r, dev).find("device memory"), std::string::npos);
+  for (uint16_t v : q4.pixels) ASSERT_EQ(v, 1234);
+  p.max_disparity = 100;
+  Matcher too_wide(p);
+  EXPECT_EQ(too_wide.process(l, r, o), "max-disparity (100) must not exceed the view width (64)");
+}
+
+// The surveillance case the paper targets: a static background, a moving
+// textured object, a global light change.
+TEST(Pipeline, MovingObjectSequence) {
+  const int w = 192, h = 128, dbg = 6, dobj = 20, ow = 48, oh = 40, speed = 4;
+  Params p;
+  p.max_disparity = 32;
+  p.levels = 3;  // the coarse-to-fine background test needs a pyramid
+  p.background = true;
+  p.warmup_frames = 10;
+  Matcher m(p);
+  // Warm-up on the empty scene (the object parked outside: height 0).
+  for (int i = 0; i < p.warmup_frames; ++i) {
+    const SyntheticPair s = make_sequence_frame(w, h, 0, dbg, dobj, ow, 0, 0, 0, 3);
+    Result r = run(m, s);
+    ASSERT_EQ(r.error, "");
+    EXPECT_TRUE(m.stats().warming_up);
+    EXPECT_EQ(m.stats().background_tests, 0u);
+    EXPECT_EQ(m.stats().foreground_fraction, 1.0);
+  }
+  // Static scene after warm-up: (almost) no foreground.
+  {
+    const SyntheticPair s = make_sequence_frame(w, h, 0, dbg, dobj, ow, 0, 0, 0, 3);
+    Result r = run(m, s);
+    ASSERT_EQ(r.error, "");
+    EXPECT_FALSE(m.stats().warming_up);
+    EXPECT_LT(m.stats().foreground_fraction, 0.01);
+  }
+  // The object enters and moves.
+  double worst_iou = 1.0, ratio = 0.0;
+  for (int i = 1; i <= 12; ++i) {
+    const SyntheticPair s = make_sequence_frame(w, h, i, dbg, dobj, ow, oh, speed, 0, 3);
+    Result r = run(m, s);
+    ASSERT_EQ(r.error, "");
+    long inter = 0, uni = 0, outside = 0, inside_good = 0, inside = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const bool truth = s.moving.at(x, y) != 0, got = r.fg.at(x, y) != 0;
+        inter += truth && got;
+        uni += truth || got;
+        if (!got && r.q4.at(x, y) != 0) ++outside;
+        if (truth && got) {
+          ++inside;
+          inside_good += std::abs(r.q4.at(x, y) - dobj * 16) <= 8;
+        }
+      }
+    const double iou = static_cast<double>(inter) / uni;
+    worst_iou = std::min(worst_iou, iou);
+    EXPECT_EQ(outside, 0) << "frame " << i << ": disparities outside the mask";
+    EXPECT_GE(static_cast<double>(inside_good) / inside, 0.9) << "frame " << i;
+    ratio = static_cast<double>(m.stats().background_tests) / m.stats().background_tests_full;
+    EXPECT_LT(ratio, 0.5) << "frame " << i;
+  }
+  EXPECT_GE(worst_iou, 0.9);
+  std::printf("background tests / per-pixel tests: %.3f; worst IoU %.3f\n", ratio, worst_iou);
+}
+
+// stereo.h: a global change that moves a model channel by at most delta
+// (8-bit units) is absorbed after at most
+// ceil(ln(k min_sigma / delta) / ln(1 - learning_rate / 4)) + 1 frames.
+TEST(Pipeline, GlobalBrightnessChangeIsAbsorbed) {
+  const int w = 128, h = 96, offset = 25;
+  Params p;
+  p.max_disparity = 16;
+  p.levels = 2;
+  p.background = true;
+  p.warmup_frames = 5;
+  p.learning_rate = 0.2f;
+  Matcher m(p);
+  auto frame = [&](int brightness) {
+    const SyntheticPair s = make_sequence_frame(w, h, 0, 4, 8, 20, 0, 0, brightness, 21);
+    Result r = run(m, s);
+    EXPECT_EQ(r.error, "");
+  };
+  for (int i = 0; i <= p.warmup_frames; ++i) frame(0);
+  EXPECT_LT(m.stats().foreground_fraction, 0.01);
+  // The largest change of any model channel (V moves by the offset; S can
+  // move further for dark saturated colours) over every level of both views.
+  std::vector<Image<uint32_t>> before;
+  for (const LevelDebug& l : m.debug().levels) {
+    before.push_back(l.rgb_left);
+    before.push_back(l.rgb_right);
+  }
+  frame(offset);
+  EXPECT_GT(m.stats().foreground_fraction, 0.5) << "the change must first be seen";
+  int delta = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const LevelDebug& l = m.debug().levels[i / 2];
+    const Image<uint32_t>& after = i % 2 ? l.rgb_right : l.rgb_left;
+    for (size_t k = 0; k < after.pixels.size(); ++k) {
+      int h0, s0, v0, h1, s1, v1;
+      const uint32_t a = before[i].pixels[k], b = after.pixels[k];
+      hsv_from_rgb(a & 255, (a >> 8) & 255, (a >> 16) & 255, &h0, &s0, &v0);
+      hsv_from_rgb(b & 255, (b >> 8) & 255, (b >> 16) & 255, &h1, &s1, &v1);
+      const int dh = std::abs(hsv_delta_q8(0, h1, h0 * 256, s1)) / 256;
+      delta = std::max({delta, dh, std::abs(s1 - s0), std::abs(v1 - v0)});
+    }
+  }
+  const double fg_rate = (background_params(p).alpha_q16 >> 2) / 65536.0;
+  const int bound =
+      static_cast<int>(std::ceil(std::log(p.foreground_threshold * p.min_sigma / delta) / std::log(1.0 - fg_rate))) + 1;
+  int frames = 1;
+  while (m.stats().foreground_fraction >= 0.01 && frames < 4 * bound) {
+    frame(offset);
+    ++frames;
+  }
+  std::printf("largest channel change %d: absorbed after %d frames (bound %d)\n", delta, frames, bound);
+  EXPECT_LT(m.stats().foreground_fraction, 0.01);
+  EXPECT_LE(frames, bound);
+}

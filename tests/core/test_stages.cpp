@@ -1,0 +1,543 @@
+// Unit tests of every stage of stages.h against hand-computed values or an
+// independent brute force.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "stages.h"
+
+using namespace cs;
+
+namespace {
+
+// Writes one RGB pixel into a packed layout named by its byte order.
+void put_packed(uint8_t* px, const std::string& order, int r, int g, int b) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    const char c = order[i];
+    px[i] = c == 'R' ? r : c == 'G' ? g : c == 'B' ? b : 0x5a;
+  }
+}
+
+struct Rgb {
+  int r, g, b, luma;  // luma computed by hand with 77/150/29, +128, >> 8
+};
+const Rgb kPixels[6] = {{200, 100, 50, 124}, {0, 0, 0, 0},     {255, 255, 255, 255},
+                        {10, 250, 30, 153},  {255, 0, 0, 77},  {0, 0, 255, 29}};
+
+}  // namespace
+
+TEST(Convert, EveryPackedFormatWithPitchedRows) {
+  const struct {
+    PixelFormat f;
+    const char* order;
+  } formats[] = {{PixelFormat::RGBA, "RGBA"}, {PixelFormat::BGRA, "BGRA"}, {PixelFormat::RGBx, "RGBx"},
+                 {PixelFormat::BGRx, "BGRx"}, {PixelFormat::xRGB, "xRGB"}, {PixelFormat::xBGR, "xBGR"},
+                 {PixelFormat::ARGB, "ARGB"}, {PixelFormat::ABGR, "ABGR"}, {PixelFormat::RGB, "RGB"},
+                 {PixelFormat::BGR, "BGR"}};
+  const int w = 3, h = 2;
+  for (const auto& fm : formats) {
+    const int bpp = static_cast<int>(std::strlen(fm.order));
+    const int pitch = w * bpp + 7;  // padded rows
+    std::vector<uint8_t> buf(pitch * h, 0xab);
+    for (int i = 0; i < w * h; ++i)
+      put_packed(&buf[(i / w) * pitch + (i % w) * bpp], fm.order, kPixels[i].r, kPixels[i].g, kPixels[i].b);
+    FrameView v;
+    v.format = fm.f;
+    v.width = w;
+    v.height = h;
+    v.plane[0] = buf.data();
+    v.pitch[0] = pitch;
+    Image<uint8_t> gray;
+    Image<uint32_t> rgb;
+    convert_to_gray(v, gray);
+    convert_to_rgb(v, rgb);
+    ASSERT_EQ(gray.width, w);
+    for (int i = 0; i < w * h; ++i) {
+      EXPECT_EQ(gray.at(i % w, i / w), kPixels[i].luma) << pixel_format_name(fm.f) << " pixel " << i;
+      const uint32_t want = kPixels[i].r | (kPixels[i].g << 8) | (kPixels[i].b << 16);
+      EXPECT_EQ(rgb.at(i % w, i / w), want) << pixel_format_name(fm.f) << " pixel " << i;
+    }
+  }
+}
+
+TEST(Convert, Gray8) {
+  const uint8_t buf[2 * 20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 0, 0, 0,
+                               21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 0, 0, 0};
+  FrameView v;
+  v.format = PixelFormat::GRAY8;
+  v.width = 17;
+  v.height = 2;
+  v.plane[0] = buf;
+  v.pitch[0] = 20;
+  Image<uint8_t> gray;
+  Image<uint32_t> rgb;
+  convert_to_gray(v, gray);
+  convert_to_rgb(v, rgb);
+  EXPECT_EQ(gray.at(16, 0), 17);
+  EXPECT_EQ(gray.at(0, 1), 21);
+  EXPECT_EQ(rgb.at(16, 1), 37u | (37u << 8) | (37u << 16));
+}
+
+// YUV values chosen so that rgb_from_yuv is easy by hand:
+// (16,128,128) -> black; (235,128,128) -> white; (100,90,200) -> (213,54,21).
+TEST(Convert, I420AndNV12OddSizeUseChromaAtHalfCoordinates) {
+  const int w = 5, h = 3, cw = 3, ch = 2;
+  const int ypitch = 8, cpitch = 4, uvpitch = 8;
+  std::vector<uint8_t> Y(ypitch * h, 0), U(cpitch * ch, 0), V(cpitch * ch, 0), UV(uvpitch * ch, 0);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) Y[y * ypitch + x] = 16;
+  for (int y = 0; y < ch; ++y)
+    for (int x = 0; x < cw; ++x) U[y * cpitch + x] = V[y * cpitch + x] = 128;
+  Y[2 * ypitch + 4] = 100;  // (4, 2): chroma sample (2, 1)
+  U[1 * cpitch + 2] = 90;
+  V[1 * cpitch + 2] = 200;
+  Y[0] = 235;
+  for (int y = 0; y < ch; ++y)
+    for (int x = 0; x < cw; ++x) {
+      UV[y * uvpitch + 2 * x] = U[y * cpitch + x];
+      UV[y * uvpitch + 2 * x + 1] = V[y * cpitch + x];
+    }
+  FrameView i420;
+  i420.format = PixelFormat::I420;
+  i420.width = w;
+  i420.height = h;
+  i420.plane[0] = Y.data();
+  i420.plane[1] = U.data();
+  i420.plane[2] = V.data();
+  i420.pitch[0] = ypitch;
+  i420.pitch[1] = i420.pitch[2] = cpitch;
+  FrameView nv12 = i420;
+  nv12.format = PixelFormat::NV12;
+  nv12.plane[1] = UV.data();
+  nv12.plane[2] = nullptr;
+  nv12.pitch[1] = uvpitch;
+  for (const FrameView& v : {i420, nv12}) {
+    Image<uint8_t> gray;
+    Image<uint32_t> rgb;
+    convert_to_gray(v, gray);
+    convert_to_rgb(v, rgb);
+    EXPECT_EQ(gray.at(4, 2), 100);
+    EXPECT_EQ(gray.at(0, 0), 235);
+    EXPECT_EQ(rgb.at(4, 2), 213u | (54u << 8) | (21u << 16)) << pixel_format_name(v.format);
+    EXPECT_EQ(rgb.at(0, 0), 255u | (255u << 8) | (255u << 16));
+    EXPECT_EQ(rgb.at(1, 1), 0u);
+  }
+}
+
+TEST(Pyramid, OddSizesDropLastRowAndColumnAndRound) {
+  Image<uint8_t> fine(5, 3);
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 5; ++x) fine.at(x, y) = static_cast<uint8_t>(x + 10 * y);
+  fine.at(0, 0) = 1;
+  fine.at(1, 0) = 2;
+  fine.at(0, 1) = 3;
+  fine.at(1, 1) = 5;  // (1 + 2 + 3 + 5 + 2) >> 2 = 3
+  Image<uint8_t> coarse;
+  downsample(fine, coarse);
+  ASSERT_EQ(coarse.width, 2);
+  ASSERT_EQ(coarse.height, 1);
+  EXPECT_EQ(coarse.at(0, 0), 3);
+  EXPECT_EQ(coarse.at(1, 0), (2 + 3 + 12 + 13 + 2) >> 2);
+
+  Image<uint32_t> fine_rgb(3, 2);
+  fine_rgb.at(0, 0) = 10 | (0 << 8) | (255u << 16);
+  fine_rgb.at(1, 0) = 11 | (1 << 8) | (255u << 16);
+  fine_rgb.at(0, 1) = 12 | (0 << 8) | (254u << 16);
+  fine_rgb.at(1, 1) = 13 | (0 << 8) | (254u << 16);
+  Image<uint32_t> coarse_rgb;
+  downsample(fine_rgb, coarse_rgb);
+  ASSERT_EQ(coarse_rgb.width, 1);
+  EXPECT_EQ(coarse_rgb.at(0, 0), 12u | (0u << 8) | (255u << 16));  // 48/4, 3/4 -> 0, 1020/4 -> 255
+}
+
+TEST(Pyramid, LevelRangeAndAutomaticLevels) {
+  Params p;
+  p.min_disparity = 5;
+  p.max_disparity = 256;
+  EXPECT_EQ(level_range(p, 0, 1000).lo, 5);
+  EXPECT_EQ(level_range(p, 0, 1000).hi, 256);
+  EXPECT_EQ(level_range(p, 3, 1000).lo, 0);
+  EXPECT_EQ(level_range(p, 3, 1000).hi, 32);
+  EXPECT_EQ(level_range(p, 3, 20).hi, 20);
+  p.max_disparity = 250;
+  EXPECT_EQ(level_range(p, 3, 1000).hi, 32);  // ceil(250 / 8)
+  p.min_disparity = 0;
+  p.max_disparity = 256;
+  EXPECT_EQ(resolve_levels(p, 1282, 1110), 3);  // 256 / 4 = 64 = kAutoCoarseRange
+  EXPECT_EQ(resolve_levels(p, 256, 40), 2);     // 40 >> 2 = 10 < kMinLevelSize
+  p.max_disparity = 32;
+  EXPECT_EQ(resolve_levels(p, 640, 480), 1);
+  p.levels = 3;
+  EXPECT_EQ(resolve_levels(p, 640, 480), 3);
+}
+
+TEST(Census, RowMajorBitsAndClampedBorders) {
+  Image<uint8_t> g(5, 5);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 5; ++x) g.at(x, y) = static_cast<uint8_t>(x + 5 * y);
+  Image<uint32_t> c;
+  census_transform(g, c);
+  // Centre 12: exactly the neighbours before it in row-major order are darker.
+  EXPECT_EQ(c.at(2, 2), 0xfffu);
+  EXPECT_EQ(c.at(0, 0), 0u);  // the darkest pixel; clamped reads equal it
+  // (4, 4): reads clamped to x = 4 and y = 4 at once equal the centre (8 of
+  // them, those with i >= 2 and j >= 2); the other 16 are darker.
+  uint32_t want = 0;
+  int bit = 0;
+  for (int j = 0; j < 5; ++j)
+    for (int i = 0; i < 5; ++i) {
+      if (i == 2 && j == 2) continue;
+      if (!(i >= 2 && j >= 2)) want |= 1u << bit;
+      ++bit;
+    }
+  EXPECT_EQ(c.at(4, 4), want);
+  EXPECT_EQ(popcount32(want), 16);
+}
+
+namespace {
+
+Image<uint32_t> random_census(int w, int h, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Image<uint32_t> c(w, h);
+  for (auto& v : c.pixels) v = rng() & 0xffffffu;
+  return c;
+}
+
+// Independent brute force of the window cost rule of stages.h.
+int brute_window_cost(const Image<uint32_t>& a, const Image<uint32_t>& b, Reference ref, int x, int y, int d, int r,
+                      int best) {
+  const int w = a.width, h = a.height, s = 2 * r + 1;
+  std::vector<int> subs;
+  int centre = 0;
+  for (int j = -1; j <= 1; ++j)
+    for (int i = -1; i <= 1; ++i) {
+      int sum = 0;
+      for (int v = y + j * s - r; v <= y + j * s + r; ++v)
+        for (int u = x + i * s - r; u <= x + i * s + r; ++u) {
+          if (u < 0 || v < 0 || u >= w || v >= h) continue;
+          int m = ref == Reference::Left ? u - d : u + d;
+          m = std::min(std::max(m, 0), w - 1);
+          sum += popcount32(a.at(u, v) ^ b.at(m, v));
+        }
+      if (i == 0 && j == 0)
+        centre = sum;
+      else
+        subs.push_back(sum);
+    }
+  std::sort(subs.begin(), subs.end());
+  for (int k = 0; k < best; ++k) centre += subs[k];
+  return centre;
+}
+
+}  // namespace
+
+TEST(Window, AdaptiveCostPicksTheBestSubWindows) {
+  const int around[8] = {9, 3, 7, 1, 8, 2, 6, 5};
+  EXPECT_EQ(adaptive_window_cost(10, around, 0), 10);
+  EXPECT_EQ(adaptive_window_cost(10, around, 1), 11);
+  EXPECT_EQ(adaptive_window_cost(10, around, 2), 13);
+  EXPECT_EQ(adaptive_window_cost(10, around, 4), 10 + 1 + 2 + 3 + 5);
+  EXPECT_EQ(adaptive_window_cost(10, around, 8), 10 + 41);
+}
+
+TEST(Window, WindowCostMatchesBruteForceIncludingBorders) {
+  const int w = 23, h = 17;
+  const Image<uint32_t> a = random_census(w, h, 1), b = random_census(w, h, 2);
+  for (int r : {0, 1, 2})
+    for (int best : {0, 1, 2, 4})
+      for (Reference ref : {Reference::Left, Reference::Right})
+        for (int y = 0; y < h; y += 3)
+          for (int x = 0; x < w; x += 2)
+            for (int d : {0, 3, 9})
+              ASSERT_EQ(window_cost(a, b, ref, x, y, d, r, best), brute_window_cost(a, b, ref, x, y, d, r, best))
+                  << "x " << x << " y " << y << " d " << d << " r " << r << " best " << best;
+}
+
+TEST(Subpixel, ExactValuesOnKnownParabolas) {
+  // 16 (t - 1/4)^2 + 1 at t = -1, 0, 1: vertex +1/4 pixel = 4/16.
+  EXPECT_EQ(subpixel_offset_q4(25, 1, 9), 4);
+  EXPECT_EQ(subpixel_offset_q4(9, 1, 25), -4);
+  EXPECT_EQ(subpixel_offset_q4(5, 1, 5), 0);
+  // 2.5/16 rounds half away from zero.
+  EXPECT_EQ(subpixel_offset_q4(21, 0, 11), 3);
+  EXPECT_EQ(subpixel_offset_q4(11, 0, 21), -3);
+  EXPECT_EQ(subpixel_offset_q4(100, 0, 0), 8);   // clamped to half a pixel
+  EXPECT_EQ(subpixel_offset_q4(3, 5, 3), 0);     // opens downward
+  EXPECT_EQ(subpixel_offset_q4(4, 4, 4), 0);     // flat
+}
+
+TEST(Background, PixelInitialisesTestsAndUpdates) {
+  Params p;
+  const BackgroundParams bp = background_params(p);
+  EXPECT_EQ(bp.alpha_q16, 1311);  // 0.02 * 65536 = 1310.72
+  EXPECT_EQ(bp.k2_q8, 1600);      // 2.5^2 * 256
+  EXPECT_EQ(bp.var_min_q8, 4096);  // 4^2 * 256
+  GaussQ8 m[3];
+  const uint32_t grey = 100 | (100 << 8) | (100 << 16);
+  EXPECT_TRUE(background_pixel(m, grey, bp, 0, true, false));
+  EXPECT_EQ(m[2].mean, 100 * 256);
+  EXPECT_EQ(m[2].var, bp.var_min_q8);
+  EXPECT_FALSE(background_pixel(m, grey, bp, 5, false, true));
+  // V + 10 = 2.5 sigma exactly: not beyond k sigma.
+  const uint32_t brighter10 = 110 | (110 << 8) | (110 << 16);
+  GaussQ8 copy[3] = {m[0], m[1], m[2]};
+  EXPECT_FALSE(background_pixel(copy, brighter10, bp, 5, false, true));
+  const uint32_t brighter11 = 111 | (111 << 8) | (111 << 16);
+  GaussQ8 copy2[3] = {m[0], m[1], m[2]};
+  EXPECT_TRUE(background_pixel(copy2, brighter11, bp, 5, false, true));
+  // Foreground: the mean moves by alpha / 4 * d, the variance is kept.
+  EXPECT_EQ(foreground_alpha_q16(1311), 327);
+  EXPECT_EQ(copy2[2].mean, 100 * 256 + ((11 * 256 * 327 + 32768) >> 16));
+  EXPECT_EQ(copy2[2].var, bp.var_min_q8);
+  // Untested: the copied label is returned.
+  GaussQ8 copy3[3] = {m[0], m[1], m[2]};
+  EXPECT_TRUE(background_pixel(copy3, grey, bp, 5, false, false, true));
+  EXPECT_FALSE(background_pixel(copy3, brighter11, bp, 5, false, false, false));
+}
+
+TEST(Background, BlocksCopyUniformParentsAndTestMixedOnes) {
+  const int w = 32, h = 32;
+  Params p;
+  const BackgroundParams bp = background_params(p);
+  Image<uint32_t> rgb(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) rgb.at(x, y) = (x * 7) | ((y * 5) << 8) | (90u << 16);
+  BackgroundModel model;
+  Image<uint8_t> mask;
+  EXPECT_EQ(background_level(model, rgb, bp, 0, true, nullptr, 8, mask), 0u);
+  EXPECT_EQ(mask.at(3, 3), 255);
+  // Coarsest (no coarser mask): every pixel tested, static scene -> background.
+  EXPECT_EQ(background_level(model, rgb, bp, 1, false, nullptr, 8, mask), uint64_t(w * h));
+  EXPECT_EQ(*std::max_element(mask.pixels.begin(), mask.pixels.end()), 0);
+  // All parents background: no test at all.
+  Image<uint8_t> coarser(16, 16, 0);
+  EXPECT_EQ(background_level(model, rgb, bp, 2, false, &coarser, 8, mask), 0u);
+  // Parent (5, 5): only block (1, 1) sees it (its footprint is 3..8).
+  coarser.at(5, 5) = 255;
+  EXPECT_EQ(background_level(model, rgb, bp, 3, false, &coarser, 8, mask), 64u);
+  // Parent (4, 4): footprints 0..4 and 3..8 both see it: four blocks.
+  coarser.at(5, 5) = 0;
+  coarser.at(4, 4) = 255;
+  EXPECT_EQ(background_level(model, rgb, bp, 4, false, &coarser, 8, mask), 256u);
+  EXPECT_EQ(*std::max_element(mask.pixels.begin(), mask.pixels.end()), 0);  // tested: static
+  // All parents foreground: blocks copy 255 without testing.
+  Image<uint8_t> all_fg(16, 16, 255);
+  EXPECT_EQ(background_level(model, rgb, bp, 5, false, &all_fg, 8, mask), 0u);
+  EXPECT_EQ(*std::min_element(mask.pixels.begin(), mask.pixels.end()), 255);
+  // Odd size, last blocks cut by the edge: 13x9 with 8x8 blocks, coarser 6x4.
+  Image<uint32_t> small(13, 9, 0x404040);
+  BackgroundModel m2;
+  background_level(m2, small, bp, 0, true, nullptr, 8, mask);
+  Image<uint8_t> c2(6, 4, 0);
+  c2.at(5, 3) = 255;  // the blocks at x 8..12 see it (footprints clamped): 5 x 8 + 5 x 1
+  EXPECT_EQ(background_level(m2, small, bp, 1, false, &c2, 8, mask), 45u);
+}
+
+TEST(Background, CloseMaskFillsGapsAndKeepsShapes) {
+  Image<uint8_t> in(14, 9, 0);
+  for (int y = 2; y < 7; ++y)
+    for (int x = 2; x < 5; ++x) in.at(x, y) = 255;
+  for (int y = 2; y < 7; ++y)
+    for (int x = 7; x < 10; ++x) in.at(x, y) = 255;
+  in.at(13, 0) = 255;  // isolated corner pixel: closing keeps it
+  in.at(3, 4) = 0;     // a hole: filled
+  Image<uint8_t> out;
+  close_mask(in, 1, out);
+  EXPECT_EQ(out.at(3, 4), 255);
+  EXPECT_EQ(out.at(5, 4), 255);  // two-pixel gap bridged
+  EXPECT_EQ(out.at(6, 4), 255);
+  EXPECT_EQ(out.at(13, 0), 255);
+  EXPECT_EQ(out.at(12, 0), 0);
+  EXPECT_EQ(out.at(1, 4), 0);  // shapes do not grow
+  EXPECT_EQ(out.at(3, 1), 0);
+  // Only pixels inside the image count: a shape one pixel from the border
+  // is joined to it (dilation reaches the edge, erosion sees nothing beyond).
+  Image<uint8_t> edge(6, 6, 0);
+  for (int y = 0; y < 6; ++y) edge.at(1, y) = 255;
+  close_mask(edge, 1, out);
+  EXPECT_EQ(out.at(0, 3), 255);
+  EXPECT_EQ(out.at(2, 3), 0);
+  close_mask(in, 0, out);
+  EXPECT_EQ(out.pixels, in.pixels);
+}
+
+namespace {
+
+// Independent winner-takes-all over an explicit candidate list.
+int brute_wta(const Image<uint32_t>& a, const Image<uint32_t>& b, Reference ref, const Image<uint8_t>* mref,
+              const Image<uint8_t>* moth, int x, int y, int lo, int hi, int r, int best) {
+  const int w = a.width;
+  if (mref && mref->at(x, y) == 0) return -1;
+  int best_d = -1, best_c = INT_MAX;
+  for (int d = lo; d < hi; ++d) {
+    const int m = ref == Reference::Left ? x - d : x + d;
+    if (m < 0 || m >= w || d < 0) continue;
+    if (moth && moth->at(m, y) == 0) continue;
+    const int c = brute_window_cost(a, b, ref, x, y, d, r, best);
+    if (c < best_c) {
+      best_c = c;
+      best_d = d;
+    }
+  }
+  return best_d;
+}
+
+}  // namespace
+
+TEST(Matching, FullRangeEqualsBruteForceWithMasksAndBorders) {
+  const int w = 45, h = 37;  // tiles of 32 plus odd remainders
+  // Few census values so that ties happen and the smaller-d rule is checked.
+  std::mt19937 rng(7);
+  Image<uint32_t> a(w, h), b(w, h);
+  for (auto& v : a.pixels) v = rng() & 0x7;
+  for (auto& v : b.pixels) v = rng() & 0x7;
+  Image<uint8_t> ma(w, h), mb(w, h);
+  for (auto& v : ma.pixels) v = (rng() % 5) ? 255 : 0;
+  for (auto& v : mb.pixels) v = (rng() % 5) ? 255 : 0;
+  for (Reference ref : {Reference::Left, Reference::Right})
+    for (bool masks : {false, true})
+      for (int best : {0, 2}) {
+        const Range range{2, 14};
+        Image<int16_t> d;
+        const Image<uint8_t>* mr = masks ? &ma : nullptr;
+        const Image<uint8_t>* mo = masks ? &mb : nullptr;
+        const Image<uint32_t>& cr = ref == Reference::Left ? a : b;
+        const Image<uint32_t>& co = ref == Reference::Left ? b : a;
+        match_full_range(cr, co, ref, mr, mo, range, 1, best, d);
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x)
+            ASSERT_EQ(d.at(x, y), brute_wta(cr, co, ref, mr, mo, x, y, range.lo, range.hi, 1, best))
+                << "x " << x << " y " << y;
+      }
+}
+
+TEST(Matching, FullRangeFindsAShiftedPattern) {
+  const int w = 64, h = 24, shift = 6;
+  std::mt19937 rng(3);
+  Image<uint8_t> gl(w, h), gr(w, h);
+  for (auto& v : gl.pixels) v = rng() & 255;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) gr.at(x, y) = gl.at(std::min(x + shift, w - 1), y);
+  Image<uint32_t> cl, cr;
+  census_transform(gl, cl);
+  census_transform(gr, cr);
+  Image<int16_t> d;
+  match_full_range(cl, cr, Reference::Left, nullptr, nullptr, Range{0, 16}, 2, 2, d);
+  for (int y = 0; y < h; ++y)
+    for (int x = 12; x < w - 8; ++x) ASSERT_EQ(d.at(x, y), shift) << x << "," << y;
+  EXPECT_EQ(d.at(0, 0), 0);  // only d = 0 is admissible at x = 0
+}
+
+TEST(Matching, RefineCandidateRulesIncludingHoles) {
+  const int w = 40, h = 20, wc = 20, hc = 10;
+  std::mt19937 rng(11);
+  Image<uint32_t> a(w, h), b(w, h);
+  for (auto& v : a.pixels) v = rng() & 0xffffff;
+  for (auto& v : b.pixels) v = rng() & 0xffffff;
+  Image<int16_t> coarser(wc, hc, -1);
+  coarser.at(3, 3) = 4;
+  coarser.at(4, 3) = 6;
+  coarser.at(15, 8) = 2;
+  const Range range{0, 20};
+  for (int hole : {0, 2}) {
+    Image<int16_t> d;
+    refine_level(a, b, Reference::Left, nullptr, nullptr, coarser, range, 1, 2, hole, d);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const int px = std::min(x / 2, wc - 1), py = std::min(y / 2, hc - 1);
+        int lo = 0, hi = 0;
+        if (coarser.at(px, py) >= 0) {
+          lo = 2 * coarser.at(px, py) - 2;
+          hi = 2 * coarser.at(px, py) + 3;
+        } else {
+          int mn = 1000, mx = -1;
+          for (int v = py - hole; v <= py + hole; ++v)
+            for (int u = px - hole; u <= px + hole; ++u)
+              if (u >= 0 && v >= 0 && u < wc && v < hc && coarser.at(u, v) >= 0) {
+                mn = std::min<int>(mn, coarser.at(u, v));
+                mx = std::max<int>(mx, coarser.at(u, v));
+              }
+          if (mx >= 0) {
+            lo = 2 * mn - 2;
+            hi = 2 * mx + 3;
+          }
+        }
+        lo = std::max(lo, range.lo);
+        hi = std::min(hi, range.hi);
+        ASSERT_EQ(d.at(x, y), brute_wta(a, b, Reference::Left, nullptr, nullptr, x, y, lo, hi, 1, 2))
+            << "x " << x << " y " << y << " hole " << hole;
+      }
+    // Far from every valid coarser pixel: invalid.
+    EXPECT_EQ(d.at(20, 0), -1);
+    // Parent (3, 3) valid with 4: the result is within 6..10 (or the image clips it).
+    EXPECT_GE(d.at(7, 7), 6);
+    EXPECT_LE(d.at(7, 7), 10);
+    if (hole == 2) {
+      // Parent (5, 3) is invalid; valid 4 and 6 lie within 2: candidates 6..14.
+      EXPECT_GE(d.at(10, 6), 6);
+      EXPECT_LE(d.at(10, 6), 14);
+    } else {
+      EXPECT_EQ(d.at(10, 6), -1);
+    }
+  }
+}
+
+TEST(CrossCheck, KeepsConsistentPairsOnly) {
+  Image<int16_t> left(8, 1, -1), right(8, 1, -1);
+  left.at(5, 0) = 2;   // -> right[3]
+  right.at(3, 0) = 3;  // |2 - 3| = 1: consistent with tolerance 1
+  left.at(6, 0) = 2;   // -> right[4] = 5: inconsistent
+  right.at(4, 0) = 5;  // -> left[9]: outside the image
+  left.at(1, 0) = 3;   // -> x = -2: outside
+  left.at(7, 0) = 0;   // -> right[7] invalid
+  Image<int16_t> l1 = left, r1 = right;
+  cross_check(l1, r1, 1);
+  EXPECT_EQ(l1.at(5, 0), 2);
+  EXPECT_EQ(r1.at(3, 0), 3);
+  EXPECT_EQ(l1.at(6, 0), -1);
+  EXPECT_EQ(r1.at(4, 0), -1);
+  EXPECT_EQ(l1.at(1, 0), -1);
+  EXPECT_EQ(l1.at(7, 0), -1);
+  Image<int16_t> l0 = left, r0 = right;
+  cross_check(l0, r0, 0);
+  EXPECT_EQ(l0.at(5, 0), -1);
+  EXPECT_EQ(r0.at(3, 0), -1);
+  // Checked against the inputs: right[3] points at left[6] (3 + 3), which is
+  // 2, |3 - 2| = 1: the right pixel stays valid with tolerance 1 even though
+  // left[6] itself is rejected.
+  Image<int16_t> l2 = left, r2 = right;
+  cross_check(l2, r2, 1);
+  EXPECT_EQ(r2.at(3, 0), 3);
+}
+
+TEST(Finish, Q4ValuesSubpixelConditionsAndPitchedOutput) {
+  const int w = 20, h = 3;
+  const Image<uint32_t> a = random_census(w, h, 5), b = random_census(w, h, 6);
+  Image<int16_t> d(w, h, 7);
+  d.at(0, 0) = -1;
+  d.at(1, 0) = 0;
+  d.at(5, 1) = 5;   // x - (d + 1) < 0: no sub-pixel
+  const Range range{2, 12};
+  d.at(10, 2) = 11;  // d + 1 >= range.hi: no sub-pixel
+  std::vector<uint16_t> buf(24 * h, 0xeeee);
+  ImageView<uint16_t> out{buf.data(), w, h, 48};
+  finish_disparity(a, b, d, range, 1, 2, true, out);
+  EXPECT_EQ(out.at(0, 0), 0);
+  EXPECT_EQ(out.at(1, 0), 0);
+  EXPECT_EQ(out.at(5, 1), 80);
+  EXPECT_EQ(out.at(10, 2), 176);
+  EXPECT_EQ(buf[w], 0xeeee);  // padding untouched
+  for (int x = 8; x < w; ++x) {
+    if (x == 10) continue;
+    const int want = 7 * 16 + subpixel_offset_q4(window_cost(a, b, Reference::Left, x, 2, 6, 1, 2),
+                                                 window_cost(a, b, Reference::Left, x, 2, 7, 1, 2),
+                                                 window_cost(a, b, Reference::Left, x, 2, 8, 1, 2));
+    EXPECT_EQ(out.at(x, 2), want) << x;
+  }
+  finish_disparity(a, b, d, range, 1, 2, false, out);
+  EXPECT_EQ(out.at(12, 2), 112);
+}

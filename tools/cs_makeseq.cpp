@@ -3,12 +3,17 @@
 // plus the exact ground truth of frame 0, so pipelines such as
 //   multifilesrc location=DIR/sbs_%04d.png caps=image/png ! pngdec ! ...
 // and the quickstart have input without downloading anything.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "args.h"
 #include "imageio.h"
@@ -60,6 +65,42 @@ cs::tools::Picture rgb_picture(int width, int height) {
   return p;
 }
 
+// Renders frame `index` and writes its files (and the ground truth of
+// frame 0). Empty string on success.
+std::string write_frame(const std::string& dir, const std::string& layout, int index, int width, int height,
+                        int d_background, int d_object, int object_w, int object_h, int speed, uint32_t seed) {
+  using namespace cs::tools;
+  const cs::SyntheticPair pair =
+      cs::make_sequence_frame(width, height, index, d_background, d_object, object_w, object_h, speed, 0, seed);
+  std::string error;
+  if (layout == "separate") {
+    Picture view = rgb_picture(width, height);
+    place_rgb(pair.left_rgba, view, 0, 0);
+    error = write_png(numbered(dir, "left", index), view);
+    if (error.empty()) {
+      place_rgb(pair.right_rgba, view, 0, 0);
+      error = write_png(numbered(dir, "right", index), view);
+    }
+  } else {
+    const bool sbs = layout == "side-by-side";
+    Picture both = rgb_picture(sbs ? 2 * width : width, sbs ? height : 2 * height);
+    place_rgb(pair.left_rgba, both, 0, 0);
+    place_rgb(pair.right_rgba, both, sbs ? width : 0, sbs ? 0 : height);
+    error = write_png(numbered(dir, sbs ? "sbs" : "tb", index), both);
+  }
+  if (error.empty() && index == 0) {
+    cs::Image<uint16_t> truth_q4(width, height, 0);
+    for (size_t k = 0; k < truth_q4.pixels.size(); ++k) {
+      const float d = pair.disparity.pixels[k];
+      if (d < 0.0f) continue;  // unknown: hidden in the right view
+      const long q4 = std::lround(d * 16.0);
+      truth_q4.pixels[k] = static_cast<uint16_t>(q4 < 1 ? 1 : (q4 > 65535 ? 65535 : q4));
+    }
+    error = write_png(numbered(dir, "gt", 0), picture_from_q4(truth_q4));
+  }
+  return error;
+}
+
 int run(int argc, char** argv) {
   using namespace cs::tools;
   Args args;
@@ -108,38 +149,29 @@ int run(int argc, char** argv) {
     return kExitFailure;
   }
 
-  for (int i = 0; i < frames; ++i) {
-    const cs::SyntheticPair pair = cs::make_sequence_frame(width, height, i, d_background, d_object, object_w, object_h,
-                                                           speed, 0, static_cast<uint32_t>(seed));
-    if (layout == "separate") {
-      Picture view = rgb_picture(width, height);
-      place_rgb(pair.left_rgba, view, 0, 0);
-      error = write_png(numbered(dir, "left", i), view);
-      if (error.empty()) {
-        place_rgb(pair.right_rgba, view, 0, 0);
-        error = write_png(numbered(dir, "right", i), view);
+  // Frames are independent: render and compress them on every core.
+  std::atomic<int> next{0};
+  std::mutex error_lock;
+  std::string first_error;
+  auto worker = [&]() {
+    for (int i = next++; i < frames; i = next++) {
+      const std::string e = write_frame(dir, layout, i, width, height, d_background, d_object, object_w, object_h,
+                                        speed, static_cast<uint32_t>(seed));
+      if (!e.empty()) {
+        std::lock_guard<std::mutex> hold(error_lock);
+        if (first_error.empty()) first_error = e;
+        next = frames;  // stop the others early
       }
-    } else {
-      const bool sbs = layout == "side-by-side";
-      Picture both = rgb_picture(sbs ? 2 * width : width, sbs ? height : 2 * height);
-      place_rgb(pair.left_rgba, both, 0, 0);
-      place_rgb(pair.right_rgba, both, sbs ? width : 0, sbs ? 0 : height);
-      error = write_png(numbered(dir, sbs ? "sbs" : "tb", i), both);
     }
-    if (error.empty() && i == 0) {
-      cs::Image<uint16_t> truth_q4(width, height, 0);
-      for (size_t k = 0; k < truth_q4.pixels.size(); ++k) {
-        const float d = pair.disparity.pixels[k];
-        if (d < 0.0f) continue;  // unknown: hidden in the right view
-        const long q4 = std::lround(d * 16.0);
-        truth_q4.pixels[k] = static_cast<uint16_t>(q4 < 1 ? 1 : (q4 > 65535 ? 65535 : q4));
-      }
-      error = write_png(numbered(dir, "gt", 0), picture_from_q4(truth_q4));
-    }
-    if (!error.empty()) {
-      std::fprintf(stderr, "cs-makeseq: %s\n", error.c_str());
-      return kExitFailure;
-    }
+  };
+  const unsigned cores = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < cores && static_cast<int>(t) < frames; ++t) workers.emplace_back(worker);
+  worker();
+  for (std::thread& t : workers) t.join();
+  if (!first_error.empty()) {
+    std::fprintf(stderr, "cs-makeseq: %s\n", first_error.c_str());
+    return kExitFailure;
   }
   std::printf("wrote %d %s frames of %d x %d (disparities %d and %d) and gt_0000.png to %s\n", frames, layout.c_str(),
               width, height, d_background, d_object, dir.c_str());

@@ -153,7 +153,11 @@ bool png_decode(FILE* f, PngErrorSink& sink, PngDecoded& d, const std::string& p
 std::string read_png(const std::string& path, FILE* f, Picture& out) {
   PngErrorSink sink{};
   PngDecoded d;
-  if (!png_decode(f, sink, d, path)) return path + ": cannot decode PNG: " + sink.message;
+  if (!png_decode(f, sink, d, path)) {
+    // libpng's stdio reader says only "Read Error" when the file ends early.
+    const bool ended = std::strcmp(sink.message, "Read Error") == 0;
+    return path + ": cannot decode PNG: " + (ended ? "the file ends early (truncated?)" : sink.message);
+  }
   if (!d.size_error.empty()) return d.size_error;
   out.width = d.width;
   out.height = d.height;

@@ -211,11 +211,21 @@ cudaError_t launch(const MatchViews& v, const MatchParams& p, cudaStream_t strea
   return cudaGetLastError();
 }
 
-template <int kBest>
-cudaError_t raise_limit(int bytes) {
-  cudaError_t e = cudaFuncSetAttribute(match_kernel<kBest, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+// The dynamic limit is the opt-in maximum less the kernel's static shared memory.
+template <typename Kernel>
+cudaError_t raise_one(Kernel kernel, int optin) {
+  cudaFuncAttributes attr{};
+  cudaError_t e = cudaFuncGetAttributes(&attr, kernel);
   if (e != cudaSuccess) return e;
-  return cudaFuncSetAttribute(match_kernel<kBest, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              optin - static_cast<int>(attr.sharedSizeBytes));
+}
+
+template <int kBest>
+cudaError_t raise_limit(int optin) {
+  cudaError_t e = raise_one(match_kernel<kBest, true>, optin);
+  if (e != cudaSuccess) return e;
+  return raise_one(match_kernel<kBest, false>, optin);
 }
 
 }  // namespace
@@ -229,7 +239,7 @@ cudaError_t prepare_match(int radius) {
   e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (e != cudaSuccess) return e;
   const size_t need = match_shared_bytes(radius);
-  if (need > static_cast<size_t>(optin)) return cudaErrorInvalidConfiguration;
+  if (need + 64 > static_cast<size_t>(optin)) return cudaErrorInvalidConfiguration;
   // Every engine sets the same value (the device's maximum), so engines with
   // different radii never lower each other's limit.
   for (cudaError_t r : {raise_limit<0>(optin), raise_limit<1>(optin), raise_limit<2>(optin), raise_limit<4>(optin)})

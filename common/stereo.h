@@ -26,8 +26,11 @@ enum class PixelFormat {
   RGBA, BGRA, RGBx, BGRx, xRGB, xBGR, ARGB, ABGR,  // packed 4 bytes
   RGB, BGR,                                        // packed 3 bytes
   GRAY8,
-  I420,  // planar Y, U (w/2 x h/2), V
-  NV12,  // planar Y, interleaved UV (w/2 x h/2)
+  // Chroma planes hold ceil(w/2) x ceil(h/2) samples (as GStreamer lays
+  // them out), so any size works, odd ones included: pixel (x, y) takes the
+  // chroma sample (x / 2, y / 2).
+  I420,  // planar Y, U, V
+  NV12,  // planar Y, interleaved UV
 };
 
 const char* pixel_format_name(PixelFormat f);

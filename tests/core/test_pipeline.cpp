@@ -46,7 +46,7 @@ double fraction_within(const Image<uint16_t>& q4, const Image<float>& gt, double
 }  // namespace
 
 TEST(Pipeline, TexturedPlanesAtKnownDisparities) {
-  for (int d : {0 + 1, 7, 20, 45}) {
+  for (int d : {1, 7, 20, 45}) {
     const SyntheticPair s = make_plane_pair(160, 96, d, 100 + d);
     Params p;
     p.max_disparity = 64;

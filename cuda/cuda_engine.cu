@@ -598,8 +598,9 @@ std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, c
 std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const Outputs& out,
                                 cudaStream_t stream) {
   Impl& m = *impl_;
+  if (left.memory != Memory::Device || right.memory != Memory::Device)
+    return "enqueue() takes views in device memory; use process() for host memory";
   if (out.memory != Memory::Device) return "enqueue() writes device memory; the outputs are host views";
-  for (const auto* v : {&out.disparity_q4.width, &out.foreground.width}) (void)v;
   if (out.disparity_q4.data && (out.disparity_q4.width != left.width || out.disparity_q4.height != left.height))
     return "the disparity output's size differs from the views'";
   if (out.foreground.data && (out.foreground.width != left.width || out.foreground.height != left.height))

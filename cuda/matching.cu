@@ -64,15 +64,9 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
     union_hi = INT_MIN;
   }
   // The reference census of the cost region, zero outside the image.
-  // Loops over the shared regions run row by row (threadIdx.y) and column
-  // by column (threadIdx.x): no run-time division in the inner loops.
-  for (int cy = threadIdx.y; cy < g.ch; cy += kThreadsY) {
-    const int gy = y0 - g.halo + cy;
-    for (int cx = threadIdx.x; cx < g.cw; cx += kTileX) {
-      const int gx = x0 - g.halo + cx;
-      census_tile[cy * g.cw + cx] =
-          (gx >= 0 && gx < width && gy >= 0 && gy < height) ? drow(v.census_ref, gy)[gx] : 0u;
-    }
+  for (int i = tid; i < g.cw * g.ch; i += kThreads) {
+    const int gx = x0 - g.halo + i % g.cw, gy = y0 - g.halo + i / g.cw;
+    census_tile[i] = (gx >= 0 && gx < width && gy >= 0 && gy < height) ? drow(v.census_ref, gy)[gx] : 0u;
   }
   __syncthreads();
 
@@ -132,35 +126,33 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
   int around[8];
   for (int d = d_first; d < d_end; ++d) {
     // Pixel costs of the region; outside pixels add 0.
-    for (int cy = threadIdx.y; cy < g.ch; cy += kThreadsY) {
-      const int gy = y0 - g.halo + cy;
-      const bool row_inside = gy >= 0 && gy < height;
-      const uint32_t* other = row_inside ? drow(v.census_other, gy) : nullptr;
-      for (int cx = threadIdx.x; cx < g.cw; cx += kTileX) {
-        const int gx = x0 - g.halo + cx;
-        int c = 0;
-        if (row_inside && gx >= 0 && gx < width)
-          c = census_cost(census_tile[cy * g.cw + cx], __ldg(other + clampi(kLeft ? gx - d : gx + d, 0, width - 1)));
-        cost[cy * g.cw + cx] = c;
+    for (int i = tid; i < g.cw * g.ch; i += kThreads) {
+      const int cx = i % g.cw, cy = i / g.cw;
+      const int gx = x0 - g.halo + cx, gy = y0 - g.halo + cy;
+      int c = 0;
+      if (gx >= 0 && gx < width && gy >= 0 && gy < height) {
+        const int ox = clampi(kLeft ? gx - d : gx + d, 0, width - 1);
+        c = census_cost(census_tile[i], __ldg(drow(v.census_other, gy) + ox));
       }
+      cost[i] = c;
     }
     __syncthreads();
     // Vertical sums over 2r + 1 rows, then horizontal: sub-window sums S.
-    for (int sy = threadIdx.y; sy < g.sh; sy += kThreadsY)
-      for (int cx = threadIdx.x; cx < g.cw; cx += kTileX) {
-        const int* col = cost + sy * g.cw + cx;
-        int sum = 0;
-        for (int j = 0; j < g.s; ++j) sum += col[j * g.cw];
-        vsum[sy * g.cw + cx] = sum;
-      }
+    for (int i = tid; i < g.cw * g.sh; i += kThreads) {
+      const int cx = i % g.cw, sy = i / g.cw;
+      const int* col = cost + sy * g.cw + cx;
+      int sum = 0;
+      for (int j = 0; j < g.s; ++j) sum += col[j * g.cw];
+      vsum[i] = sum;
+    }
     __syncthreads();
-    for (int sy = threadIdx.y; sy < g.sh; sy += kThreadsY)
-      for (int sx = threadIdx.x; sx < g.sw; sx += kTileX) {
-        const int* row = vsum + sy * g.cw + sx;
-        int sum = 0;
-        for (int j = 0; j < g.s; ++j) sum += row[j];
-        wsum[sy * g.sw + sx] = sum;
-      }
+    for (int i = tid; i < g.sw * g.sh; i += kThreads) {
+      const int sx = i % g.sw, sy = i / g.sw;
+      const int* row = vsum + sy * g.cw + sx;
+      int sum = 0;
+      for (int j = 0; j < g.s; ++j) sum += row[j];
+      wsum[i] = sum;
+    }
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kRowsPerThread; ++k) {

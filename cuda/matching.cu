@@ -42,6 +42,31 @@ __host__ __device__ inline size_t shared_ints(int r) {
   return static_cast<size_t>(g.cw) * g.ch * 2 + static_cast<size_t>(g.cw) * g.sh + static_cast<size_t>(g.sw) * g.sh;
 }
 
+// The value of stereo_math.h adaptive_window_cost (centre plus the kBest
+// smallest of the 8 around it: a sum that does not depend on how the values
+// are selected), with compile-time indices only, so that the 8 values stay in
+// registers; the helper's run-time swap index puts its array in local memory
+// (32-byte stack frame per thread), which cost about half the matching time.
+// The pipeline tests of every window variant compare against the helper.
+template <int kBest>
+__device__ __forceinline__ int window_cost_in_registers(int centre, const int (&around)[8]) {
+  int v[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v[i] = around[i];
+  int sum = centre;
+#pragma unroll
+  for (int k = 0; k < kBest; ++k) {
+#pragma unroll
+    for (int i = k + 1; i < 8; ++i) {
+      const int a = v[k], b = v[i];
+      v[k] = b < a ? b : a;
+      v[i] = b < a ? a : b;
+    }
+    sum += v[k];
+  }
+  return sum;
+}
+
 template <int kBest, bool kLeft>
 __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchParams p) {
   extern __shared__ int smem[];
@@ -167,7 +192,7 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
       around[5] = centre[g.s * g.sw - g.s];
       around[6] = centre[g.s * g.sw];
       around[7] = centre[g.s * g.sw + g.s];
-      const int c = adaptive_window_cost(centre[0], around, kBest);
+      const int c = window_cost_in_registers<kBest>(centre[0], around);
       bool admissible = d >= lo[k] && d < hi[k];
       if (admissible && with_masks) admissible = drow(v.mask_other, y0 + ty)[kLeft ? x - d : x + d] != 0;
       if (admissible && c < best_cost[k]) {

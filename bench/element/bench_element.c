@@ -43,7 +43,7 @@ typedef struct {
   gboolean cuda_memory;  /* cudaupload before the element */
   int frames, latency_frames, warmup, distinct;
   double timeout_s;
-  gboolean header;
+  gboolean header, header_only;
 } Options;
 
 typedef struct {
@@ -112,13 +112,14 @@ static int usage(const char *argv0) {
           "  --distinct K                     pre-made pairs cycled (default 4)\n"
           "  --timeout S                      seconds to wait for one output (default 60)\n"
           "  --header                         print the markdown header first\n"
+          "  --header-only                    print the markdown header and stop\n"
           "Exit codes: 0 measured, 1 failed, 2 bad options, 3 not available here.\n",
           argv0);
   return 2;
 }
 
 static gboolean parse(int argc, char **argv, Options *o) {
-  *o = (Options){"cudastereo", "auto", "sgbm", 640, 480, 128, FALSE, FALSE, FALSE, 100, 30, 5, 4, 60.0, FALSE};
+  *o = (Options){"cudastereo", "auto", "sgbm", 640, 480, 128, FALSE, FALSE, FALSE, 100, 30, 5, 4, 60.0, FALSE, FALSE};
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -132,6 +133,8 @@ static gboolean parse(int argc, char **argv, Options *o) {
   } while (0)
     if (!strcmp(a, "--header")) {
       o->header = TRUE;
+    } else if (!strcmp(a, "--header-only")) {
+      o->header = o->header_only = TRUE;
     } else if (!strcmp(a, "--element")) {
       TAKES_VALUE();
       o->element = v;
@@ -296,6 +299,7 @@ int main(int argc, char **argv) {
   Options o;
   if (!parse(argc, argv, &o)) return usage(argv[0]);
   if (o.header) print_header();
+  if (o.header_only) return 0;
   const gboolean cv = !strcmp(o.element, "disparity");
   char why[512];
 

@@ -1072,7 +1072,8 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
   if (!choice.notice.empty() && !priv->notice_posted) {
     // Once per element: repeated start/stop cycles would otherwise repeat it.
     priv->notice_posted = true;
-    GST_ELEMENT_INFO(self, LIBRARY, INIT, ("%s", choice.notice.c_str()), (nullptr));
+    GST_ELEMENT_WARNING(self, LIBRARY, INIT, ("%s", choice.notice.c_str()),
+                        ("set backend=cpu to choose the CPU explicitly and silence this"));
   }
   priv->engine = std::move(choice.engine);
   priv->backend_name = priv->engine->backend_name();

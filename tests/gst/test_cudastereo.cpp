@@ -1,0 +1,904 @@
+// Element tests for cudastereo on the CPU backend: GstHarness on the packed
+// `sink` pad, or two harnesses on sink_left/sink_right of one element.
+// Inputs are synthetic textured planes at a known disparity (cs::make_plane_pair)
+// converted to each input format with padded strides; outputs are checked
+// pixel by pixel against the encodings of that disparity.
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "encode.h"
+#include "gstcudastereometa.h"
+#include "stereo.h"
+#include "stereo_math.h"
+#include "synthetic.h"
+
+namespace {
+
+constexpr int kW = 64;      // one view
+constexpr int kH = 48;
+constexpr int kD = 5;       // ground-truth disparity of the plane
+constexpr int kMaxD = 16;
+constexpr GstClockTime kFrame = 40 * GST_MSECOND;
+constexpr int kMargin = 8;  // border pixels not checked (windows leave the image)
+
+enum class Packing { SideBySide, TopBottom, RightFirst };
+
+// RGBA bytes (R, G, B, A) of both views, packed into one frame or not.
+std::vector<uint8_t> rgba_bytes(const cs::Image<uint32_t>& img) {
+  std::vector<uint8_t> out(img.pixels.size() * 4);
+  std::memcpy(out.data(), img.pixels.data(), out.size());
+  return out;
+}
+
+// Converts a tightly packed RGBA picture into `format` with padded rows
+// (GstVideoMeta carries the strides), so the element must honour strides.
+GstBuffer* convert_rgba(const std::vector<uint8_t>& rgba, int w, int h, GstVideoFormat format) {
+  GstVideoInfo in_info, out_info;
+  gst_video_info_set_format(&in_info, GST_VIDEO_FORMAT_RGBA, w, h);
+  gst_video_info_set_format(&out_info, format, w, h);
+  GstVideoAlignment align;
+  gst_video_alignment_reset(&align);
+  align.padding_right = 24;  // 24 extra pixels on every row
+  fail_unless(gst_video_info_align(&out_info, &align));
+
+  GstBuffer* in = gst_buffer_new_wrapped(g_memdup2(rgba.data(), rgba.size()), rgba.size());
+  GstBuffer* out = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&out_info), nullptr);
+  gst_buffer_memset(out, 0, 0xAB, GST_VIDEO_INFO_SIZE(&out_info));  // garbage in the padding
+  gst_buffer_add_video_meta_full(out, GST_VIDEO_FRAME_FLAG_NONE, format, w, h, GST_VIDEO_INFO_N_PLANES(&out_info),
+                                 out_info.offset, out_info.stride);
+  GstVideoFrame fin, fout;
+  fail_unless(gst_video_frame_map(&fin, &in_info, in, GST_MAP_READ));
+  fail_unless(gst_video_frame_map(&fout, &out_info, out, GST_MAP_WRITE));
+  GstVideoConverter* conv = gst_video_converter_new(
+      &in_info, &out_info,
+      gst_structure_new("options", GST_VIDEO_CONVERTER_OPT_DITHER_METHOD, GST_TYPE_VIDEO_DITHER_METHOD,
+                        GST_VIDEO_DITHER_NONE, nullptr));
+  gst_video_converter_frame(conv, &fin, &fout);
+  gst_video_converter_free(conv);
+  gst_video_frame_unmap(&fin);
+  gst_video_frame_unmap(&fout);
+  gst_buffer_unref(in);
+  return out;
+}
+
+// A packed frame holding both views of a plane at disparity d.
+GstBuffer* packed_frame(int w, int h, int d, GstVideoFormat format, Packing packing, uint32_t seed = 7) {
+  cs::SyntheticPair pair = cs::make_plane_pair(w, h, d, seed);
+  const cs::Image<uint32_t>& first = packing == Packing::RightFirst ? pair.right_rgba : pair.left_rgba;
+  const cs::Image<uint32_t>& second = packing == Packing::RightFirst ? pair.left_rgba : pair.right_rgba;
+  const bool tb = packing == Packing::TopBottom;
+  const int fw = tb ? w : 2 * w, fh = tb ? 2 * h : h;
+  cs::Image<uint32_t> frame(fw, fh);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      frame.at(x, y) = first.at(x, y);
+      if (tb)
+        frame.at(x, y + h) = second.at(x, y);
+      else
+        frame.at(x + w, y) = second.at(x, y);
+    }
+  return convert_rgba(rgba_bytes(frame), fw, fh, format);
+}
+
+void stamp(GstBuffer* buf, GstClockTime pts, GstClockTime duration = kFrame) {
+  GST_BUFFER_PTS(buf) = pts;
+  GST_BUFFER_DURATION(buf) = duration;
+}
+
+std::string caps_string(GstVideoFormat format, int w, int h, const char* extra = "") {
+  return std::string("video/x-raw,format=") + gst_video_format_to_string(format) + ",width=" + std::to_string(w) +
+         ",height=" + std::to_string(h) + ",framerate=25/1" + extra;
+}
+
+GstElement* make_element(const char* props = nullptr) {
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  fail_unless(e != nullptr, "cudastereo not found: is GST_PLUGIN_PATH_1_0 set?");
+  g_object_set(e, "backend", 2 /* cpu */, "max-disparity", kMaxD, "subpixel", FALSE, nullptr);
+  if (props) {
+    // "name=value name=value" through GStreamer's own parser of property strings.
+    gchar** kv = g_strsplit(props, " ", -1);
+    for (gchar** p = kv; *p; ++p) {
+      gchar** pair = g_strsplit(*p, "=", 2);
+      gst_util_set_object_arg(G_OBJECT(e), pair[0], pair[1]);
+      g_strfreev(pair);
+    }
+    g_strfreev(kv);
+  }
+  return e;
+}
+
+struct Packed {
+  GstHarness* h;
+  GstBus* bus;
+};
+
+Packed packed_harness(const char* props, const std::string& caps, const char* out_caps = nullptr) {
+  GstElement* e = make_element(props);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
+  gst_object_unref(e);
+  if (out_caps) gst_harness_set_sink_caps_str(h, out_caps);
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  return {h, bus};
+}
+
+void teardown(Packed& p) {
+  gst_harness_teardown(p.h);
+  gst_bus_set_flushing(p.bus, TRUE);
+  gst_object_unref(p.bus);
+}
+
+// Waits for a message of `type` whose text contains `needle`.
+bool bus_has(GstBus* bus, GstMessageType type, const char* needle, GstClockTime wait = 5 * GST_SECOND) {
+  const gint64 end = g_get_monotonic_time() + wait / 1000;
+  while (g_get_monotonic_time() < end) {
+    GstMessage* m = gst_bus_timed_pop_filtered(bus, 100 * GST_MSECOND, type);
+    if (!m) continue;
+    GError* err = nullptr;
+    gchar* dbg = nullptr;
+    if (type == GST_MESSAGE_ERROR) gst_message_parse_error(m, &err, &dbg);
+    if (type == GST_MESSAGE_WARNING) gst_message_parse_warning(m, &err, &dbg);
+    if (type == GST_MESSAGE_INFO) gst_message_parse_info(m, &err, &dbg);
+    const bool hit = (err && strstr(err->message, needle)) || (dbg && strstr(dbg, needle));
+    if (err) GST_INFO("message: %s (%s)", err->message, dbg ? dbg : "");
+    g_clear_error(&err);
+    g_free(dbg);
+    gst_message_unref(m);
+    if (hit) return true;
+  }
+  return false;
+}
+
+// Fraction of interior pixels of a view-sized output equal to `expected`
+// (bytes per pixel bpp, compared as that many bytes).
+double fraction_equal(GstBuffer* out, GstVideoFormat format, int w, int h, const uint8_t* expected, int bpp,
+                      int d = kD, int check_bytes = -1) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, format, w, h);
+  GstVideoFrame f;
+  fail_unless(gst_video_frame_map(&f, &info, out, GST_MAP_READ));
+  if (check_bytes < 0) check_bytes = bpp;
+  int hits = 0, total = 0;
+  for (int y = kMargin; y < h - kMargin; ++y) {
+    const uint8_t* row = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) +
+                         y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0);
+    for (int x = kMargin + d; x < w - kMargin; ++x) {
+      total++;
+      if (std::memcmp(row + x * bpp, expected, check_bytes) == 0) hits++;
+    }
+  }
+  gst_video_frame_unmap(&f);
+  return total ? static_cast<double>(hits) / total : 0.0;
+}
+
+double fraction_q4(GstBuffer* out, int w, int h, int d) {
+  const uint16_t q = static_cast<uint16_t>(d * 16);
+  return fraction_equal(out, GST_VIDEO_FORMAT_GRAY16_LE, w, h, reinterpret_cast<const uint8_t*>(&q), 2, d);
+}
+
+GstCudaStereoMeta* meta_of(GstBuffer* b) { return gst_buffer_get_cuda_stereo_meta(b); }
+
+void check_output_caps(GstHarness* h, const char* format, int w, int h_) {
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  fail_unless(caps != nullptr);
+  GstStructure* s = gst_caps_get_structure(caps, 0);
+  fail_unless_equals_string(gst_structure_get_string(s, "format"), format);
+  int cw = 0, ch = 0;
+  gst_structure_get_int(s, "width", &cw);
+  gst_structure_get_int(s, "height", &ch);
+  fail_unless_equals_int(cw, w);
+  fail_unless_equals_int(ch, h_);
+  gst_caps_unref(caps);
+}
+
+const GstVideoFormat kInputFormats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGRA, GST_VIDEO_FORMAT_RGBx,
+                                        GST_VIDEO_FORMAT_BGRx, GST_VIDEO_FORMAT_RGB,  GST_VIDEO_FORMAT_BGR,
+                                        GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12};
+
+}  // namespace
+
+// ---------------------------------------------------------------- packed input, every input format
+
+GST_START_TEST(test_packed_every_input_format) {
+  for (GstVideoFormat fmt : kInputFormats) {
+    Packed p = packed_harness("input-layout=side-by-side", caps_string(fmt, 2 * kW, kH));
+    GstBuffer* in = packed_frame(kW, kH, kD, fmt, Packing::SideBySide);
+    stamp(in, 3 * kFrame, kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    fail_unless(out != nullptr);
+    check_output_caps(p.h, "GRAY16_LE", kW, kH);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), 3 * kFrame);
+    fail_unless_equals_uint64(GST_BUFFER_DURATION(out), kFrame);
+    const double frac = fraction_q4(out, kW, kH, kD);
+    GST_INFO("%s: %.3f of interior pixels at d = %d", gst_video_format_to_string(fmt), frac, kD);
+    fail_unless(frac >= 0.9, "%s: only %.3f of the plane at d*16", gst_video_format_to_string(fmt), frac);
+    GstCudaStereoMeta* m = meta_of(out);
+    fail_unless(m != nullptr);
+    fail_unless_equals_int(m->scale, 16);
+    fail_unless_equals_int(m->invalid_value, 0);
+    fail_unless_equals_int(m->min_disparity, 0);
+    fail_unless_equals_int(m->max_disparity, kMaxD);
+    fail_unless_equals_string(m->backend, "cpu");
+    fail_unless(!m->placeholder);
+    fail_unless(!m->depth);
+    fail_unless(m->levels >= 1);
+    fail_unless(m->foreground_fraction == 1.0);
+    gst_buffer_unref(out);
+    teardown(p);
+  }
+}
+GST_END_TEST;
+
+// multiview-mode from the caps: top-bottom, and side-by-side with the right
+// view first; half-aspect doubles the output pixel-aspect-ratio.
+GST_START_TEST(test_packed_layout_from_caps) {
+  {
+    Packed p = packed_harness(nullptr, caps_string(GST_VIDEO_FORMAT_RGBA, kW, 2 * kH, ",multiview-mode=top-bottom"));
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::TopBottom);
+    stamp(in, 0);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    check_output_caps(p.h, "GRAY16_LE", kW, kH);
+    fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+    gst_buffer_unref(out);
+    teardown(p);
+  }
+  {
+    Packed p = packed_harness(
+        nullptr, caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH,
+                             ",multiview-mode=side-by-side,multiview-flags=(GstVideoMultiviewFlagsSet)00004001:ffffffff"));
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::RightFirst);
+    stamp(in, 0);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9, "right-view-first not honoured");
+    GstCaps* caps = gst_pad_get_current_caps(p.h->sinkpad);
+    int n = 0, d = 0;
+    fail_unless(gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "pixel-aspect-ratio", &n, &d));
+    fail_unless_equals_int(n, 2);  // half-aspect: each view was squeezed to half width
+    fail_unless_equals_int(d, 1);
+    gst_caps_unref(caps);
+    gst_buffer_unref(out);
+    teardown(p);
+  }
+}
+GST_END_TEST;
+
+// Decoders say mono on side-by-side cameras: auto cannot tell, the property can.
+GST_START_TEST(test_packed_mono_caps) {
+  {
+    Packed p = packed_harness(nullptr, caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH, ",multiview-mode=mono"));
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    gst_harness_push(p.h, in);
+    fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "input-layout"));
+    teardown(p);
+  }
+  {
+    Packed p = packed_harness("input-layout=side-by-side",
+                              caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH, ",multiview-mode=mono"));
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, 0);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+    gst_buffer_unref(out);
+    teardown(p);
+  }
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- every output format
+
+GST_START_TEST(test_output_formats) {
+  const uint8_t g = cs::gray8_from_q4(kD * 16, kMaxD);
+  const uint8_t* lut = cs::colormap_lut(cs::Colormap::Jet);
+  const uint8_t r = lut[3 * g], gg = lut[3 * g + 1], b = lut[3 * g + 2];
+  struct Case {
+    const char* format;
+    GstVideoFormat vf;
+    int bpp;
+    std::vector<uint8_t> expected;
+  } cases[] = {
+      {"GRAY8", GST_VIDEO_FORMAT_GRAY8, 1, {g}},
+      {"RGBA", GST_VIDEO_FORMAT_RGBA, 4, {r, gg, b, 255}},
+      {"BGRA", GST_VIDEO_FORMAT_BGRA, 4, {b, gg, r, 255}},
+      {"RGBx", GST_VIDEO_FORMAT_RGBx, 4, {r, gg, b}},
+      {"BGRx", GST_VIDEO_FORMAT_BGRx, 4, {b, gg, r}},
+  };
+  for (const Case& c : cases) {
+    const std::string out_caps = std::string("video/x-raw,format=") + c.format;
+    Packed p = packed_harness("input-layout=side-by-side colormap=jet", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH),
+                              out_caps.c_str());
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    check_output_caps(p.h, c.format, kW, kH);
+    const double frac = fraction_equal(out, c.vf, kW, kH, c.expected.data(), c.bpp, kD,
+                                       static_cast<int>(c.expected.size()));
+    fail_unless(frac >= 0.9, "%s: only %.3f of the pixels have the colour of d = %d", c.format, frac, kD);
+    gst_buffer_unref(out);
+    teardown(p);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST(test_output_depth) {
+  Packed p = packed_harness("input-layout=side-by-side output-mode=depth baseline=0.12 focal-length=500",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 0);
+  GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+  check_output_caps(p.h, "GRAY16_LE", kW, kH);
+  // Z = 120 mm * 500 px / 5 px = 12000 mm
+  const uint16_t z = cs::depth_mm_from_q4(kD * 16, 120.0 * 500.0 * 16.0);
+  fail_unless_equals_int(z, 12000);
+  fail_unless(fraction_equal(out, GST_VIDEO_FORMAT_GRAY16_LE, kW, kH, reinterpret_cast<const uint8_t*>(&z), 2) >=
+              0.9);
+  fail_unless(meta_of(out)->depth);
+  gst_buffer_unref(out);
+  teardown(p);
+}
+GST_END_TEST;
+
+// Depth is GRAY16_LE only: a downstream that wants RGBA cannot be served.
+GST_START_TEST(test_output_depth_refuses_colour) {
+  Packed p = packed_harness("input-layout=side-by-side output-mode=depth", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH),
+                            "video/x-raw,format=RGBA");
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  gst_harness_push(p.h, in);
+  fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "GRAY16_LE"));
+  teardown(p);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- background model, alpha mask, reset
+
+GST_START_TEST(test_background_alpha_mask_and_reset) {
+  Packed p = packed_harness("input-layout=side-by-side background=true warmup-frames=3 alpha-mask=true",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH), "video/x-raw,format=RGBA");
+  // A static scene: after warm-up everything is background (alpha 0, invalid).
+  GstBuffer* out = nullptr;
+  for (int i = 0; i < 6; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    if (out) gst_buffer_unref(out);
+    out = gst_harness_push_and_pull(p.h, in);
+    if (i == 0) {
+      // Warm-up: all foreground, alpha 255 on matched pixels.
+      const uint8_t opaque = 255;
+      GstVideoInfo info;
+      gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGBA, kW, kH);
+      GstVideoFrame f;
+      fail_unless(gst_video_frame_map(&f, &info, out, GST_MAP_READ));
+      int alpha255 = 0;
+      for (int y = 0; y < kH; ++y)
+        for (int x = 0; x < kW; ++x)
+          alpha255 += static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0))[y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0) + 4 * x + 3] == opaque;
+      gst_video_frame_unmap(&f);
+      fail_unless_equals_int(alpha255, kW * kH);
+    }
+  }
+  GstCudaStereoMeta* m = meta_of(out);
+  fail_unless(m->foreground_fraction < 0.1, "static scene still %.3f foreground", m->foreground_fraction);
+  const uint8_t background_px[4] = {0, 0, 0, 0};  // invalid colour, alpha 0
+  fail_unless(fraction_equal(out, GST_VIDEO_FORMAT_RGBA, kW, kH, background_px, 4) >= 0.9);
+  gst_buffer_unref(out);
+
+  GstStructure* stats = nullptr;
+  g_object_get(p.h->element, "stats", &stats, nullptr);
+  double ratio = -1, fg = -1;
+  fail_unless(gst_structure_get_double(stats, "background-tests-ratio", &ratio));
+  fail_unless(gst_structure_get_double(stats, "foreground-fraction", &fg));
+  fail_unless(ratio > 0.0 && ratio <= 1.0);
+  fail_unless(fg < 0.1);
+  gst_structure_free(stats);
+
+  // reset-background: the next frame is warm-up again (all foreground).
+  g_signal_emit_by_name(p.h->element, "reset-background");
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 6 * kFrame);
+  out = gst_harness_push_and_pull(p.h, in);
+  fail_unless(meta_of(out)->foreground_fraction == 1.0);
+  g_object_get(p.h->element, "stats", &stats, nullptr);
+  gboolean warming = FALSE;
+  fail_unless(gst_structure_get_boolean(stats, "warming-up", &warming));
+  fail_unless(warming);
+  gst_structure_free(stats);
+  gst_buffer_unref(out);
+  teardown(p);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- properties
+
+GST_START_TEST(test_properties) {
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  const cs::Params d;  // the element's defaults are the core's
+  struct IntProp {
+    const char* name;
+    int def, min, max;
+  } ints[] = {{"max-disparity", d.max_disparity, 1, 4096},
+              {"min-disparity", d.min_disparity, 0, 4095},
+              {"levels", d.levels, 0, cs::kMaxLevels},
+              {"warmup-frames", d.warmup_frames, 0, 100000},
+              {"lr-tolerance", d.lr_tolerance, 0, 64},
+              {"cuda-device-id", -1, -1, G_MAXINT16}};
+  for (const IntProp& ip : ints) {
+    GParamSpec* ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), ip.name);
+    fail_unless(ps != nullptr, "%s missing", ip.name);
+    fail_unless(g_param_spec_get_blurb(ps) && strlen(g_param_spec_get_blurb(ps)) > 10);
+    GParamSpecInt* pi = G_PARAM_SPEC_INT(ps);
+    fail_unless_equals_int(pi->default_value, ip.def);
+    fail_unless_equals_int(pi->minimum, ip.min);
+    fail_unless_equals_int(pi->maximum, ip.max);
+  }
+  const char* all[] = {"backend", "cuda-device-id", "max-disparity", "min-disparity", "levels", "window",
+                       "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
+                       "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
+                       "baseline", "focal-length", "stats"};
+  for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
+  // Only NULL/READY for the device choice.
+  GParamSpec* be = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "backend");
+  fail_unless(be->flags & GST_PARAM_MUTABLE_READY);
+  // Enum nicks are dash-named.
+  GEnumClass* layout = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(
+      g_object_class_find_property(G_OBJECT_GET_CLASS(e), "input-layout"))));
+  fail_unless(g_enum_get_value_by_nick(layout, "side-by-side") != nullptr);
+  fail_unless(g_enum_get_value_by_nick(layout, "top-bottom") != nullptr);
+  g_type_class_unref(layout);
+  // Round trips.
+  gst_util_set_object_arg(G_OBJECT(e), "colormap", "grey");
+  gst_util_set_object_arg(G_OBJECT(e), "window", "best-4");
+  g_object_set(e, "learning-rate", 0.5f, "baseline", 0.25, "subpixel", FALSE, nullptr);
+  int cm = -1, win = -1;
+  float lr = 0;
+  double bl = 0;
+  gboolean sp = TRUE;
+  g_object_get(e, "colormap", &cm, "window", &win, "learning-rate", &lr, "baseline", &bl, "subpixel", &sp, nullptr);
+  fail_unless_equals_int(cm, 2);
+  fail_unless_equals_int(win, 4);
+  fail_unless(lr == 0.5f);
+  fail_unless(bl == 0.25);
+  fail_unless(!sp);
+  GstStructure* stats = nullptr;
+  g_object_get(e, "stats", &stats, nullptr);
+  fail_unless(stats != nullptr);
+  for (const char* f : {"fps", "frames", "foreground-fraction", "background-tests-ratio", "backend"})
+    fail_unless(gst_structure_has_field(stats, f), "stats lacks %s", f);
+  gst_structure_free(stats);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+// Changed in PLAYING, applied at the next frame.
+GST_START_TEST(test_property_change_while_playing) {
+  Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 0);
+  GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+  fail_unless_equals_int(meta_of(out)->max_disparity, kMaxD);
+  gst_buffer_unref(out);
+  // Search range that excludes the true disparity: nothing matches at d.
+  g_object_set(p.h->element, "min-disparity", 8, "max-disparity", 24, nullptr);
+  in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, kFrame);
+  out = gst_harness_push_and_pull(p.h, in);
+  fail_unless_equals_int(meta_of(out)->min_disparity, 8);
+  fail_unless_equals_int(meta_of(out)->max_disparity, 24);
+  fail_unless(fraction_q4(out, kW, kH, kD) < 0.05);
+  gst_buffer_unref(out);
+  teardown(p);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- two pads
+
+struct TwoPads {
+  GstHarness* left;
+  GstHarness* right;
+  GstBus* bus;
+};
+
+TwoPads two_pad_harness(GstVideoFormat fmt = GST_VIDEO_FORMAT_RGBA, bool live = true,
+                        GstVideoFormat right_fmt = GST_VIDEO_FORMAT_UNKNOWN) {
+  GstElement* e = make_element();
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  GstHarness* l = gst_harness_new_with_element(e, "sink_left", "src");
+  GstHarness* r = gst_harness_new_with_element(e, "sink_right", nullptr);
+  gst_object_unref(e);
+  gst_harness_set_live(l, live);
+  gst_harness_set_live(r, live);
+  gst_harness_set_src_caps_str(l, caps_string(fmt, kW, kH).c_str());
+  gst_harness_set_src_caps_str(
+      r, caps_string(right_fmt == GST_VIDEO_FORMAT_UNKNOWN ? fmt : right_fmt, kW, kH).c_str());
+  return {l, r, bus};
+}
+
+void teardown(TwoPads& t) {
+  gst_harness_teardown(t.right);
+  gst_harness_teardown(t.left);
+  gst_bus_set_flushing(t.bus, TRUE);
+  gst_object_unref(t.bus);
+}
+
+void push_views(TwoPads& t, GstClockTime lt, GstClockTime rt, int d = kD, GstVideoFormat fmt = GST_VIDEO_FORMAT_RGBA) {
+  cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, d, 11);
+  if (GST_CLOCK_TIME_IS_VALID(lt)) {
+    GstBuffer* b = convert_rgba(rgba_bytes(pair.left_rgba), kW, kH, fmt);
+    stamp(b, lt);
+    fail_unless_equals_int(gst_harness_push(t.left, b), GST_FLOW_OK);
+  }
+  if (GST_CLOCK_TIME_IS_VALID(rt)) {
+    GstBuffer* b = convert_rgba(rgba_bytes(pair.right_rgba), kW, kH, fmt);
+    stamp(b, rt);
+    fail_unless_equals_int(gst_harness_push(t.right, b), GST_FLOW_OK);
+  }
+}
+
+GST_START_TEST(test_two_pads_pairing) {
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_NV12}) {
+    TwoPads t = two_pad_harness(fmt);
+    // The sink pad goes away while the request pads exist.
+    GstPad* sink = gst_element_get_static_pad(t.left->element, "sink");
+    fail_unless(sink == nullptr);
+    push_views(t, 0, 0, kD, fmt);
+    GstBuffer* out = gst_harness_pull(t.left);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), 0);
+    fail_unless_equals_uint64(GST_BUFFER_DURATION(out), kFrame);
+    fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9, "%s", gst_video_format_to_string(fmt));
+    fail_unless(!meta_of(out)->placeholder);
+    gst_buffer_unref(out);
+    // Slightly jittered timestamps (< half a frame) still pair.
+    push_views(t, kFrame, kFrame + 5 * GST_MSECOND, kD, fmt);
+    out = gst_harness_pull(t.left);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), kFrame);
+    fail_unless(!meta_of(out)->placeholder);
+    gst_buffer_unref(out);
+    teardown(t);
+  }
+}
+GST_END_TEST;
+
+// Frames are paired by timestamp, not arrival order: a left frame whose
+// right partner is missing gives one all-invalid output at its time, and the
+// following frames pair again.
+GST_START_TEST(test_two_pads_unpaired_frame) {
+  TwoPads t = two_pad_harness();
+  push_views(t, 0, kFrame);  // right frame at 0 was lost
+  GstBuffer* out = gst_harness_pull(t.left);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), 0);
+  fail_unless(meta_of(out)->placeholder);
+  const uint16_t zero = 0;
+  fail_unless(fraction_equal(out, GST_VIDEO_FORMAT_GRAY16_LE, kW, kH, reinterpret_cast<const uint8_t*>(&zero), 2) == 1.0);
+  gst_buffer_unref(out);
+  fail_unless(bus_has(t.bus, GST_MESSAGE_WARNING, "without a partner"));
+  push_views(t, kFrame, GST_CLOCK_TIME_NONE);
+  out = gst_harness_pull(t.left);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), kFrame);
+  fail_unless(!meta_of(out)->placeholder);
+  fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+  gst_buffer_unref(out);
+
+  // Live: the right frame never comes; once the clock passes the left
+  // frame's time plus the latency, the left frame goes out alone.
+  push_views(t, 2 * kFrame, GST_CLOCK_TIME_NONE);
+  fail_unless(gst_harness_crank_single_clock_wait(t.left));
+  out = gst_harness_pull(t.left);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), 2 * kFrame);
+  fail_unless(meta_of(out)->placeholder);
+  gst_buffer_unref(out);
+
+  GstStructure* stats = nullptr;
+  g_object_get(t.left->element, "stats", &stats, nullptr);
+  guint64 unpaired = 0, frames = 0;
+  gst_structure_get_uint64(stats, "unpaired-frames", &unpaired);
+  gst_structure_get_uint64(stats, "frames", &frames);
+  fail_unless_equals_uint64(unpaired, 2);
+  fail_unless_equals_uint64(frames, 3);
+  gst_structure_free(stats);
+  teardown(t);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_two_pads_latency_reported) {
+  TwoPads t = two_pad_harness();
+  push_views(t, 0, 0);
+  gst_buffer_unref(gst_harness_pull(t.left));
+  GstQuery* q = gst_query_new_latency();
+  fail_unless(gst_pad_peer_query(t.left->sinkpad, q));
+  gboolean live = FALSE;
+  GstClockTime min = 0, max = 0;
+  gst_query_parse_latency(q, &live, &min, &max);
+  fail_unless(live);
+  fail_unless_equals_uint64(min, kFrame);  // one frame at 25 fps
+  gst_query_unref(q);
+  teardown(t);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_two_pads_eos_on_one_pad) {
+  TwoPads t = two_pad_harness(GST_VIDEO_FORMAT_RGBA, false);
+  push_views(t, 0, 0);
+  gst_buffer_unref(gst_harness_pull(t.left));
+  fail_unless(gst_harness_push_event(t.right, gst_event_new_eos()));
+  push_views(t, kFrame, GST_CLOCK_TIME_NONE);
+  GstBuffer* out = gst_harness_pull(t.left);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), kFrame);
+  fail_unless(meta_of(out)->placeholder);
+  gst_buffer_unref(out);
+  fail_unless(gst_harness_push_event(t.left, gst_event_new_eos()));
+  // EOS comes out once both pads are done.
+  GstEvent* ev;
+  bool eos = false;
+  while ((ev = gst_harness_pull_event(t.left))) {
+    eos = eos || GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
+    gst_event_unref(ev);
+    if (eos) break;
+  }
+  fail_unless(eos);
+  teardown(t);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_gap_events) {
+  {
+    TwoPads t = two_pad_harness(GST_VIDEO_FORMAT_RGBA, false);
+    fail_unless(gst_harness_push_event(t.right, gst_event_new_gap(0, kFrame)));
+    push_views(t, 0, GST_CLOCK_TIME_NONE);
+    GstBuffer* out = gst_harness_pull(t.left);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), 0);
+    fail_unless(meta_of(out)->placeholder);
+    gst_buffer_unref(out);
+    push_views(t, kFrame, kFrame);
+    out = gst_harness_pull(t.left);
+    fail_unless(!meta_of(out)->placeholder);
+    gst_buffer_unref(out);
+    teardown(t);
+  }
+  {
+    Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, 0);
+    gst_buffer_unref(gst_harness_push_and_pull(p.h, in));
+    fail_unless(gst_harness_push_event(p.h, gst_event_new_gap(kFrame, kFrame)));
+    GstBuffer* out = gst_harness_pull(p.h);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), kFrame);
+    fail_unless(GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_GAP));
+    fail_unless(meta_of(out)->placeholder);
+    gst_buffer_unref(out);
+    teardown(p);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST(test_two_pads_mismatched_caps) {
+  TwoPads t = two_pad_harness(GST_VIDEO_FORMAT_RGBA, false, GST_VIDEO_FORMAT_GRAY8);
+  cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, kD, 3);
+  GstBuffer* l = convert_rgba(rgba_bytes(pair.left_rgba), kW, kH, GST_VIDEO_FORMAT_RGBA);
+  GstBuffer* r = convert_rgba(rgba_bytes(pair.right_rgba), kW, kH, GST_VIDEO_FORMAT_GRAY8);
+  stamp(l, 0);
+  stamp(r, 0);
+  gst_harness_push(t.left, l);
+  gst_harness_push(t.right, r);
+  fail_unless(bus_has(t.bus, GST_MESSAGE_ERROR, "differ"));
+  teardown(t);
+}
+GST_END_TEST;
+
+// Both input modes at once is refused with an error naming the problem.
+GST_START_TEST(test_packed_and_two_pads_refused) {
+  Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  GstPad* left = gst_element_request_pad_simple(p.h->element, "sink_left");
+  fail_unless(left == nullptr);
+  fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "both"));
+  teardown(p);
+}
+GST_END_TEST;
+
+// Only one of the two request pads: an error, not a hang.
+GST_START_TEST(test_two_pads_only_left) {
+  GstElement* e = make_element();
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  GstHarness* l = gst_harness_new_with_element(e, "sink_left", "src");
+  gst_object_unref(e);
+  gst_harness_set_src_caps_str(l, caps_string(GST_VIDEO_FORMAT_RGBA, kW, kH).c_str());
+  GstBuffer* b = convert_rgba(rgba_bytes(cs::make_plane_pair(kW, kH, kD, 1).left_rgba), kW, kH, GST_VIDEO_FORMAT_RGBA);
+  stamp(b, 0);
+  gst_harness_push(l, b);
+  fail_unless(bus_has(bus, GST_MESSAGE_ERROR, "both sink_left and sink_right"));
+  gst_harness_teardown(l);
+  gst_bus_set_flushing(bus, TRUE);
+  gst_object_unref(bus);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- bad input
+
+GST_START_TEST(test_bad_odd_sizes) {
+  {
+    Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * kW + 1, kH));
+    fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "odd"));
+    teardown(p);
+  }
+  {
+    Packed p = packed_harness("input-layout=top-bottom", caps_string(GST_VIDEO_FORMAT_GRAY8, kW, 2 * kH + 1));
+    fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "odd"));
+    teardown(p);
+  }
+  {
+    // I420 side by side: each view's chroma must start on a sample.
+    Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_I420, 2 * (kW + 1), kH));
+    fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "divisible by 4"));
+    teardown(p);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST(test_bad_too_small) {
+  Packed p = packed_harness("input-layout=side-by-side",
+                            caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * (cs::kMinViewWidth - 2), kH));
+  fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "smaller than the minimum"));
+  teardown(p);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_bad_range_wider_than_image) {
+  Packed p = packed_harness("input-layout=side-by-side max-disparity=200", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 0);
+  gst_harness_push(p.h, in);
+  fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "Invalid stereo settings for 64x48 views"));
+  teardown(p);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_bad_short_buffer) {
+  Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  GstBuffer* in = gst_buffer_new_allocate(nullptr, 2 * kW * kH * 4 / 2, nullptr);  // half of what the caps say
+  stamp(in, 2 * kFrame);
+  GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), 2 * kFrame);
+  fail_unless(meta_of(out)->placeholder);
+  gst_buffer_unref(out);
+  fail_unless(bus_has(p.bus, GST_MESSAGE_WARNING, "fewer than the"));
+  // The stream goes on.
+  in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 3 * kFrame);
+  out = gst_harness_push_and_pull(p.h, in);
+  fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+  gst_buffer_unref(out);
+  teardown(p);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_renegotiation_restarts_model) {
+  Packed p = packed_harness("input-layout=side-by-side background=true warmup-frames=2",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  for (int i = 0; i < 4; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    // Learnt: the static scene is background after the warm-up.
+    if (i == 3) fail_unless(meta_of(out)->foreground_fraction < 0.1);
+    gst_buffer_unref(out);
+  }
+  const int w2 = 96, h2 = 40;
+  gst_harness_set_src_caps_str(p.h, caps_string(GST_VIDEO_FORMAT_RGBA, 2 * w2, h2).c_str());
+  GstBuffer* in = packed_frame(w2, h2, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 4 * kFrame);
+  GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+  check_output_caps(p.h, "GRAY16_LE", w2, h2);
+  fail_unless_equals_uint64(gst_buffer_get_size(out), static_cast<guint64>(w2 * h2 * 2));
+  fail_unless(meta_of(out)->foreground_fraction == 1.0);  // the model restarted: warming up again
+  fail_unless(fraction_q4(out, w2, h2, kD) >= 0.9);
+  gst_buffer_unref(out);
+  teardown(p);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_flush_and_seek) {
+  Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 0);
+  gst_buffer_unref(gst_harness_push_and_pull(p.h, in));
+  fail_unless(gst_harness_push_event(p.h, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(p.h, gst_event_new_flush_stop(TRUE)));
+  GstSegment seg;
+  gst_segment_init(&seg, GST_FORMAT_TIME);
+  seg.start = 10 * GST_SECOND;
+  seg.time = 10 * GST_SECOND;
+  seg.position = 10 * GST_SECOND;
+  fail_unless(gst_harness_push_event(p.h, gst_event_new_segment(&seg)));
+  for (int i = 0; i < 3; ++i) {
+    in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, 10 * GST_SECOND + i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), 10 * GST_SECOND + i * kFrame);
+    fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+    gst_buffer_unref(out);
+  }
+  teardown(p);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_state_cycles) {
+  GstElement* e = make_element("input-layout=side-by-side");
+  for (int i = 0; i < 50; ++i) {
+    fail_unless(gst_element_set_state(e, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    fail_unless_equals_int(gst_element_set_state(e, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  }
+  gst_object_unref(e);
+  // And with data flowing each time.
+  for (int i = 0; i < 10; ++i) {
+    Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * kW, kH));
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_GRAY8, Packing::SideBySide);
+    stamp(in, 0);
+    gst_buffer_unref(gst_harness_push_and_pull(p.h, in));
+    teardown(p);
+  }
+}
+GST_END_TEST;
+
+GST_START_TEST(test_backend_choice) {
+  // backend=cuda without a CUDA engine (or GPU): READY->PAUSED fails, saying why.
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
+  const GstStateChangeReturn ret = gst_element_set_state(e, GST_STATE_PAUSED);
+  if (ret == GST_STATE_CHANGE_FAILURE) {
+    fail_unless(bus_has(bus, GST_MESSAGE_ERROR, "backend=cuda was requested"));
+  } else {
+    GST_INFO("a CUDA engine started: this machine has a GPU");
+  }
+  gst_element_set_state(e, GST_STATE_NULL);
+  // backend=auto: the CPU, said once on the bus when CUDA is not there.
+  gst_util_set_object_arg(G_OBJECT(e), "backend", "auto");
+  fail_unless(gst_element_set_state(e, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+  if (ret == GST_STATE_CHANGE_FAILURE) fail_unless(bus_has(bus, GST_MESSAGE_WARNING, "runs on the CPU"));
+  gst_element_set_state(e, GST_STATE_NULL);
+  gst_bus_set_flushing(bus, TRUE);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+static Suite* cudastereo_suite(void) {
+  Suite* s = suite_create("cudastereo");
+  TCase* tc = tcase_create("general");
+  tcase_set_timeout(tc, 300);
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_packed_every_input_format);
+  tcase_add_test(tc, test_packed_layout_from_caps);
+  tcase_add_test(tc, test_packed_mono_caps);
+  tcase_add_test(tc, test_output_formats);
+  tcase_add_test(tc, test_output_depth);
+  tcase_add_test(tc, test_output_depth_refuses_colour);
+  tcase_add_test(tc, test_background_alpha_mask_and_reset);
+  tcase_add_test(tc, test_properties);
+  tcase_add_test(tc, test_property_change_while_playing);
+  tcase_add_test(tc, test_two_pads_pairing);
+  tcase_add_test(tc, test_two_pads_unpaired_frame);
+  tcase_add_test(tc, test_two_pads_latency_reported);
+  tcase_add_test(tc, test_two_pads_eos_on_one_pad);
+  tcase_add_test(tc, test_gap_events);
+  tcase_add_test(tc, test_two_pads_mismatched_caps);
+  tcase_add_test(tc, test_packed_and_two_pads_refused);
+  tcase_add_test(tc, test_two_pads_only_left);
+  tcase_add_test(tc, test_bad_odd_sizes);
+  tcase_add_test(tc, test_bad_too_small);
+  tcase_add_test(tc, test_bad_range_wider_than_image);
+  tcase_add_test(tc, test_bad_short_buffer);
+  tcase_add_test(tc, test_renegotiation_restarts_model);
+  tcase_add_test(tc, test_flush_and_seek);
+  tcase_add_test(tc, test_state_cycles);
+  tcase_add_test(tc, test_backend_choice);
+  return s;
+}
+
+GST_CHECK_MAIN(cudastereo);

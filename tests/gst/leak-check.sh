@@ -4,10 +4,10 @@
 # false colour and alpha mask), 300 frames each, then the element test suite's
 # state-change cycles. Fails on any "definitely lost" or "indirectly lost"
 # block that is not in gst.supp (one-time GLib/GStreamer allocations only).
-# Usage: leak-check.sh <plugin dir> <work dir> <suppressions>
+# Usage: leak-check.sh <plugin dir> <work dir> <suppressions> <element test binary>
 #   wired as: ninja -C build-gst gst-leak-check
 set -u
-plugin_dir=${1:?} work=${2:?} supp=${3:?}
+plugin_dir=${1:?} work=${2:?} supp=${3:?} checks=${4:?}
 export GST_PLUGIN_PATH_1_0=$plugin_dir
 export GST_REGISTRY_1_0=$work/registry-leak.bin
 export G_SLICE=always-malloc G_DEBUG=gc-friendly
@@ -33,4 +33,7 @@ run twopads gst-launch-1.0 -q cudastereo name=s backend=cpu background=true warm
   max-disparity=16 ! video/x-raw,format=RGBA ! fakesink \
   videotestsrc pattern=ball num-buffers=300 ! video/x-raw,width=64,height=48,format=I420 ! s.sink_left \
   videotestsrc pattern=ball num-buffers=300 ! video/x-raw,width=64,height=48,format=I420 ! s.sink_right
+# Element checks that cycle states, pads and errors (one process: CK_FORK=no).
+CK_FORK=no GST_CHECKS=test_state_cycles,test_two_pads_unpaired_frame,test_bad_short_buffer,test_renegotiation_restarts_model,test_flush_and_seek \
+  run checks "$checks"
 exit $status

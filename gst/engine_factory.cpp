@@ -19,7 +19,7 @@ namespace {
 std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Params& params, std::string* error) {
 #if CS_GST_CUDA_ENGINE
   try {
-    std::unique_ptr<cs::Engine> engine = cs::make_cuda_engine(params, cuda_device_id, error);
+    std::unique_ptr<cs::Engine> engine = cs::cuda::make_cuda_engine(params, cuda_device_id, error);
     if (!engine && error->empty()) *error = "the CUDA engine could not be created";
     return engine;
   } catch (const std::exception& e) {

@@ -116,7 +116,8 @@ if want engine; then
         [ $rc = 0 ] || { failures=$((failures + 1)); echo "engine $s D=$d: rc $rc" >&2; }
         # Result lines: size D mode ms spread fps Mde/s engMiB usedMiB, or ERROR.
         echo "$out" | awk -v s="$s" '$1 == s && ($3 == "full" || $3 == "background") {
-            if ($4 == "ERROR") { $1 = $2 = $3 = $4 = ""; printf "| %s | %s | %s | error:%s | | | | |\n", s, $2, $3, $0; next }
+            if ($4 == "ERROR") { d = $2; m = $3; $1 = $2 = $3 = $4 = ""; sub(/^ +/, "");
+                                 printf "| %s | %s | %s | error: %s | | | | |\n", s, d, m, $0; next }
             printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $9 }' >> "$table"
         echo "$out" | sed -n 's/^stages \([^ ]*\) D=\([0-9]*\) \([a-z-]*\) (median of 21, ms): \(.*\)$/| \1 | \2 | \3 | \4 |/p' >> "$stages"
       done

@@ -360,7 +360,11 @@ int main(int argc, char **argv) {
   GError *perr = NULL;
   GstElement *pipeline = gst_parse_launch(desc, &perr);
   if (!pipeline || perr) {
-    snprintf(why, sizeof why, "pipeline '%s' did not parse: %s", desc, perr ? perr->message : "?");
+    /* The description goes to stderr; the row keeps the reason short. */
+    fprintf(stderr, "cs-bench-element: pipeline: %s\n", desc);
+    snprintf(why, sizeof why, "%s%s",
+             o.cuda_memory ? "the element does not take video/x-raw(memory:CUDAMemory) from cudaupload: " : "pipeline: ",
+             perr ? perr->message : "did not parse");
     g_clear_error(&perr);
     if (pipeline) gst_object_unref(pipeline);
     g_free(desc);

@@ -67,9 +67,17 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <string>
 
 #include "config.h"
+#if HAVE_GST_CUDA
+#include <gst/cuda/gstcudabufferpool.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
+#endif
 #include "encode.h"
 #include "engine.h"
 #include "engine_factory.h"
@@ -82,14 +90,25 @@ GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
 #define INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12 }"
 #define OUTPUT_FORMATS "{ GRAY16_LE, GRAY8, RGBA, BGRA, RGBx, BGRx }"
 
+// With GStreamer's CUDA library the pads also take and give CUDA device
+// memory (listed first: preferred), so the element sits between nvh264dec or
+// cudaupload and cudadownload without a copy through the host.
+#if HAVE_GST_CUDA
+#define CUDA_MEMORY_CAPS(formats) GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, formats) "; "
+#else
+#define CUDA_MEMORY_CAPS(formats) ""
+#endif
+#define SINK_CAPS CUDA_MEMORY_CAPS(INPUT_FORMATS) GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)
+#define SRC_CAPS CUDA_MEMORY_CAPS(OUTPUT_FORMATS) GST_VIDEO_CAPS_MAKE(OUTPUT_FORMATS)
+
 static GstStaticPadTemplate sink_template =
-    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)));
-static GstStaticPadTemplate sink_left_template = GST_STATIC_PAD_TEMPLATE(
-    "sink_left", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)));
-static GstStaticPadTemplate sink_right_template = GST_STATIC_PAD_TEMPLATE(
-    "sink_right", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)));
+    GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
+static GstStaticPadTemplate sink_left_template =
+    GST_STATIC_PAD_TEMPLATE("sink_left", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(SINK_CAPS));
+static GstStaticPadTemplate sink_right_template =
+    GST_STATIC_PAD_TEMPLATE("sink_right", GST_PAD_SINK, GST_PAD_REQUEST, GST_STATIC_CAPS(SINK_CAPS));
 static GstStaticPadTemplate src_template =
-    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(GST_VIDEO_CAPS_MAKE(OUTPUT_FORMATS)));
+    GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
 // ---------------------------------------------------------------- enums
 
@@ -259,6 +278,19 @@ struct GstCudaStereoPrivate {
   std::chrono::steady_clock::time_point fps_window_start;
   uint64_t fps_window_frames = 0;
 
+  // CUDA (GStreamer's CUDA library). cuda_ctx is the context shared with
+  // neighbouring CUDA elements: set by start (gst_cuda_ensure_element_context)
+  // or by set_context, read by context queries from any thread, hence its own
+  // lock (recursive: ensure_element_context calls back into set_context).
+  std::recursive_mutex ctx_lock;
+#if HAVE_GST_CUDA
+  GstCudaContext* cuda_ctx = nullptr;
+  // Streaming thread (set in start, cleared in stop): the context the CUDA
+  // engine runs in, null with the CPU engine.
+  GstCudaContext* engine_ctx = nullptr;
+#endif
+  bool out_cuda_memory = false;  // negotiated output caps carry memory:CUDAMemory
+
   // Pads; changed under the object lock by request/release.
   GstAggregatorPad* sink_pad = nullptr;  // packed, not owned (the element owns it)
   GstAggregatorPad* left_pad = nullptr;
@@ -310,12 +342,14 @@ std::string describe_info(const GstVideoInfo& info) {
 // A view of one half of a packed frame (or a whole frame when view_index
 // addresses a single-view frame with packed == false). Uses the frame's own
 // strides and plane offsets (GstVideoMeta when present).
-cs::FrameView frame_view(const GstVideoFrame& frame, const Geometry& g, int half) {
+// `device`: the frame was mapped with GST_MAP_CUDA, its planes are device
+// pointers (only offset here, never read).
+cs::FrameView frame_view(const GstVideoFrame& frame, const Geometry& g, int half, bool device) {
   cs::FrameView v;
   v.format = g.format;
   v.width = g.view_width;
   v.height = g.view_height;
-  v.memory = cs::Memory::Host;
+  v.memory = device ? cs::Memory::Device : cs::Memory::Host;
   const int planes = GST_VIDEO_FRAME_N_PLANES(&frame);
   for (int p = 0; p < planes && p < 3; ++p) {
     const uint8_t* base = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
@@ -340,6 +374,61 @@ cs::FrameView frame_view(const GstVideoFrame& frame, const Geometry& g, int half
 }  // namespace
 
 #define PRIV(self) ((self)->priv)
+
+namespace {
+
+// Makes the element's GstCudaContext current on this thread for its
+// lifetime, so the engine's CUDA runtime calls run in the context the
+// neighbouring CUDA elements share (the engine adopts the current context).
+// Does nothing with the CPU engine.
+class CudaContextScope {
+ public:
+  explicit CudaContextScope(GstCudaStereoPrivate* priv) {
+#if HAVE_GST_CUDA
+    if (priv->engine_ctx) pushed_ = gst_cuda_context_push(priv->engine_ctx);
+#else
+    (void)priv;
+#endif
+  }
+  ~CudaContextScope() {
+#if HAVE_GST_CUDA
+    if (pushed_) gst_cuda_context_pop(nullptr);
+#endif
+  }
+  CudaContextScope(const CudaContextScope&) = delete;
+  CudaContextScope& operator=(const CudaContextScope&) = delete;
+
+ private:
+  bool pushed_ = false;
+};
+
+#if HAVE_GST_CUDA
+bool caps_have_cuda_memory(const GstCaps* caps) {
+  if (!caps || gst_caps_is_any(caps)) return false;
+  for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
+    GstCapsFeatures* f = gst_caps_get_features(caps, i);
+    if (f && gst_caps_features_contains(f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY)) return true;
+  }
+  return false;
+}
+
+// True when every memory of `buf` is CUDA device memory that kernels running
+// in `ctx` can read (the same context, or a peer with access enabled).
+bool readable_on_device(GstBuffer* buf, GstCudaContext* ctx) {
+  if (!ctx) return false;
+  const guint n = gst_buffer_n_memory(buf);
+  if (n == 0) return false;
+  for (guint i = 0; i < n; ++i) {
+    GstMemory* mem = gst_buffer_peek_memory(buf, i);
+    if (!gst_is_cuda_memory(mem)) return false;
+    GstCudaContext* other = GST_CUDA_MEMORY_CAST(mem)->context;
+    if (other != ctx && !gst_cuda_context_can_access_peer(ctx, other)) return false;
+  }
+  return true;
+}
+#endif
+
+}  // namespace
 
 static void post_unpaired_warning(GstCudaStereo* self, const std::string& why) {
   GstCudaStereoPrivate* priv = PRIV(self);
@@ -474,6 +563,7 @@ static bool update_geometry(GstCudaStereo* self) {
   if (size_changed) {
     if (priv->geometry.valid && priv->engine) {
       GST_INFO_OBJECT(self, "view size changed to %dx%d: background model restarts", g.view_width, g.view_height);
+      CudaContextScope cuda_scope(priv);
       priv->engine->reset_background();
     }
     priv->invalid_q4 = cs::Image<uint16_t>(g.view_width, g.view_height, 0);
@@ -566,9 +656,40 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
                       ("input: %dx%d views", priv->geometry.view_width, priv->geometry.view_height));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  GstBuffer* outbuf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&priv->out_info), nullptr);
+  const bool placeholder = !(left && right);
+  GstBuffer* outbuf = nullptr;
+  GstFlowReturn alloc_ret = GST_FLOW_OK;
+  GstBufferPool* pool = priv->out_cuda_memory ? gst_aggregator_get_buffer_pool(GST_AGGREGATOR(self)) : nullptr;
+  if (pool) {
+    if (!gst_buffer_pool_is_active(pool) && !gst_buffer_pool_set_active(pool, TRUE)) {
+      gst_object_unref(pool);
+      GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not activate the CUDA output buffer pool"), (nullptr));
+      return GST_FLOW_ERROR;
+    }
+    alloc_ret = gst_buffer_pool_acquire_buffer(pool, &outbuf, nullptr);
+    gst_object_unref(pool);
+    if (alloc_ret != GST_FLOW_OK) {
+      GST_DEBUG_OBJECT(self, "no output buffer from the pool: %s", gst_flow_get_name(alloc_ret));
+      return alloc_ret;  // flushing, or an error the pool already reported
+    }
+  } else {
+    outbuf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&priv->out_info), nullptr);
+  }
+  // The engine writes device memory directly when the inputs are on the
+  // device too (CUDA in, CUDA out: nothing crosses the host). Host inputs or
+  // placeholders write through the CUDA memory's host staging instead.
+  bool out_device = false;
+#if HAVE_GST_CUDA
+  out_device = !placeholder && priv->engine_ctx && left->memory == cs::Memory::Device &&
+               readable_on_device(outbuf, priv->engine_ctx);
+#endif
   GstVideoFrame out;
-  if (!gst_video_frame_map(&out, &priv->out_info, outbuf, GST_MAP_WRITE)) {
+  const GstMapFlags out_flags =
+#if HAVE_GST_CUDA
+      out_device ? static_cast<GstMapFlags>(GST_MAP_WRITE | GST_MAP_CUDA) :
+#endif
+                 GST_MAP_WRITE;
+  if (!gst_video_frame_map(&out, &priv->out_info, outbuf, out_flags)) {
     gst_buffer_unref(outbuf);
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (nullptr));
     return GST_FLOW_ERROR;
@@ -579,9 +700,12 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0);
   dst.width = priv->geometry.view_width;
   dst.height = priv->geometry.view_height;
-  dst.memory = cs::Memory::Host;
-  const bool placeholder = !(left && right);
+  dst.memory = out_device ? cs::Memory::Device : cs::Memory::Host;
   if (!placeholder) {
+    // Blocking: with a device output the engine queues the frame on its own
+    // stream and waits for it. GStreamer 1.22's CUDA memory carries no
+    // stream, so a downstream CUDA element could not otherwise order its
+    // reads after our writes.
     const std::string error = priv->engine->process(*left, *right, enc, dst);
     if (!error.empty()) {
       gst_video_frame_unmap(&out);
@@ -625,16 +749,33 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   return gst_aggregator_finish_buffer(agg, outbuf);
 }
 
+// True when the CUDA engine can read `buf` where it lies on the GPU.
+static bool input_on_device(GstCudaStereo* self, GstBuffer* buf) {
+#if HAVE_GST_CUDA
+  return readable_on_device(buf, PRIV(self)->engine_ctx);
+#else
+  (void)self;
+  (void)buf;
+  return false;
+#endif
+}
+
 // Maps an input buffer, checking that it holds what its caps promise.
+// `device`: map CUDA memory for the GPU (GST_MAP_CUDA: device pointers);
+// otherwise CUDA memory is downloaded to its host staging by the map.
 static bool map_input(GstCudaStereo* self, GstBuffer* buf, const GstVideoInfo& info, const char* pad_name,
-                      GstVideoFrame* frame) {
+                      bool device, GstVideoFrame* frame) {
   GstCudaStereoPrivate* priv = PRIV(self);
   const gsize size = gst_buffer_get_size(buf);
   std::string problem;
   if (!gst_buffer_get_video_meta(buf) && size < GST_VIDEO_INFO_SIZE(&info)) {
     problem = "buffer on " + std::string(pad_name) + " holds " + std::to_string(size) + " bytes, fewer than the " +
               std::to_string(GST_VIDEO_INFO_SIZE(&info)) + " its caps (" + describe_info(info) + ") need";
-  } else if (!gst_video_frame_map(frame, &info, buf, GST_MAP_READ)) {
+  } else if (!gst_video_frame_map(frame, &info, buf,
+#if HAVE_GST_CUDA
+                                  device ? static_cast<GstMapFlags>(GST_MAP_READ | GST_MAP_CUDA) :
+#endif
+                                         GST_MAP_READ)) {
     problem = "buffer on " + std::string(pad_name) + " (" + std::to_string(size) +
               " bytes) cannot be mapped as " + describe_info(info) + " (video meta out of bounds?)";
   }
@@ -693,11 +834,12 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
     ret = produce(self, nullptr, nullptr, pts, duration, true);
   } else {
     GstVideoFrame frame;
-    if (!map_input(self, buf, priv->packed_in.info, "sink", &frame)) {
+    const bool device = input_on_device(self, buf);
+    if (!map_input(self, buf, priv->packed_in.info, "sink", device, &frame)) {
       ret = produce(self, nullptr, nullptr, pts, duration, false);
     } else {
-      cs::FrameView a = frame_view(frame, priv->geometry, 0);
-      cs::FrameView b = frame_view(frame, priv->geometry, 1);
+      cs::FrameView a = frame_view(frame, priv->geometry, 0, device);
+      cs::FrameView b = frame_view(frame, priv->geometry, 1, device);
       ret = priv->geometry.right_first ? produce(self, &b, &a, pts, duration, false)
                                        : produce(self, &a, &b, pts, duration, false);
       gst_video_frame_unmap(&frame);
@@ -812,11 +954,14 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
       ret = produce(self, nullptr, nullptr, pts, duration, false);
     } else {
       GstVideoFrame lf, rf;
-      const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", &lf);
-      const bool rok = map_input(self, rb, priv->right_in.info, "sink_right", &rf);
+      // The engine takes both views from one kind of memory: when only one
+      // view is on the GPU, both are read on the host.
+      const bool device = input_on_device(self, lb) && input_on_device(self, rb);
+      const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", device, &lf);
+      const bool rok = map_input(self, rb, priv->right_in.info, "sink_right", device, &rf);
       if (lok && rok) {
-        cs::FrameView l = frame_view(lf, priv->geometry, 0);
-        cs::FrameView r = frame_view(rf, priv->geometry, 0);
+        cs::FrameView l = frame_view(lf, priv->geometry, 0, device);
+        cs::FrameView r = frame_view(rf, priv->geometry, 0, device);
         ret = produce(self, &l, &r, pts, duration, false);
       } else {
         ret = produce(self, nullptr, nullptr, pts, duration, false);
@@ -845,6 +990,7 @@ static GstFlowReturn gst_cuda_stereo_aggregate(GstAggregator* agg, gboolean time
   if (priv->right_pad) right = GST_AGGREGATOR_PAD(gst_object_ref(priv->right_pad));
   GST_OBJECT_UNLOCK(self);
 
+  CudaContextScope cuda_scope(priv);
   GstFlowReturn ret = GST_FLOW_OK;
   if ((left || right) && !(left && right)) {
     GST_ELEMENT_ERROR(self, CORE, PAD, ("Two-pad input needs both sink_left and sink_right"),
@@ -911,6 +1057,15 @@ static GstCaps* output_caps(GstCudaStereo* self) {
   gst_caps_set_simple(caps, "width", G_TYPE_INT, g.view_width, "height", G_TYPE_INT, g.view_height,
                       "pixel-aspect-ratio", GST_TYPE_FRACTION, g.par_n, g.par_d, "framerate", GST_TYPE_FRACTION,
                       g.fps_n, g.fps_d, nullptr);
+#if HAVE_GST_CUDA
+  if (priv->engine_ctx) {
+    // The CUDA engine can write device memory: offer it first.
+    GstCaps* device = gst_caps_copy(caps);
+    gst_caps_set_features_simple(device, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
+    gst_caps_append(device, caps);
+    caps = device;
+  }
+#endif
   return caps;
 }
 
@@ -919,7 +1074,20 @@ static GstFlowReturn gst_cuda_stereo_update_src_caps(GstAggregator* agg, GstCaps
   GstCudaStereoPrivate* priv = PRIV(self);
   if (!priv->geometry.valid) return GST_AGGREGATOR_FLOW_NEED_DATA;
   GstCaps* ours = output_caps(self);
-  // Our order first: raw disparity unless downstream refuses it.
+  if (gst_caps_is_any(downstream)) {
+    // A sink that takes anything (fakesink, filesink) reads on the host:
+    // CUDA memory would only add a download there.
+    GstCaps* system = gst_caps_new_empty();
+    for (guint i = 0; i < gst_caps_get_size(ours); ++i) {
+      GstCapsFeatures* f = gst_caps_get_features(ours, i);
+      if (!f || gst_caps_features_is_equal(f, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY))
+        gst_caps_append_structure(system, gst_structure_copy(gst_caps_get_structure(ours, i)));
+    }
+    gst_caps_unref(ours);
+    ours = system;
+  }
+  // Our order first: CUDA memory when both sides can, and raw disparity
+  // unless downstream refuses it.
   *ret = gst_caps_intersect_full(ours, downstream, GST_CAPS_INTERSECT_FIRST);
   if (gst_caps_is_empty(*ret)) {
     gchar* ours_str = gst_caps_to_string(ours);
@@ -957,6 +1125,9 @@ static gboolean gst_cuda_stereo_negotiated_src_caps(GstAggregator* agg, GstCaps*
   if (depth && priv->out_format != cs::OutputFormat::DepthMm) return FALSE;
   priv->out_info = info;
   priv->out_configured = true;
+#if HAVE_GST_CUDA
+  priv->out_cuda_memory = caps_have_cuda_memory(caps);
+#endif
   // Processing is synchronous; budget one frame for it.
   GstClockTime frame = 0;
   if (GST_VIDEO_INFO_FPS_N(&info) > 0)
@@ -1012,6 +1183,40 @@ static gboolean gst_cuda_stereo_sink_event(GstAggregator* agg, GstAggregatorPad*
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->sink_event(agg, pad, event);
 }
 
+// Offers upstream a pool to write input into: CUDA buffers of our context for
+// CUDA caps (the engine reads them in place), video buffers for system memory.
+static void propose_pool(GstCudaStereo* self, GstQuery* query) {
+  GstCaps* caps = nullptr;
+  gboolean need_pool = FALSE;
+  gst_query_parse_allocation(query, &caps, &need_pool);
+  GstVideoInfo info;
+  if (!need_pool || !caps || !gst_video_info_from_caps(&info, caps)) return;
+  GstBufferPool* pool = nullptr;
+#if HAVE_GST_CUDA
+  if (caps_have_cuda_memory(caps)) {
+    GstCudaStereoPrivate* priv = PRIV(self);
+    std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+    if (!priv->cuda_ctx) return;  // upstream allocates in its own context
+    pool = gst_cuda_buffer_pool_new(priv->cuda_ctx);
+  }
+#endif
+  if (!pool) pool = gst_video_buffer_pool_new();
+  GstStructure* config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), 0, 0);
+  if (!gst_buffer_pool_set_config(pool, config)) {
+    GST_WARNING_OBJECT(self, "could not configure the proposed input pool");
+    gst_object_unref(pool);
+    return;
+  }
+  guint size = GST_VIDEO_INFO_SIZE(&info);
+  config = gst_buffer_pool_get_config(pool);
+  gst_buffer_pool_config_get_params(config, nullptr, &size, nullptr, nullptr);
+  gst_structure_free(config);
+  gst_query_add_allocation_pool(query, pool, size, 0, 0);
+  gst_object_unref(pool);
+}
+
 static gboolean gst_cuda_stereo_sink_query(GstAggregator* agg, GstAggregatorPad* pad, GstQuery* query) {
   switch (GST_QUERY_TYPE(query)) {
     case GST_QUERY_CAPS: {
@@ -1034,13 +1239,95 @@ static gboolean gst_cuda_stereo_sink_query(GstAggregator* agg, GstAggregatorPad*
       return TRUE;
     }
     case GST_QUERY_ALLOCATION:
-      // Tell upstream that any stride and plane offset is fine.
+      // Any stride and plane offset is fine (GstVideoMeta).
       gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+      propose_pool(GST_CUDA_STEREO(agg), query);
       return TRUE;
+#if HAVE_GST_CUDA
+    case GST_QUERY_CONTEXT: {
+      GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
+      std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+      if (gst_cuda_handle_context_query(GST_ELEMENT(agg), query, priv->cuda_ctx)) return TRUE;
+      break;
+    }
+#endif
     default:
       break;
   }
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->sink_query(agg, pad, query);
+}
+
+static gboolean gst_cuda_stereo_src_query(GstAggregator* agg, GstQuery* query) {
+#if HAVE_GST_CUDA
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT) {
+    GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
+    std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+    if (gst_cuda_handle_context_query(GST_ELEMENT(agg), query, priv->cuda_ctx)) return TRUE;
+  }
+#endif
+  return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->src_query(agg, query);
+}
+
+static void gst_cuda_stereo_set_context(GstElement* element, GstContext* context) {
+#if HAVE_GST_CUDA
+  GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(element));
+  int device_id;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    device_id = priv->settings.cuda_device_id;
+  }
+  {
+    // Takes the context only while none is held, and only of our device.
+    std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+    gst_cuda_handle_set_context(element, context, device_id, &priv->cuda_ctx);
+  }
+#endif
+  GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->set_context(element, context);
+}
+
+// Output buffers in CUDA memory come from a GstCudaBufferPool of our context
+// (downstream's own when it offers one of the same context).
+static gboolean gst_cuda_stereo_decide_allocation(GstAggregator* agg, GstQuery* query) {
+  GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
+#if HAVE_GST_CUDA
+  GstCaps* caps = nullptr;
+  gst_query_parse_allocation(query, &caps, nullptr);
+  if (priv->engine_ctx && caps_have_cuda_memory(caps)) {
+    GstVideoInfo info;
+    if (!gst_video_info_from_caps(&info, caps)) return FALSE;
+    GstBufferPool* pool = nullptr;
+    guint size = GST_VIDEO_INFO_SIZE(&info), min = 0, max = 0;
+    const bool update = gst_query_get_n_allocation_pools(query) > 0;
+    if (update) {
+      gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
+      if (pool && !(GST_IS_CUDA_BUFFER_POOL(pool) && GST_CUDA_BUFFER_POOL(pool)->context == priv->engine_ctx))
+        gst_clear_object(&pool);
+    }
+    if (!pool) pool = gst_cuda_buffer_pool_new(priv->engine_ctx);
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), min, max);
+    if (!gst_buffer_pool_set_config(pool, config)) {
+      GST_ERROR_OBJECT(agg, "the CUDA buffer pool refused its configuration");
+      gst_object_unref(pool);
+      return FALSE;
+    }
+    // The pool pads rows to the GPU's pitch: read back the buffer size.
+    config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_get_params(config, nullptr, &size, nullptr, nullptr);
+    gst_structure_free(config);
+    if (update)
+      gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
+    else
+      gst_query_add_allocation_pool(query, pool, size, min, max);
+    gst_object_unref(pool);
+    return TRUE;
+  }
+#endif
+  (void)priv;
+  return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->decide_allocation
+             ? GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->decide_allocation(agg, query)
+             : TRUE;
 }
 
 // ---------------------------------------------------------------- start / stop / flush
@@ -1049,6 +1336,27 @@ static void reset_stream_state(GstCudaStereoPrivate* priv) {
   priv->last_output_rt = GST_CLOCK_TIME_NONE;
   priv->warned_unpaired = priv->warned_late = priv->warned_short = false;
 }
+
+#if HAVE_GST_CUDA
+// Finds the CUDA context the pipeline shares (from a neighbour or the
+// application) or makes one for cuda-device-id and announces it. Returns a
+// reference in *ctx, or the reason there is none.
+static std::string open_cuda_context(GstCudaStereo* self, int device_id, GstCudaContext** ctx) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  *ctx = nullptr;
+  if (!gst_cuda_load_library())
+    return "the CUDA driver library (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine";
+  gst_cuda_memory_init_once();
+  std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+  if (!gst_cuda_ensure_element_context(GST_ELEMENT(self), device_id, &priv->cuda_ctx) || !priv->cuda_ctx) {
+    return device_id < 0 ? std::string("no CUDA context could be opened (no usable GPU?)")
+                         : "no CUDA context could be opened on cuda-device-id=" + std::to_string(device_id) +
+                               " (no such GPU, or it is unusable)";
+  }
+  *ctx = static_cast<GstCudaContext*>(gst_object_ref(priv->cuda_ctx));
+  return "";
+}
+#endif
 
 static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
   GstCudaStereo* self = GST_CUDA_STEREO(agg);
@@ -1059,8 +1367,34 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
     s = priv->settings;
     priv->stats = Stats();
   }
-  cs_gst::EngineChoice choice =
-      cs_gst::create_engine(static_cast<cs_gst::Backend>(s.backend), s.cuda_device_id, s.params);
+  const auto backend = static_cast<cs_gst::Backend>(s.backend);
+  cs_gst::EngineChoice choice;
+#if HAVE_GST_CUDA
+  GstCudaContext* ctx = nullptr;
+  if (backend != cs_gst::Backend::Cpu) {
+    const std::string cuda_error = open_cuda_context(self, s.cuda_device_id, &ctx);
+    if (ctx) {
+      // The engine adopts the pushed context (device_id -1): its memory,
+      // stream and graph live in the context the pipeline shares.
+      gst_cuda_context_push(ctx);
+      choice = cs_gst::create_engine(backend, -1, s.params);
+      gst_cuda_context_pop(nullptr);
+    } else if (backend == cs_gst::Backend::Cuda) {
+      choice.error = "backend=cuda was requested but " + cuda_error;
+    } else {
+      choice = cs_gst::create_engine(cs_gst::Backend::Cpu, -1, s.params);
+      if (choice.engine) choice.notice = "backend=auto runs on the CPU: " + cuda_error;
+    }
+  } else {
+    choice = cs_gst::create_engine(backend, s.cuda_device_id, s.params);
+  }
+  if (choice.engine && ctx && std::strcmp(choice.engine->backend_name(), "cuda") == 0)
+    priv->engine_ctx = ctx;
+  else if (ctx)
+    gst_object_unref(ctx);
+#else
+  choice = cs_gst::create_engine(backend, s.cuda_device_id, s.params);
+#endif
   if (!choice.engine) {
     GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("No stereo engine: %s", choice.error.c_str()),
                       ("backend=%s, cuda-device-id=%d",
@@ -1097,7 +1431,19 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
 
 static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
   GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
-  priv->engine.reset();
+  {
+    // The engine frees its device memory in the context it was made in.
+    CudaContextScope cuda_scope(priv);
+    priv->engine.reset();
+  }
+#if HAVE_GST_CUDA
+  gst_clear_object(&priv->engine_ctx);
+  {
+    std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+    gst_clear_object(&priv->cuda_ctx);
+  }
+#endif
+  priv->out_cuda_memory = false;
   priv->invalid_q4 = cs::Image<uint16_t>();
   priv->geometry = Geometry();
   priv->out_configured = false;
@@ -1209,13 +1555,27 @@ static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const G
   GstCudaStereo* self = GST_CUDA_STEREO(object);
   GstCudaStereoPrivate* priv = PRIV(self);
   bool renegotiate = false;
+  // The device and engine are chosen in start: past READY they stay.
+  GST_OBJECT_LOCK(self);
+  const bool running = GST_STATE(self) > GST_STATE_READY;
+  GST_OBJECT_UNLOCK(self);
   {
     std::lock_guard<std::mutex> guard(priv->lock);
     Settings& s = priv->settings;
     cs::Params& p = s.params;
     switch (prop_id) {
-      case PROP_BACKEND: s.backend = static_cast<GstCudaStereoBackend>(g_value_get_enum(value)); break;
-      case PROP_CUDA_DEVICE_ID: s.cuda_device_id = g_value_get_int(value); break;
+      case PROP_BACKEND:
+        if (running)
+          GST_WARNING_OBJECT(self, "backend can only change in the NULL or READY state; kept");
+        else
+          s.backend = static_cast<GstCudaStereoBackend>(g_value_get_enum(value));
+        break;
+      case PROP_CUDA_DEVICE_ID:
+        if (running)
+          GST_WARNING_OBJECT(self, "cuda-device-id can only change in the NULL or READY state; kept");
+        else
+          s.cuda_device_id = g_value_get_int(value);
+        break;
       case PROP_MAX_DISPARITY: p.max_disparity = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_MIN_DISPARITY: p.min_disparity = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_LEVELS: p.levels = g_value_get_int(value); priv->params_dirty = true; break;
@@ -1296,6 +1656,9 @@ static void gst_cuda_stereo_init(GstCudaStereo* self) {
 
 static void gst_cuda_stereo_finalize(GObject* object) {
   GstCudaStereo* self = GST_CUDA_STEREO(object);
+#if HAVE_GST_CUDA
+  gst_clear_object(&self->priv->cuda_ctx);  // given by set_context without a start
+#endif
   delete self->priv;
   self->priv = nullptr;
   G_OBJECT_CLASS(gst_cuda_stereo_parent_class)->finalize(object);
@@ -1444,11 +1807,14 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
 
   element_class->request_new_pad = GST_DEBUG_FUNCPTR(gst_cuda_stereo_request_new_pad);
   element_class->release_pad = GST_DEBUG_FUNCPTR(gst_cuda_stereo_release_pad);
+  element_class->set_context = GST_DEBUG_FUNCPTR(gst_cuda_stereo_set_context);
 
   agg_class->aggregate = GST_DEBUG_FUNCPTR(gst_cuda_stereo_aggregate);
   agg_class->get_next_time = GST_DEBUG_FUNCPTR(gst_cuda_stereo_get_next_time);
   agg_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_stereo_sink_event);
   agg_class->sink_query = GST_DEBUG_FUNCPTR(gst_cuda_stereo_sink_query);
+  agg_class->src_query = GST_DEBUG_FUNCPTR(gst_cuda_stereo_src_query);
+  agg_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_stereo_decide_allocation);
   agg_class->update_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_stereo_update_src_caps);
   agg_class->negotiated_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_stereo_negotiated_src_caps);
   agg_class->start = GST_DEBUG_FUNCPTR(gst_cuda_stereo_start);

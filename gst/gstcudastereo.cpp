@@ -57,6 +57,27 @@
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=480 ! cudastereo input-layout=top-bottom output-mode=depth baseline=0.12 focal-length=700 ! fakesink
  * ]| Depth in millimetres from top-bottom frames.
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=NV12 ! cudaupload ! cudastereo backend=cuda input-layout=side-by-side ! cudadownload ! video/x-raw,format=GRAY16_LE ! fakesink
+ * ]| CUDA memory in and out (needs a GPU): the frames stay on the GPU from
+ * cudaupload to cudadownload, in the CUDA context the three elements share.
+ * |[
+ * gst-launch-1.0 filesrc location=sbs.h264 ! h264parse ! nvh264dec ! cudastereo input-layout=side-by-side ! cudadownload ! videoconvert ! autovideosink
+ * ]| A side-by-side H.264 camera stream decoded on the GPU (NVDEC says
+ * multiview-mode=mono, so input-layout names the packing); the decoded NV12
+ * frames go to the engine without a copy through the host.
+ *
+ * ## CUDA
+ * backend=auto runs on the GPU when this build has CUDA and a device answers,
+ * else on the CPU with one warning; backend=cuda fails the state change with
+ * a message when there is none. The element shares its GstCudaContext with
+ * neighbouring CUDA elements (context queries and messages, as nvcodec's
+ * elements do), or makes one on cuda-device-id (-1: automatic). CUDA memory
+ * in the same (or a peer) context is read in place; output caps with
+ * memory:CUDAMemory come from a GstCudaBufferPool and are written on the
+ * GPU. Each element owns its engine and CUDA stream, so many elements (one
+ * per camera) can run at once on one GPU. GStreamer 1.22's CUDA memory
+ * carries no stream, so each frame is finished before it is pushed.
  */
 #include "gstcudastereo.h"
 
@@ -766,6 +787,9 @@ static bool input_on_device(GstCudaStereo* self, GstBuffer* buf) {
 static bool map_input(GstCudaStereo* self, GstBuffer* buf, const GstVideoInfo& info, const char* pad_name,
                       bool device, GstVideoFrame* frame) {
   GstCudaStereoPrivate* priv = PRIV(self);
+#if !HAVE_GST_CUDA
+  (void)device;  // no CUDA memory without GStreamer's CUDA library
+#endif
   const gsize size = gst_buffer_get_size(buf);
   std::string problem;
   if (!gst_buffer_get_video_meta(buf) && size < GST_VIDEO_INFO_SIZE(&info)) {

@@ -868,6 +868,27 @@ GST_START_TEST(test_backend_choice) {
 }
 GST_END_TEST;
 
+// The device and the backend are chosen at start: past READY they stay.
+GST_START_TEST(test_device_fixed_while_running) {
+  Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * kW, kH));
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_GRAY8, Packing::SideBySide);
+  stamp(in, 0);
+  gst_buffer_unref(gst_harness_push_and_pull(p.h, in));
+  g_object_set(p.h->element, "cuda-device-id", 3, nullptr);
+  gst_util_set_object_arg(G_OBJECT(p.h->element), "backend", "cuda");
+  int id = 0, backend = -1;
+  g_object_get(p.h->element, "cuda-device-id", &id, "backend", &backend, nullptr);
+  fail_unless_equals_int(id, -1);
+  fail_unless_equals_int(backend, 2);  // cpu, as the harness set it
+  teardown(p);
+  GstElement* e = make_element();
+  g_object_set(e, "cuda-device-id", 3, nullptr);  // NULL: accepted
+  g_object_get(e, "cuda-device-id", &id, nullptr);
+  fail_unless_equals_int(id, 3);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
 static Suite* cudastereo_suite(void) {
   Suite* s = suite_create("cudastereo");
   TCase* tc = tcase_create("general");
@@ -898,6 +919,7 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_flush_and_seek);
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_choice);
+  tcase_add_test(tc, test_device_fixed_while_running);
   return s;
 }
 

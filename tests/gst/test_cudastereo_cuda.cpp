@@ -1,0 +1,544 @@
+// Element tests on the CUDA backend (need a GPU; exit 77 = skipped without
+// one). The CPU backend is the reference: for the same input the CUDA
+// element must give byte-identical GRAY16_LE (and colour) output, whether
+// frames arrive in system memory, in CUDA memory (cudaupload, nvh264dec) or
+// leave in either; several elements in one process must not interfere.
+// Run with CK_FORK=no (CUDA and fork() do not mix).
+#include <glib/gstdio.h>
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/video/video.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gstcudastereometa.h"
+#include "synthetic.h"
+
+namespace {
+
+constexpr int kW = 96;  // one view
+constexpr int kH = 64;
+constexpr int kMaxD = 24;
+constexpr GstClockTime kFrame = 40 * GST_MSECOND;
+
+using Bytes = std::vector<uint8_t>;
+
+// One side-by-side frame: a textured plane at disparity d, in `format`, rows
+// padded (GstVideoMeta carries the strides).
+GstBuffer* sbs_frame(GstVideoFormat format, int d, uint32_t seed, GstClockTime pts) {
+  const cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, d, seed);
+  const int fw = 2 * kW;
+  std::vector<uint32_t> rgba(static_cast<size_t>(fw) * kH);
+  for (int y = 0; y < kH; ++y)
+    for (int x = 0; x < kW; ++x) {
+      rgba[y * fw + x] = pair.left_rgba.at(x, y);
+      rgba[y * fw + kW + x] = pair.right_rgba.at(x, y);
+    }
+  GstVideoInfo in_info, out_info;
+  gst_video_info_set_format(&in_info, GST_VIDEO_FORMAT_RGBA, fw, kH);
+  gst_video_info_set_format(&out_info, format, fw, kH);
+  GstVideoAlignment align;
+  gst_video_alignment_reset(&align);
+  align.padding_right = 8;
+  fail_unless(gst_video_info_align(&out_info, &align));
+  GstBuffer* in = gst_buffer_new_wrapped(g_memdup2(rgba.data(), rgba.size() * 4), rgba.size() * 4);
+  GstBuffer* out = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&out_info), nullptr);
+  gst_buffer_memset(out, 0, 0x5A, GST_VIDEO_INFO_SIZE(&out_info));
+  gst_buffer_add_video_meta_full(out, GST_VIDEO_FRAME_FLAG_NONE, format, fw, kH, GST_VIDEO_INFO_N_PLANES(&out_info),
+                                 out_info.offset, out_info.stride);
+  GstVideoFrame fin, fout;
+  fail_unless(gst_video_frame_map(&fin, &in_info, in, GST_MAP_READ));
+  fail_unless(gst_video_frame_map(&fout, &out_info, out, GST_MAP_WRITE));
+  GstVideoConverter* conv = gst_video_converter_new(&in_info, &out_info, nullptr);
+  gst_video_converter_frame(conv, &fin, &fout);
+  gst_video_converter_free(conv);
+  gst_video_frame_unmap(&fin);
+  gst_video_frame_unmap(&fout);
+  gst_buffer_unref(in);
+  GST_BUFFER_PTS(out) = pts;
+  GST_BUFFER_DURATION(out) = kFrame;
+  return out;
+}
+
+std::string in_caps(GstVideoFormat format) {
+  return std::string("video/x-raw,format=") + gst_video_format_to_string(format) +
+         ",width=" + std::to_string(2 * kW) + ",height=" + std::to_string(kH) + ",framerate=25/1";
+}
+
+// The pixels of an output frame, rows packed tightly (strides differ between
+// system and CUDA memory).
+Bytes tight_pixels(GstBuffer* buf, GstCaps* caps) {
+  GstVideoInfo info;
+  fail_unless(gst_video_info_from_caps(&info, caps));
+  GstVideoFrame f;
+  fail_unless(gst_video_frame_map(&f, &info, buf, GST_MAP_READ));
+  const int row = GST_VIDEO_INFO_WIDTH(&info) * GST_VIDEO_FRAME_COMP_PSTRIDE(&f, 0);
+  Bytes out(static_cast<size_t>(row) * GST_VIDEO_INFO_HEIGHT(&info));
+  for (int y = 0; y < GST_VIDEO_INFO_HEIGHT(&info); ++y)
+    std::memcpy(out.data() + y * row,
+                static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0),
+                row);
+  gst_video_frame_unmap(&f);
+  return out;
+}
+
+bool has_cuda_feature(GstCaps* caps) {
+  if (!caps || gst_caps_is_empty(caps)) return false;
+  GstCapsFeatures* f = gst_caps_get_features(caps, 0);
+  return f && gst_caps_features_contains(f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+}
+
+struct Frames {
+  GstVideoFormat format;
+  std::vector<int> disparity;  // per frame
+  uint32_t seed;
+};
+
+GstBuffer* frame_of(const Frames& fr, size_t i) {
+  return sbs_frame(fr.format, fr.disparity[i], fr.seed + static_cast<uint32_t>(i), i * kFrame);
+}
+
+// Runs the frames through one element on a harness; returns the output
+// pixels and the meta's backend of the last frame.
+std::vector<Bytes> run_harness(const char* backend, const Frames& fr, const char* props, const char* out_caps,
+                               std::string* backend_seen) {
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  fail_unless(e != nullptr);
+  gst_util_set_object_arg(G_OBJECT(e), "backend", backend);
+  gst_util_set_object_arg(G_OBJECT(e), "input-layout", "side-by-side");
+  g_object_set(e, "max-disparity", kMaxD, nullptr);
+  if (props) {
+    gchar** kv = g_strsplit(props, " ", -1);
+    for (gchar** p = kv; *p; ++p) {
+      gchar** pair = g_strsplit(*p, "=", 2);
+      gst_util_set_object_arg(G_OBJECT(e), pair[0], pair[1]);
+      g_strfreev(pair);
+    }
+    g_strfreev(kv);
+  }
+  GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
+  gst_object_unref(e);
+  gst_harness_set_sink_caps_str(h, out_caps);
+  gst_harness_set_src_caps_str(h, in_caps(fr.format).c_str());
+  std::vector<Bytes> outs;
+  for (size_t i = 0; i < fr.disparity.size(); ++i) {
+    GstBuffer* out = gst_harness_push_and_pull(h, frame_of(fr, i));
+    fail_unless(out != nullptr, "no output for frame %zu (backend %s)", i, backend);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), i * kFrame);
+    GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+    outs.push_back(tight_pixels(out, caps));
+    gst_caps_unref(caps);
+    GstCudaStereoMeta* m = gst_buffer_get_cuda_stereo_meta(out);
+    fail_unless(m != nullptr);
+    if (backend_seen) *backend_seen = m->backend;
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+  return outs;
+}
+
+void expect_identical(const std::vector<Bytes>& cuda, const std::vector<Bytes>& cpu, const char* what) {
+  fail_unless_equals_int(cuda.size(), cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    fail_unless_equals_int(cuda[i].size(), cpu[i].size());
+    size_t differ = 0;
+    for (size_t k = 0; k < cpu[i].size(); ++k) differ += cuda[i][k] != cpu[i][k];
+    fail_unless(differ == 0, "%s, frame %zu: %zu of %zu bytes differ from the CPU backend", what, i, differ,
+                cpu[i].size());
+  }
+}
+
+// Fraction of 16-bit values equal to d * 16 (a plane at d: most are).
+double fraction_at(const Bytes& q4, int d) {
+  size_t hit = 0;
+  for (size_t k = 0; k + 1 < q4.size(); k += 2) hit += (q4[k] | (q4[k + 1] << 8)) == d * 16;
+  return static_cast<double>(hit) / (q4.size() / 2);
+}
+
+GstCudaContext* context_of(GstElement* e, GstPadDirection dir) {
+  GstQuery* q = gst_query_new_context(GST_CUDA_CONTEXT_TYPE);
+  GstPad* pad = dir == GST_PAD_SRC ? gst_element_get_static_pad(e, "src") : gst_element_get_static_pad(e, "sink");
+  GstCudaContext* ctx = nullptr;
+  if (pad && gst_pad_query(pad, q)) {
+    GstContext* c = nullptr;
+    gst_query_parse_context(q, &c);
+    if (c) gst_structure_get(gst_context_get_structure(c), "cuda-context", GST_TYPE_CUDA_CONTEXT, &ctx, nullptr);
+  }
+  if (pad) gst_object_unref(pad);
+  gst_query_unref(q);
+  return ctx;  // a reference, or null
+}
+
+void require_element(const char* name) {
+  GstElementFactory* f = gst_element_factory_find(name);
+  fail_unless(f != nullptr, "element %s is missing (GStreamer's nvcodec/openh264 plugins on a GPU machine?)", name);
+  gst_object_unref(f);
+}
+
+// Pushes each branch's frames into appsrc name=src<i>, pulls from appsink
+// name=sink<i> until EOS. Branches run on their own streaming threads.
+std::vector<std::vector<Bytes>> run_pipeline(GstElement* pipeline, const std::vector<Frames>& branches,
+                                             std::vector<std::vector<GstClockTime>>* pts = nullptr) {
+  GstBus* bus = gst_element_get_bus(pipeline);
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  for (size_t b = 0; b < branches.size(); ++b) {
+    GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), ("src" + std::to_string(b)).c_str());
+    if (!src) continue;  // a source element of its own
+    for (size_t i = 0; i < branches[b].disparity.size(); ++i)
+      fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), frame_of(branches[b], i)), GST_FLOW_OK);
+    gst_app_src_end_of_stream(GST_APP_SRC(src));
+    gst_object_unref(src);
+  }
+  std::vector<std::vector<Bytes>> outs(branches.size());
+  if (pts) pts->assign(branches.size(), {});
+  for (size_t b = 0; b < branches.size(); ++b) {
+    GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), ("sink" + std::to_string(b)).c_str());
+    fail_unless(sink != nullptr);
+    while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND)) {
+      outs[b].push_back(tight_pixels(gst_sample_get_buffer(s), gst_sample_get_caps(s)));
+      if (pts) (*pts)[b].push_back(GST_BUFFER_PTS(gst_sample_get_buffer(s)));
+      GstCudaStereoMeta* m = gst_buffer_get_cuda_stereo_meta(gst_sample_get_buffer(s));
+      fail_unless(m && std::strcmp(m->backend, "cuda") == 0, "branch %zu: output not made by the CUDA backend", b);
+      gst_sample_unref(s);
+    }
+    gst_object_unref(sink);
+  }
+  GstMessage* err = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  if (err) {
+    GError* e = nullptr;
+    gchar* dbg = nullptr;
+    gst_message_parse_error(err, &e, &dbg);
+    fail("pipeline error: %s (%s)", e->message, dbg ? dbg : "");
+  }
+  gst_object_unref(bus);
+  return outs;
+}
+
+GstElement* parse(const std::string& desc) {
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(desc.c_str(), &err);
+  fail_unless(p != nullptr && err == nullptr, "could not build '%s': %s", desc.c_str(), err ? err->message : "");
+  return p;
+}
+
+std::string appsrc(int i, GstVideoFormat format) {
+  return "appsrc name=src" + std::to_string(i) + " format=time caps=\"" + in_caps(format) + "\" ";
+}
+
+std::string appsink(int i) {
+  return " appsink name=sink" + std::to_string(i) + " sync=false max-buffers=0 ";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- system memory in and out
+
+// backend=auto takes the GPU; its output equals the CPU backend's, byte for
+// byte, for every input format, with sub-pixel, the background model and
+// colour output.
+GST_START_TEST(test_cuda_matches_cpu_system_memory) {
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_GRAY8,
+                                    GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12};
+  struct Case {
+    const char* props;
+    const char* out_caps;
+  } cases[] = {
+      {"subpixel=true", "video/x-raw,format=GRAY16_LE"},
+      {"subpixel=false lr-check=false", "video/x-raw,format=GRAY16_LE"},
+      {"background=true warmup-frames=2", "video/x-raw,format=GRAY16_LE"},
+      {"colormap=jet alpha-mask=true background=true warmup-frames=1", "video/x-raw,format=RGBA"},
+      {"output-mode=depth baseline=0.1 focal-length=400", "video/x-raw,format=GRAY16_LE"},
+  };
+  for (GstVideoFormat fmt : formats) {
+    for (const Case& c : cases) {
+      // Different planes per frame, so a stale frame would show.
+      const Frames fr{fmt, {5, 9, 9, 3}, 100};
+      std::string cuda_backend, cpu_backend;
+      const std::vector<Bytes> cuda = run_harness("auto", fr, c.props, c.out_caps, &cuda_backend);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, c.props, c.out_caps, &cpu_backend);
+      fail_unless_equals_string(cuda_backend.c_str(), "cuda");
+      fail_unless_equals_string(cpu_backend.c_str(), "cpu");
+      const std::string what = std::string(gst_video_format_to_string(fmt)) + " " + c.props;
+      expect_identical(cuda, cpu, what.c_str());
+    }
+  }
+  // And the answer is right, not only equal: the plane at d = 5.
+  const Frames fr{GST_VIDEO_FORMAT_RGBA, {5}, 7};
+  const std::vector<Bytes> out = run_harness("cuda", fr, "subpixel=false", "video/x-raw,format=GRAY16_LE", nullptr);
+  fail_unless(fraction_at(out[0], 5) >= 0.8, "only %.3f of the pixels at d = 5", fraction_at(out[0], 5));
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- CUDA memory
+
+// cudaupload ! cudastereo ! cudadownload: CUDA memory on both sides of the
+// element (no host copy), one context shared with the neighbours; and the
+// mixed cases. Every variant equals the CPU backend.
+GST_START_TEST(test_cuda_memory_pipelines) {
+  require_element("cudaupload");
+  require_element("cudadownload");
+  const Frames fr{GST_VIDEO_FORMAT_RGBA, {4, 6, 8, 6, 4}, 300};
+  const std::vector<Bytes> cpu = run_harness("cpu", fr, nullptr, "video/x-raw,format=GRAY16_LE", nullptr);
+  struct Variant {
+    const char* before;  // between appsrc and cudastereo
+    const char* after;   // between cudastereo and the caps filter
+    bool cuda_in, cuda_out;
+  } variants[] = {
+      {"! cudaupload ", "! cudadownload ", true, true},
+      {"! cudaupload ", "", true, false},
+      {"", "! cudadownload ", false, true},
+  };
+  for (const Variant& v : variants) {
+    const std::string desc = appsrc(0, fr.format) + v.before +
+                             "! cudastereo name=stereo backend=cuda input-layout=side-by-side max-disparity=" +
+                             std::to_string(kMaxD) + " " + v.after + "! video/x-raw,format=GRAY16_LE !" + appsink(0);
+    GstElement* pipeline = parse(desc);
+    const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
+    expect_identical(outs[0], cpu, desc.c_str());
+
+    GstElement* stereo = gst_bin_get_by_name(GST_BIN(pipeline), "stereo");
+    GstPad* sink = gst_element_get_static_pad(stereo, "sink");
+    GstPad* src = gst_element_get_static_pad(stereo, "src");
+    GstCaps* in = gst_pad_get_current_caps(sink);
+    GstCaps* out = gst_pad_get_current_caps(src);
+    fail_unless(has_cuda_feature(in) == v.cuda_in, "%s: input caps %" GST_PTR_FORMAT, desc.c_str(), in);
+    fail_unless(has_cuda_feature(out) == v.cuda_out, "%s: output caps %" GST_PTR_FORMAT, desc.c_str(), out);
+    gst_caps_unref(in);
+    gst_caps_unref(out);
+    gst_object_unref(sink);
+    gst_object_unref(src);
+    // The neighbours and the element answer with one shared context.
+    GstCudaContext* ours = context_of(stereo, GST_PAD_SRC);
+    fail_unless(ours != nullptr, "cudastereo does not answer the CUDA context query");
+    GstIterator* it = gst_bin_iterate_elements(GST_BIN(pipeline));
+    GValue item = G_VALUE_INIT;
+    int neighbours = 0;
+    while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+      GstElement* e = GST_ELEMENT(g_value_get_object(&item));
+      const gchar* factory = GST_OBJECT_NAME(gst_element_get_factory(e));
+      if (g_str_has_prefix(factory, "cudaupload") || g_str_has_prefix(factory, "cudadownload")) {
+        GstCudaContext* theirs = context_of(e, GST_PAD_SRC);
+        fail_unless(theirs == ours, "%s holds another CUDA context than cudastereo", factory);
+        if (theirs) gst_object_unref(theirs);
+        neighbours++;
+      }
+      g_value_reset(&item);
+    }
+    g_value_unset(&item);
+    gst_iterator_free(it);
+    fail_unless(neighbours >= 1);
+    gst_object_unref(ours);
+    gst_object_unref(stereo);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+}
+GST_END_TEST;
+
+// Two views on sink_left/sink_right, both uploaded to the GPU.
+GST_START_TEST(test_cuda_memory_two_pads) {
+  require_element("cudaupload");
+  require_element("cudadownload");
+  const int d = 6;
+  const cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, d, 21);
+  const std::string caps = "video/x-raw,format=RGBA,width=" + std::to_string(kW) + ",height=" + std::to_string(kH) +
+                           ",framerate=25/1";
+  GstElement* pipeline =
+      parse("cudastereo name=stereo backend=cuda subpixel=false max-disparity=" + std::to_string(kMaxD) +
+            " ! cudadownload ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false "
+            "appsrc name=l format=time caps=\"" + caps + "\" ! cudaupload ! stereo.sink_left "
+            "appsrc name=r format=time caps=\"" + caps + "\" ! cudaupload ! stereo.sink_right");
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  for (const char* name : {"l", "r"}) {
+    GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    const cs::Image<uint32_t>& img = name[0] == 'l' ? pair.left_rgba : pair.right_rgba;
+    for (int i = 0; i < 3; ++i) {
+      GstBuffer* b = gst_buffer_new_memdup(img.pixels.data(), img.pixels.size() * 4);
+      GST_BUFFER_PTS(b) = i * kFrame;
+      GST_BUFFER_DURATION(b) = kFrame;
+      fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), b), GST_FLOW_OK);
+    }
+    gst_app_src_end_of_stream(GST_APP_SRC(src));
+    gst_object_unref(src);
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink0");
+  int frames = 0;
+  while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND)) {
+    GstBuffer* b = gst_sample_get_buffer(s);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(b), frames * kFrame);
+    fail_unless(!gst_buffer_get_cuda_stereo_meta(b)->placeholder);
+    const Bytes q4 = tight_pixels(b, gst_sample_get_caps(s));
+    fail_unless(fraction_at(q4, d) >= 0.8, "frame %d: only %.3f at d = %d", frames, fraction_at(q4, d), d);
+    gst_sample_unref(s);
+    frames++;
+  }
+  fail_unless_equals_int(frames, 3);
+  GstElement* stereo = gst_bin_get_by_name(GST_BIN(pipeline), "stereo");
+  GstPad* left = gst_element_get_static_pad(stereo, "sink_left");
+  GstCaps* in = gst_pad_get_current_caps(left);
+  fail_unless(has_cuda_feature(in));
+  gst_caps_unref(in);
+  gst_object_unref(left);
+  gst_object_unref(stereo);
+  gst_object_unref(sink);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- decoder input
+
+// An H.264 side-by-side stream decoded by nvh264dec (NV12 in CUDA memory,
+// announced as mono: input-layout overrides) goes into the element without a
+// host copy; every frame comes out, with its timestamp, equal to the CPU
+// backend on the same decoded frames.
+GST_START_TEST(test_nvh264dec_pipeline) {
+  for (const char* e : {"openh264enc", "h264parse", "nvh264dec", "cudadownload"}) require_element(e);
+  gchar* dir = g_dir_make_tmp("cudastereo-XXXXXX", nullptr);
+  const std::string file = std::string(dir) + "/sbs.h264";
+  constexpr int kFrames = 30;
+  {
+    GstElement* enc = parse("videotestsrc pattern=ball num-buffers=" + std::to_string(kFrames) +
+                            " ! video/x-raw,format=I420,width=640,height=240,framerate=30/1 ! openh264enc ! "
+                            "h264parse ! filesink location=" + file);
+    fail_unless(gst_element_set_state(enc, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    GstBus* bus = gst_element_get_bus(enc);
+    GstMessage* m = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND,
+                                               static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    fail_unless(m && GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS, "could not make the H.264 stream");
+    gst_message_unref(m);
+    gst_object_unref(bus);
+    gst_element_set_state(enc, GST_STATE_NULL);
+    gst_object_unref(enc);
+  }
+  const std::string common = "cudastereo name=stereo input-layout=side-by-side max-disparity=32 ";
+  const std::string head = "filesrc location=" + file + " ! h264parse ! nvh264dec ! ";
+  GstElement* gpu = parse(head + common + "backend=cuda ! cudadownload ! video/x-raw,format=GRAY16_LE !" + appsink(0));
+  GstElement* cpu = parse(head + "cudadownload ! " + common + "backend=cpu ! video/x-raw,format=GRAY16_LE !" + appsink(0));
+  const Frames none{GST_VIDEO_FORMAT_NV12, {}, 0};
+  std::vector<std::vector<GstClockTime>> pts_gpu, pts_cpu;
+  const std::vector<Bytes> out_gpu = run_pipeline(gpu, {none}, &pts_gpu)[0];
+  GstElement* stereo = gst_bin_get_by_name(GST_BIN(gpu), "stereo");
+  GstPad* sink = gst_element_get_static_pad(stereo, "sink");
+  GstCaps* in = gst_pad_get_current_caps(sink);
+  fail_unless(has_cuda_feature(in), "nvh264dec did not hand CUDA memory to cudastereo: %" GST_PTR_FORMAT, in);
+  gst_caps_unref(in);
+  gst_object_unref(sink);
+  gst_object_unref(stereo);
+  gst_element_set_state(gpu, GST_STATE_NULL);
+  gst_object_unref(gpu);
+  // The CPU pipeline's meta says "cpu": collect it without run_pipeline's check.
+  fail_unless(gst_element_set_state(cpu, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  GstElement* appsink_cpu = gst_bin_get_by_name(GST_BIN(cpu), "sink0");
+  std::vector<Bytes> out_cpu;
+  while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(appsink_cpu), 120 * GST_SECOND)) {
+    out_cpu.push_back(tight_pixels(gst_sample_get_buffer(s), gst_sample_get_caps(s)));
+    gst_sample_unref(s);
+  }
+  gst_object_unref(appsink_cpu);
+  gst_element_set_state(cpu, GST_STATE_NULL);
+  gst_object_unref(cpu);
+
+  fail_unless_equals_int(out_gpu.size(), kFrames);
+  for (int i = 0; i < kFrames; ++i)
+    fail_unless_equals_uint64(pts_gpu[0][i], gst_util_uint64_scale(i, GST_SECOND, 30));
+  expect_identical(out_gpu, out_cpu, "nvh264dec input");
+  g_unlink(file.c_str());
+  g_rmdir(dir);
+  g_free(dir);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- many elements
+
+// Eight cameras on one GPU: eight elements in one pipeline, each on its own
+// streaming thread, each seeing its own scene. Each output equals the CPU
+// backend on that scene: no element sees another's frames or state.
+GST_START_TEST(test_concurrent_elements) {
+  require_element("cudaupload");
+  require_element("cudadownload");
+  constexpr int kCameras = 8;
+  std::vector<Frames> cams;
+  std::vector<std::vector<Bytes>> expected;
+  std::string desc;
+  for (int c = 0; c < kCameras; ++c) {
+    cams.push_back({c % 2 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_RGBA, {2 + c, 3 + c, 2 + c, 4 + c, 2 + c, 3 + c},
+                    static_cast<uint32_t>(1000 + 50 * c)});
+    expected.push_back(run_harness("cpu", cams.back(), "background=true warmup-frames=2",
+                                   "video/x-raw,format=GRAY16_LE", nullptr));
+    desc += appsrc(c, cams.back().format) + "! cudaupload ! cudastereo backend=cuda input-layout=side-by-side " +
+            "background=true warmup-frames=2 max-disparity=" + std::to_string(kMaxD) +
+            " ! cudadownload ! video/x-raw,format=GRAY16_LE !" + appsink(c);
+  }
+  GstElement* pipeline = parse(desc);
+  const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, cams);
+  for (int c = 0; c < kCameras; ++c) {
+    const std::string what = "camera " + std::to_string(c);
+    expect_identical(outs[c], expected[c], what.c_str());
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- device choice
+
+GST_START_TEST(test_bad_device_id) {
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
+  g_object_set(e, "cuda-device-id", 99, nullptr);
+  fail_unless_equals_int(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_unless(m != nullptr);
+  GError* err = nullptr;
+  gchar* dbg = nullptr;
+  gst_message_parse_error(m, &err, &dbg);
+  fail_unless(strstr(err->message, "cuda-device-id=99") != nullptr, "unclear error: %s", err->message);
+  g_error_free(err);
+  g_free(dbg);
+  gst_message_unref(m);
+  gst_element_set_state(e, GST_STATE_NULL);
+  // Device 0 works after that.
+  g_object_set(e, "cuda-device-id", 0, nullptr);
+  fail_unless(gst_element_set_state(e, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+  gst_element_set_state(e, GST_STATE_NULL);
+  gst_bus_set_flushing(bus, TRUE);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+static Suite* cudastereo_cuda_suite(void) {
+  Suite* s = suite_create("cudastereo-cuda");
+  TCase* tc = tcase_create("cuda");
+  tcase_set_timeout(tc, 300);
+  suite_add_tcase(s, tc);
+  tcase_add_test(tc, test_cuda_matches_cpu_system_memory);
+  tcase_add_test(tc, test_cuda_memory_pipelines);
+  tcase_add_test(tc, test_cuda_memory_two_pads);
+  tcase_add_test(tc, test_nvh264dec_pipeline);
+  tcase_add_test(tc, test_concurrent_elements);
+  tcase_add_test(tc, test_bad_device_id);
+  return s;
+}
+
+int main(int argc, char** argv) {
+  gst_check_init(&argc, &argv);
+  // Skip (77) only when there is no GPU; a GPU without the elements fails.
+  GstCudaContext* probe = gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
+  if (!probe) {
+    g_print("SKIP: no usable CUDA GPU (driver library or device 0 missing): CUDA element tests not run\n");
+    return 77;
+  }
+  gst_object_unref(probe);
+  return gst_check_run_suite(cudastereo_cuda_suite(), "cudastereo-cuda", __FILE__);
+}

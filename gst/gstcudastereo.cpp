@@ -58,9 +58,15 @@
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=480 ! cudastereo input-layout=top-bottom output-mode=depth baseline=0.12 focal-length=700 ! fakesink
  * ]| Depth in millimetres from top-bottom frames.
  * |[
- * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=NV12 ! cudaupload ! cudastereo backend=cuda input-layout=side-by-side ! cudadownload ! video/x-raw,format=GRAY16_LE ! fakesink
+ * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=NV12 ! cudaupload ! cudastereo backend=cuda input-layout=side-by-side ! cudadownload ! video/x-raw,format=RGBA ! fakesink
  * ]| CUDA memory in and out (needs a GPU): the frames stay on the GPU from
  * cudaupload to cudadownload, in the CUDA context the three elements share.
+ * (GStreamer 1.22's cudadownload takes no GRAY formats: raw GRAY16_LE
+ * disparity in CUDA memory is for applications, e.g. an appsink with
+ * memory:CUDAMemory caps; otherwise it comes out in system memory.)
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=RGBA ! cudaupload ! cudastereo backend=cuda input-layout=side-by-side ! video/x-raw,format=GRAY16_LE ! filesink location=disparity.raw
+ * ]| CUDA memory in, raw disparity out in system memory (320x240 GRAY16_LE).
  * |[
  * gst-launch-1.0 filesrc location=sbs.h264 ! h264parse ! nvh264dec ! cudastereo input-layout=side-by-side ! cudadownload ! videoconvert ! autovideosink
  * ]| A side-by-side H.264 camera stream decoded on the GPU (NVDEC says

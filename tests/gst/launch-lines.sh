@@ -4,7 +4,7 @@
 # by fakesink, and checks what they write.
 # Usage: launch-lines.sh path/to/gstcudastereo.cpp   (GST_PLUGIN_PATH_1_0 set)
 set -u
-src=${1:?source file with the docs block}
+src=$(realpath "${1:?source file with the docs block}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"

@@ -238,6 +238,8 @@ GST_END_TEST;
 // multiview-mode from the caps: top-bottom, and side-by-side with the right
 // view first; half-aspect doubles the output pixel-aspect-ratio.
 GST_START_TEST(test_packed_layout_from_caps) {
+  // The caps string below names this type: it must be registered to parse.
+  g_type_ensure(GST_TYPE_VIDEO_MULTIVIEW_FLAGSET);
   {
     Packed p = packed_harness(nullptr, caps_string(GST_VIDEO_FORMAT_RGBA, kW, 2 * kH, ",multiview-mode=top-bottom"));
     GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::TopBottom);

@@ -285,23 +285,29 @@ GST_START_TEST(test_cuda_memory_pipelines) {
   require_element("cudaupload");
   require_element("cudadownload");
   const Frames fr{GST_VIDEO_FORMAT_RGBA, {4, 6, 8, 6, 4}, 300};
-  const std::vector<Bytes> cpu = run_harness("cpu", fr, nullptr, "video/x-raw,format=GRAY16_LE", nullptr);
+  // GStreamer 1.22's cudadownload/cudaupload know no GRAY formats: CUDA
+  // memory output goes through them as false colour.
+  const char* colour = "colormap=jet alpha-mask=true background=true warmup-frames=1";
+  const std::vector<Bytes> cpu_raw = run_harness("cpu", fr, nullptr, "video/x-raw,format=GRAY16_LE", nullptr);
+  const std::vector<Bytes> cpu_rgba = run_harness("cpu", fr, colour, "video/x-raw,format=RGBA", nullptr);
   struct Variant {
     const char* before;  // between appsrc and cudastereo
     const char* after;   // between cudastereo and the caps filter
+    bool colour;         // RGBA false colour, else raw GRAY16_LE
     bool cuda_in, cuda_out;
   } variants[] = {
-      {"! cudaupload ", "! cudadownload ", true, true},
-      {"! cudaupload ", "", true, false},
-      {"", "! cudadownload ", false, true},
+      {"! cudaupload ", "! cudadownload ", true, true, true},
+      {"! cudaupload ", "", false, true, false},
+      {"", "! cudadownload ", true, false, true},
   };
   for (const Variant& v : variants) {
     const std::string desc = appsrc(0, fr.format) + v.before +
                              "! cudastereo name=stereo backend=cuda input-layout=side-by-side max-disparity=" +
-                             std::to_string(kMaxD) + " " + v.after + "! video/x-raw,format=GRAY16_LE !" + appsink(0);
+                             std::to_string(kMaxD) + " " + (v.colour ? colour : "") + " " + v.after +
+                             "! video/x-raw,format=" + (v.colour ? "RGBA" : "GRAY16_LE") + " !" + appsink(0);
     GstElement* pipeline = parse(desc);
     const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
-    expect_identical(outs[0], cpu, desc.c_str());
+    expect_identical(outs[0], v.colour ? cpu_rgba : cpu_raw, desc.c_str());
 
     GstElement* stereo = gst_bin_get_by_name(GST_BIN(pipeline), "stereo");
     GstPad* sink = gst_element_get_static_pad(stereo, "sink");
@@ -345,14 +351,13 @@ GST_END_TEST;
 // Two views on sink_left/sink_right, both uploaded to the GPU.
 GST_START_TEST(test_cuda_memory_two_pads) {
   require_element("cudaupload");
-  require_element("cudadownload");
   const int d = 6;
   const cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, d, 21);
   const std::string caps = "video/x-raw,format=RGBA,width=" + std::to_string(kW) + ",height=" + std::to_string(kH) +
                            ",framerate=25/1";
   GstElement* pipeline =
       parse("cudastereo name=stereo backend=cuda subpixel=false max-disparity=" + std::to_string(kMaxD) +
-            " ! cudadownload ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false "
+            " ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false "
             "appsrc name=l format=time caps=\"" + caps + "\" ! cudaupload ! stereo.sink_left "
             "appsrc name=r format=time caps=\"" + caps + "\" ! cudaupload ! stereo.sink_right");
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
@@ -400,14 +405,16 @@ GST_END_TEST;
 // host copy; every frame comes out, with its timestamp, equal to the CPU
 // backend on the same decoded frames.
 GST_START_TEST(test_nvh264dec_pipeline) {
-  for (const char* e : {"openh264enc", "h264parse", "nvh264dec", "cudadownload"}) require_element(e);
+  for (const char* e : {"openh264enc", "h264parse", "matroskamux", "matroskademux", "nvh264dec", "cudadownload"})
+    require_element(e);
   gchar* dir = g_dir_make_tmp("cudastereo-XXXXXX", nullptr);
-  const std::string file = std::string(dir) + "/sbs.h264";
+  // Matroska keeps the timestamps a raw H.264 stream would lose.
+  const std::string file = std::string(dir) + "/sbs.mkv";
   constexpr int kFrames = 30;
   {
     GstElement* enc = parse("videotestsrc pattern=ball num-buffers=" + std::to_string(kFrames) +
                             " ! video/x-raw,format=I420,width=640,height=240,framerate=30/1 ! openh264enc ! "
-                            "h264parse ! filesink location=" + file);
+                            "h264parse ! matroskamux ! filesink location=" + file);
     fail_unless(gst_element_set_state(enc, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
     GstBus* bus = gst_element_get_bus(enc);
     GstMessage* m = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND,
@@ -419,21 +426,36 @@ GST_START_TEST(test_nvh264dec_pipeline) {
     gst_object_unref(enc);
   }
   const std::string common = "cudastereo name=stereo input-layout=side-by-side max-disparity=32 ";
-  const std::string head = "filesrc location=" + file + " ! h264parse ! nvh264dec ! ";
-  GstElement* gpu = parse(head + common + "backend=cuda ! cudadownload ! video/x-raw,format=GRAY16_LE !" + appsink(0));
+  const std::string head = "filesrc location=" + file + " ! matroskademux ! h264parse ! nvh264dec ! ";
+  // Decoded frames in CUDA memory in, raw disparity out in system memory.
+  GstElement* gpu = parse(head + common + "backend=cuda ! video/x-raw,format=GRAY16_LE !" + appsink(0));
   GstElement* cpu = parse(head + "cudadownload ! " + common + "backend=cpu ! video/x-raw,format=GRAY16_LE !" + appsink(0));
+  // And false colour staying on the GPU up to cudadownload.
+  GstElement* gpu_colour =
+      parse(head + common + "backend=cuda ! cudadownload ! video/x-raw,format=RGBA !" + appsink(0));
   const Frames none{GST_VIDEO_FORMAT_NV12, {}, 0};
-  std::vector<std::vector<GstClockTime>> pts_gpu, pts_cpu;
+  std::vector<std::vector<GstClockTime>> pts_gpu, pts_cpu, pts_colour;
   const std::vector<Bytes> out_gpu = run_pipeline(gpu, {none}, &pts_gpu)[0];
-  GstElement* stereo = gst_bin_get_by_name(GST_BIN(gpu), "stereo");
-  GstPad* sink = gst_element_get_static_pad(stereo, "sink");
-  GstCaps* in = gst_pad_get_current_caps(sink);
-  fail_unless(has_cuda_feature(in), "nvh264dec did not hand CUDA memory to cudastereo: %" GST_PTR_FORMAT, in);
-  gst_caps_unref(in);
-  gst_object_unref(sink);
-  gst_object_unref(stereo);
-  gst_element_set_state(gpu, GST_STATE_NULL);
-  gst_object_unref(gpu);
+  const std::vector<Bytes> out_colour = run_pipeline(gpu_colour, {none}, &pts_colour)[0];
+  for (GstElement* p : {gpu, gpu_colour}) {
+    GstElement* stereo = gst_bin_get_by_name(GST_BIN(p), "stereo");
+    GstPad* sink = gst_element_get_static_pad(stereo, "sink");
+    GstPad* src = gst_element_get_static_pad(stereo, "src");
+    GstCaps* in = gst_pad_get_current_caps(sink);
+    GstCaps* out = gst_pad_get_current_caps(src);
+    fail_unless(has_cuda_feature(in), "nvh264dec did not hand CUDA memory to cudastereo: %" GST_PTR_FORMAT, in);
+    fail_unless(has_cuda_feature(out) == (p == gpu_colour), "output caps %" GST_PTR_FORMAT, out);
+    gst_caps_unref(in);
+    gst_caps_unref(out);
+    gst_object_unref(sink);
+    gst_object_unref(src);
+    gst_object_unref(stereo);
+    gst_element_set_state(p, GST_STATE_NULL);
+    gst_object_unref(p);
+  }
+  fail_unless_equals_int(out_colour.size(), kFrames);
+  for (int i = 0; i < kFrames; ++i)
+    fail_unless_equals_uint64(pts_colour[0][i], gst_util_uint64_scale(i, GST_SECOND, 30));
   // The CPU pipeline's meta says "cpu": collect it without run_pipeline's check.
   fail_unless(gst_element_set_state(cpu, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   GstElement* appsink_cpu = gst_bin_get_by_name(GST_BIN(cpu), "sink0");
@@ -469,13 +491,17 @@ GST_START_TEST(test_concurrent_elements) {
   std::vector<std::vector<Bytes>> expected;
   std::string desc;
   for (int c = 0; c < kCameras; ++c) {
-    cams.push_back({c % 2 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_RGBA, {2 + c, 3 + c, 2 + c, 4 + c, 2 + c, 3 + c},
-                    static_cast<uint32_t>(1000 + 50 * c)});
-    expected.push_back(run_harness("cpu", cams.back(), "background=true warmup-frames=2",
-                                   "video/x-raw,format=GRAY16_LE", nullptr));
+    // Even cameras: false colour in CUDA memory to cudadownload; odd: raw
+    // disparity to system memory.
+    const bool colour = c % 2 == 0;
+    const std::string props = std::string("background=true warmup-frames=2") + (colour ? " colormap=turbo" : "");
+    const char* out_caps = colour ? "video/x-raw,format=RGBA" : "video/x-raw,format=GRAY16_LE";
+    cams.push_back({c % 4 < 2 ? GST_VIDEO_FORMAT_RGBA : GST_VIDEO_FORMAT_NV12,
+                    {2 + c, 3 + c, 2 + c, 4 + c, 2 + c, 3 + c}, static_cast<uint32_t>(1000 + 50 * c)});
+    expected.push_back(run_harness("cpu", cams.back(), props.c_str(), out_caps, nullptr));
     desc += appsrc(c, cams.back().format) + "! cudaupload ! cudastereo backend=cuda input-layout=side-by-side " +
-            "background=true warmup-frames=2 max-disparity=" + std::to_string(kMaxD) +
-            " ! cudadownload ! video/x-raw,format=GRAY16_LE !" + appsink(c);
+            props + " max-disparity=" + std::to_string(kMaxD) + (colour ? " ! cudadownload" : "") + " ! " + out_caps +
+            " !" + appsink(c);
   }
   GstElement* pipeline = parse(desc);
   const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, cams);

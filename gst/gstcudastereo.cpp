@@ -58,14 +58,15 @@
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=480 ! cudastereo input-layout=top-bottom output-mode=depth baseline=0.12 focal-length=700 ! fakesink
  * ]| Depth in millimetres from top-bottom frames.
  * |[
- * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=NV12 ! cudaupload ! cudastereo backend=cuda input-layout=side-by-side ! cudadownload ! video/x-raw,format=RGBA ! fakesink
+ * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=NV12 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! cudastereo backend=cuda input-layout=side-by-side ! cudadownload ! video/x-raw,format=RGBA ! fakesink
  * ]| CUDA memory in and out (needs a GPU): the frames stay on the GPU from
- * cudaupload to cudadownload, in the CUDA context the three elements share.
- * (GStreamer 1.22's cudadownload takes no GRAY formats: raw GRAY16_LE
- * disparity in CUDA memory is for applications, e.g. an appsink with
- * memory:CUDAMemory caps; otherwise it comes out in system memory.)
+ * cudaupload to cudadownload, in the CUDA context the three elements share
+ * (cudaupload passes system memory through unless caps ask for CUDA memory).
+ * CUDA memory output is false colour (RGBA, BGRA, RGBx, BGRx): GStreamer
+ * 1.22's CUDA memory holds no GRAY formats, so raw GRAY16_LE disparity and
+ * depth always come out in system memory.
  * |[
- * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=RGBA ! cudaupload ! cudastereo backend=cuda input-layout=side-by-side ! video/x-raw,format=GRAY16_LE ! filesink location=disparity.raw
+ * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=RGBA ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! cudastereo backend=cuda input-layout=side-by-side ! video/x-raw,format=GRAY16_LE ! filesink location=disparity.raw
  * ]| CUDA memory in, raw disparity out in system memory (320x240 GRAY16_LE).
  * |[
  * gst-launch-1.0 filesrc location=sbs.h264 ! h264parse ! nvh264dec ! cudastereo input-layout=side-by-side ! cudadownload ! videoconvert ! autovideosink
@@ -79,9 +80,9 @@
  * a message when there is none. The element shares its GstCudaContext with
  * neighbouring CUDA elements (context queries and messages, as nvcodec's
  * elements do), or makes one on cuda-device-id (-1: automatic). CUDA memory
- * in the same (or a peer) context is read in place; output caps with
- * memory:CUDAMemory come from a GstCudaBufferPool and are written on the
- * GPU. Each element owns its engine and CUDA stream, so many elements (one
+ * in the same (or a peer) context is read in place; output in CUDA memory
+ * (chosen when downstream names memory:CUDAMemory) comes from a
+ * GstCudaBufferPool and is written on the GPU. Each element owns its engine and CUDA stream, so many elements (one
  * per camera) can run at once on one GPU. GStreamer 1.22's CUDA memory
  * carries no stream, so each frame is finished before it is pushed.
  */
@@ -120,13 +121,18 @@ GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
 // With GStreamer's CUDA library the pads also take and give CUDA device
 // memory (listed first: preferred), so the element sits between nvh264dec or
 // cudaupload and cudadownload without a copy through the host.
+// GStreamer 1.22's CUDA allocator knows no GRAY formats (it aborts on
+// them), so CUDA memory carries only these; raw GRAY16_LE disparity, GRAY8
+// and depth leave in system memory.
+#define CUDA_INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, I420, NV12 }"
+#define CUDA_OUTPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx }"
 #if HAVE_GST_CUDA
 #define CUDA_MEMORY_CAPS(formats) GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, formats) "; "
 #else
 #define CUDA_MEMORY_CAPS(formats) ""
 #endif
-#define SINK_CAPS CUDA_MEMORY_CAPS(INPUT_FORMATS) GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)
-#define SRC_CAPS CUDA_MEMORY_CAPS(OUTPUT_FORMATS) GST_VIDEO_CAPS_MAKE(OUTPUT_FORMATS)
+#define SINK_CAPS CUDA_MEMORY_CAPS(CUDA_INPUT_FORMATS) GST_VIDEO_CAPS_MAKE(INPUT_FORMATS)
+#define SRC_CAPS CUDA_MEMORY_CAPS(CUDA_OUTPUT_FORMATS) GST_VIDEO_CAPS_MAKE(OUTPUT_FORMATS)
 
 static GstStaticPadTemplate sink_template =
     GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS(SINK_CAPS));
@@ -430,11 +436,15 @@ class CudaContextScope {
 };
 
 #if HAVE_GST_CUDA
+// True when some structure of `caps` names memory:CUDAMemory itself (ANY
+// caps or ANY features, as videoconvert has for passing metas, do not count:
+// such elements read system memory).
 bool caps_have_cuda_memory(const GstCaps* caps) {
   if (!caps || gst_caps_is_any(caps)) return false;
   for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
     GstCapsFeatures* f = gst_caps_get_features(caps, i);
-    if (f && gst_caps_features_contains(f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY)) return true;
+    if (f && !gst_caps_features_is_any(f) && gst_caps_features_contains(f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY))
+      return true;
   }
   return false;
 }
@@ -1088,10 +1098,14 @@ static GstCaps* output_caps(GstCudaStereo* self) {
                       "pixel-aspect-ratio", GST_TYPE_FRACTION, g.par_n, g.par_d, "framerate", GST_TYPE_FRACTION,
                       g.fps_n, g.fps_d, nullptr);
 #if HAVE_GST_CUDA
-  if (priv->engine_ctx) {
-    // The CUDA engine can write device memory: offer it first.
-    GstCaps* device = gst_caps_copy(caps);
-    gst_caps_set_features_simple(device, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, nullptr));
+  if (priv->engine_ctx && !depth) {
+    // The CUDA engine can write device memory: offer it first, in the
+    // formats GStreamer's CUDA allocator can hold.
+    GstCaps* device = gst_caps_from_string(GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY,
+                                                                             CUDA_OUTPUT_FORMATS));
+    gst_caps_set_simple(device, "width", G_TYPE_INT, g.view_width, "height", G_TYPE_INT, g.view_height,
+                        "pixel-aspect-ratio", GST_TYPE_FRACTION, g.par_n, g.par_d, "framerate", GST_TYPE_FRACTION,
+                        g.fps_n, g.fps_d, nullptr);
     gst_caps_append(device, caps);
     caps = device;
   }
@@ -1104,9 +1118,18 @@ static GstFlowReturn gst_cuda_stereo_update_src_caps(GstAggregator* agg, GstCaps
   GstCudaStereoPrivate* priv = PRIV(self);
   if (!priv->geometry.valid) return GST_AGGREGATOR_FLOW_NEED_DATA;
   GstCaps* ours = output_caps(self);
-  if (gst_caps_is_any(downstream)) {
-    // A sink that takes anything (fakesink, filesink) reads on the host:
-    // CUDA memory would only add a download there.
+  // `downstream` is filtered by our template, so ask the peer again: only a
+  // neighbour that names CUDA memory itself (cudadownload, an encoder) gets
+  // it. Elements taking anything (fakesink, filesink, videoconvert's ANY
+  // features) read on the host, where CUDA memory would only add a download.
+#if HAVE_GST_CUDA
+  GstCaps* peer = gst_pad_peer_query_caps(GST_AGGREGATOR_SRC_PAD(agg), nullptr);
+  const bool peer_wants_cuda = caps_have_cuda_memory(peer);
+  if (peer) gst_caps_unref(peer);
+#else
+  const bool peer_wants_cuda = false;
+#endif
+  if (!peer_wants_cuda) {
     GstCaps* system = gst_caps_new_empty();
     for (guint i = 0; i < gst_caps_get_size(ours); ++i) {
       GstCapsFeatures* f = gst_caps_get_features(ours, i);

@@ -182,6 +182,28 @@ void require_element(const char* name) {
   gst_object_unref(f);
 }
 
+// Fails with the pipeline's error message, if it posted one.
+void fail_on_bus_error(GstBus* bus) {
+  GstMessage* err = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  if (!err) return;
+  GError* e = nullptr;
+  gchar* dbg = nullptr;
+  gst_message_parse_error(err, &e, &dbg);
+  fail("pipeline error from %s: %s (%s)", GST_OBJECT_NAME(GST_MESSAGE_SRC(err)), e->message, dbg ? dbg : "");
+}
+
+// The next sample of an appsink, or null at EOS; fails on a pipeline error
+// or when nothing comes for `wait` (never hangs on a broken branch).
+GstSample* pull(GstElement* sink, GstBus* bus, GstClockTime wait = 60 * GST_SECOND) {
+  for (GstClockTime waited = 0; waited < wait; waited += 200 * GST_MSECOND) {
+    if (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 200 * GST_MSECOND)) return s;
+    if (gst_app_sink_is_eos(GST_APP_SINK(sink))) return nullptr;
+    fail_on_bus_error(bus);
+  }
+  fail("%s: no frame and no EOS within %" GST_TIME_FORMAT, GST_OBJECT_NAME(sink), GST_TIME_ARGS(wait));
+  return nullptr;
+}
+
 // Pushes each branch's frames into appsrc name=src<i>, pulls from appsink
 // name=sink<i> until EOS. Branches run on their own streaming threads.
 std::vector<std::vector<Bytes>> run_pipeline(GstElement* pipeline, const std::vector<Frames>& branches,
@@ -201,7 +223,7 @@ std::vector<std::vector<Bytes>> run_pipeline(GstElement* pipeline, const std::ve
   for (size_t b = 0; b < branches.size(); ++b) {
     GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), ("sink" + std::to_string(b)).c_str());
     fail_unless(sink != nullptr);
-    while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND)) {
+    while (GstSample* s = pull(sink, bus)) {
       outs[b].push_back(tight_pixels(gst_sample_get_buffer(s), gst_sample_get_caps(s)));
       if (pts) (*pts)[b].push_back(GST_BUFFER_PTS(gst_sample_get_buffer(s)));
       GstCudaStereoMeta* m = gst_buffer_get_cuda_stereo_meta(gst_sample_get_buffer(s));
@@ -210,13 +232,7 @@ std::vector<std::vector<Bytes>> run_pipeline(GstElement* pipeline, const std::ve
     }
     gst_object_unref(sink);
   }
-  GstMessage* err = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-  if (err) {
-    GError* e = nullptr;
-    gchar* dbg = nullptr;
-    gst_message_parse_error(err, &e, &dbg);
-    fail("pipeline error: %s (%s)", e->message, dbg ? dbg : "");
-  }
+  fail_on_bus_error(bus);
   gst_object_unref(bus);
   return outs;
 }
@@ -296,8 +312,8 @@ GST_START_TEST(test_cuda_memory_pipelines) {
     bool colour;         // RGBA false colour, else raw GRAY16_LE
     bool cuda_in, cuda_out;
   } variants[] = {
-      {"! cudaupload ", "! cudadownload ", true, true, true},
-      {"! cudaupload ", "", false, true, false},
+      {"! cudaupload ! video/x-raw(memory:CUDAMemory) ", "! cudadownload ", true, true, true},
+      {"! cudaupload ! video/x-raw(memory:CUDAMemory) ", "", false, true, false},
       {"", "! cudadownload ", true, false, true},
   };
   for (const Variant& v : variants) {
@@ -358,8 +374,8 @@ GST_START_TEST(test_cuda_memory_two_pads) {
   GstElement* pipeline =
       parse("cudastereo name=stereo backend=cuda subpixel=false max-disparity=" + std::to_string(kMaxD) +
             " ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false "
-            "appsrc name=l format=time caps=\"" + caps + "\" ! cudaupload ! stereo.sink_left "
-            "appsrc name=r format=time caps=\"" + caps + "\" ! cudaupload ! stereo.sink_right");
+            "appsrc name=l format=time caps=\"" + caps + "\" ! cudaupload ! video/x-raw(memory:CUDAMemory) ! stereo.sink_left "
+            "appsrc name=r format=time caps=\"" + caps + "\" ! cudaupload ! video/x-raw(memory:CUDAMemory) ! stereo.sink_right");
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   for (const char* name : {"l", "r"}) {
     GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), name);
@@ -375,7 +391,8 @@ GST_START_TEST(test_cuda_memory_two_pads) {
   }
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink0");
   int frames = 0;
-  while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND)) {
+  GstBus* bus = gst_element_get_bus(pipeline);
+  while (GstSample* s = pull(sink, bus)) {
     GstBuffer* b = gst_sample_get_buffer(s);
     fail_unless_equals_uint64(GST_BUFFER_PTS(b), frames * kFrame);
     fail_unless(!gst_buffer_get_cuda_stereo_meta(b)->placeholder);
@@ -385,12 +402,20 @@ GST_START_TEST(test_cuda_memory_two_pads) {
     frames++;
   }
   fail_unless_equals_int(frames, 3);
+  gst_object_unref(bus);
   GstElement* stereo = gst_bin_get_by_name(GST_BIN(pipeline), "stereo");
-  GstPad* left = gst_element_get_static_pad(stereo, "sink_left");
-  GstCaps* in = gst_pad_get_current_caps(left);
-  fail_unless(has_cuda_feature(in));
-  gst_caps_unref(in);
-  gst_object_unref(left);
+  // Request pads are named sink_<n> by the aggregator: look at all of them.
+  GST_OBJECT_LOCK(stereo);
+  std::vector<GstPad*> pads;
+  for (GList* l = GST_ELEMENT(stereo)->sinkpads; l; l = l->next) pads.push_back(GST_PAD(gst_object_ref(l->data)));
+  GST_OBJECT_UNLOCK(stereo);
+  fail_unless_equals_int(pads.size(), 2);
+  for (GstPad* pad : pads) {
+    GstCaps* in = gst_pad_get_current_caps(pad);
+    fail_unless(has_cuda_feature(in), "%s: %" GST_PTR_FORMAT, GST_PAD_NAME(pad), in);
+    if (in) gst_caps_unref(in);
+    gst_object_unref(pad);
+  }
   gst_object_unref(stereo);
   gst_object_unref(sink);
   gst_element_set_state(pipeline, GST_STATE_NULL);
@@ -460,10 +485,12 @@ GST_START_TEST(test_nvh264dec_pipeline) {
   fail_unless(gst_element_set_state(cpu, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   GstElement* appsink_cpu = gst_bin_get_by_name(GST_BIN(cpu), "sink0");
   std::vector<Bytes> out_cpu;
-  while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(appsink_cpu), 120 * GST_SECOND)) {
+  GstBus* cpu_bus = gst_element_get_bus(cpu);
+  while (GstSample* s = pull(appsink_cpu, cpu_bus, 120 * GST_SECOND)) {
     out_cpu.push_back(tight_pixels(gst_sample_get_buffer(s), gst_sample_get_caps(s)));
     gst_sample_unref(s);
   }
+  gst_object_unref(cpu_bus);
   gst_object_unref(appsink_cpu);
   gst_element_set_state(cpu, GST_STATE_NULL);
   gst_object_unref(cpu);
@@ -499,7 +526,7 @@ GST_START_TEST(test_concurrent_elements) {
     cams.push_back({c % 4 < 2 ? GST_VIDEO_FORMAT_RGBA : GST_VIDEO_FORMAT_NV12,
                     {2 + c, 3 + c, 2 + c, 4 + c, 2 + c, 3 + c}, static_cast<uint32_t>(1000 + 50 * c)});
     expected.push_back(run_harness("cpu", cams.back(), props.c_str(), out_caps, nullptr));
-    desc += appsrc(c, cams.back().format) + "! cudaupload ! cudastereo backend=cuda input-layout=side-by-side " +
+    desc += appsrc(c, cams.back().format) + "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo backend=cuda input-layout=side-by-side " +
             props + " max-disparity=" + std::to_string(kMaxD) + (colour ? " ! cudadownload" : "") + " ! " + out_caps +
             " !" + appsink(c);
   }

@@ -146,6 +146,13 @@ struct CudaEngine::Impl {
   bool graph_ready = false;
 
   std::vector<Level> lv;
+  // Coarsest-level matching split over several blocks per tile meets here
+  // (matching.h MatchScratch); per view.
+  DeviceImage<uint32_t> match_keys[2];
+  DeviceImage<unsigned> match_tiles[2];
+  // Refinement's wide pixels (both views, any level) and their two counters.
+  DeviceImage<uint32_t> match_wide;
+  DeviceImage<unsigned> match_wide_counters;
   DeviceImage<int8_t> subpixel_offset;
   DeviceImage<uint16_t> disparity_q4;
   DeviceImage<uint8_t> all_foreground;  // 255 everywhere: the mask without a background model
@@ -195,6 +202,20 @@ struct CudaEngine::Impl {
         CS_CUDA_TRY(L.raw[v].allocate(L.width, L.height));
         CS_CUDA_TRY(L.checked[v].allocate(L.width, L.height));
       }
+    }
+    {
+      const Level& C = lv[nl - 1];
+      for (int v = 0; v < 2; ++v) {
+        CS_CUDA_TRY(match_keys[v].allocate(C.width, C.height));
+        CS_CUDA_TRY(match_tiles[v].allocate(match_tile_count(C.width, C.height), 1));
+        const auto& k = match_keys[v].view();
+        CS_CUDA_TRY(cudaMemset2DAsync(k.data, k.pitch, 0xFF, C.width * sizeof(uint32_t), C.height, stream));
+        CS_CUDA_TRY(cudaMemsetAsync(match_tiles[v].view().data, 0, match_tiles[v].bytes(), stream));
+      }
+      // Wide pixels are rare (a few per cent at most); more go to their tiles' blocks.
+      CS_CUDA_TRY(match_wide.allocate(std::max(4096, w * h / 8), 1));
+      CS_CUDA_TRY(match_wide_counters.allocate(2, 1));
+      CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters.view().data, 0, match_wide_counters.bytes(), stream));
     }
     CS_CUDA_TRY(subpixel_offset.allocate(w, h));
     CS_CUDA_TRY(disparity_q4.allocate(w, h));
@@ -267,25 +288,32 @@ struct CudaEngine::Impl {
     timer->mark("census");
     for (int l = levels - 1; l >= 0; --l) {
       Level& L = lv[l];
+      MatchViews mv[2];
       for (int v = 0; v < 2; ++v) {
-        MatchViews mv;
-        mv.census_ref = L.census[v].cview();
-        mv.census_other = L.census[1 - v].cview();
+        mv[v].census_ref = L.census[v].cview();
+        mv[v].census_other = L.census[1 - v].cview();
         if (bg) {
-          mv.mask_ref = L.mask[v].cview();
-          mv.mask_other = L.mask[1 - v].cview();
+          mv[v].mask_ref = L.mask[v].cview();
+          mv[v].mask_other = L.mask[1 - v].cview();
         }
-        if (l < levels - 1) mv.coarser = lv[l + 1].final_view(v, p.lr_check);
-        mv.disparity = L.raw[v].view();
-        if (l == 0 && v == 0 && p.subpixel) mv.subpixel_offset = subpixel_offset.view();
-        MatchParams mp;
-        mp.reference = v == 0 ? Reference::Left : Reference::Right;
-        mp.range = L.range;
-        mp.radius = p.subwindow_radius;
-        mp.best = static_cast<int>(p.window);
-        mp.hole_radius = p.hole_search_radius;
-        CS_CUDA_TRY(enqueue_match(mv, mp, s));
+        if (l < levels - 1) {
+          mv[v].coarser = lv[l + 1].final_view(v, p.lr_check);
+          mv[v].scratch.wide_pixels = match_wide.view().data;
+          mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide.view().width);
+          mv[v].scratch.wide_counters = match_wide_counters.view().data;
+        } else {
+          mv[v].scratch.best_keys = match_keys[v].view();
+          mv[v].scratch.tiles_done = match_tiles[v].view().data;
+        }
+        mv[v].disparity = L.raw[v].view();
+        if (l == 0 && v == 0 && p.subpixel) mv[v].subpixel_offset = subpixel_offset.view();
       }
+      MatchParams mp;
+      mp.range = L.range;
+      mp.radius = p.subwindow_radius;
+      mp.best = static_cast<int>(p.window);
+      mp.hole_radius = p.hole_search_radius;
+      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
       timer->mark(l == levels - 1 ? "match coarsest" : "refine");
       if (p.lr_check) {
         CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), p.lr_tolerance, L.checked[0].view(),
@@ -733,6 +761,8 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
 size_t CudaEngine::device_bytes() const {
   const Impl& m = *impl_;
   size_t n = m.subpixel_offset.bytes() + m.disparity_q4.bytes() + m.all_foreground.bytes() + m.encoded.bytes();
+  for (int v = 0; v < 2; ++v) n += m.match_keys[v].bytes() + m.match_tiles[v].bytes();
+  n += m.match_wide.bytes() + m.match_wide_counters.bytes();
   for (const Level& L : m.lv) {
     n += L.scratch.bytes();
     for (int v = 0; v < 2; ++v)

@@ -8,6 +8,8 @@
 namespace cs::cuda {
 namespace {
 
+// ---------------------------------------------------------------- tile kernel (any radius and window)
+//
 // A block matches a kTileX x kTileY tile; each thread owns kRowsPerThread
 // pixels of one column. Window costs depend only on (x, y, d), so the block
 // evaluates every d of its pixels' candidate union in ascending order: each
@@ -253,6 +255,619 @@ cudaError_t raise_limit(int optin) {
   return raise_one(match_kernel<kBest, false>, optin);
 }
 
+// ---------------------------------------------------------------- streaming kernel (r = 2)
+//
+// The fast path for sub-window radius 2 and the Box, Best1 and Best2
+// windows. A block owns a tile of kTileW x kTileH reference pixels. It first
+// works out which disparities some pixel of the tile needs (each pixel's
+// candidate interval, widened by one on each side where the sub-pixel step
+// wants C(d - 1) and C(d + 1)), then each warp takes pairs of those
+// disparities and streams down the tile's rows once per pair:
+//  - a lane holds two columns of the 64-column region (tile plus the 7-pixel
+//    window margin on each side) and the two disparities as 16-bit halves of
+//    one register (pixel costs <= 24, sums <= 600, window costs <= 1800);
+//  - vertical 5-sums run in registers (add the entering row, subtract the
+//    one that left, kept in a 5-deep ring), horizontal 5-sums come from
+//    neighbouring lanes by shuffles: no shared memory and no barrier per row;
+//  - the window cost needs sub-window sums 5 rows above and below: each row's
+//    best-k of its three sums is kept for 5 rows, merged with the next row's
+//    side sums (the partial window), and 5 rows later with the bottom row's.
+// A pixel's result is the atomic minimum of (cost << 16 | d) over its
+// admissible disparities, which is the specification's winner (smallest
+// cost, ties to the smaller d) whatever the order the warps run in.
+// Pixels whose evaluation interval is wide (holes next to outliers) would make
+// every disparity of the span a pass over the whole tile: they are matched
+// one by one (window_cost_direct) by extra blocks of the same tile instead.
+namespace streaming {
+
+constexpr int kMargin = 7;  // s + r for r = 2: region columns/rows around the tile
+constexpr int kRegionW = 64;
+constexpr int kTileW = kRegionW - 2 * kMargin;
+constexpr int kTileH = 32;
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kPixels = kTileW * kTileH;
+constexpr int kCostSlots = 16;   // costs kept per pixel for the sub-pixel step
+constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
+constexpr int kWideBlocks = 128; // grid of the wide-pixel kernel
+constexpr int kMaxSlices = 16;
+constexpr unsigned kNoKey = 0xFFFFFFFFu;
+constexpr unsigned kNoCandidates = 0xFFFFFFFFu;  // lo = hi = 0xFFFF: nothing admissible
+constexpr uint16_t kNoSlots = 0xFFFF;
+constexpr unsigned kFull = 0xFFFFFFFFu;
+
+enum PixelState : uint8_t { kMatched = 0, kWide = 1, kOutside = 2 };
+
+struct Args {
+  MatchViews v[2];
+  bool left[2];
+  bool subpixel[2];
+  Range range;
+  int hole_radius;
+  int slices;      // blocks per tile (full range only; 1 otherwise)
+  // The level's wide pixels (view << 31 | y << 16 | x) for the wide-pixel
+  // kernel; null: each block matches its own.
+  uint32_t* wide_list;
+  unsigned* wide_count;  // [0] entries, [1] blocks of the wide kernel done
+  unsigned wide_capacity;
+  int mask_words;  // needed-disparity bitmask words
+  int list_cap;    // needed-disparity list entries
+};
+
+__device__ __forceinline__ uint32_t vmin(uint32_t a, uint32_t b) { return __vminu2(a, b); }
+__device__ __forceinline__ uint32_t vmax(uint32_t a, uint32_t b) { return __vmaxu2(a, b); }
+__device__ __forceinline__ uint32_t vmin3(uint32_t a, uint32_t b, uint32_t c) { return __vimin3_u16x2(a, b, c); }
+
+// The window of one column for one row step: S is this row's sub-window sum,
+// sm and sp those 5 columns to the left and right. Returns the window cost of
+// the row 5 above (two disparities in 16-bit halves).
+template <int kBest>
+struct ColumnWindow;
+
+template <>
+struct ColumnWindow<0> {
+  uint32_t centre[5] = {0, 0, 0, 0, 0};
+  // k: the row step modulo 5, a constant once the caller's loop is unrolled.
+  __device__ __forceinline__ uint32_t step(int k, uint32_t sm, uint32_t s, uint32_t sp) {
+    const uint32_t out = centre[k];
+    centre[k] = s;
+    return out;
+  }
+};
+
+template <>
+struct ColumnWindow<1> {
+  uint32_t best_row[5] = {0, 0, 0, 0, 0};  // min of a row's three sums
+  uint32_t partial[5] = {0, 0, 0, 0, 0};   // min over the row above and this row's sides
+  uint32_t centre[5] = {0, 0, 0, 0, 0};
+  __device__ __forceinline__ uint32_t step(int k, uint32_t sm, uint32_t s, uint32_t sp) {
+    const uint32_t row = vmin3(sm, s, sp);
+    const uint32_t part = vmin3(best_row[k], sm, sp);
+    const uint32_t out = centre[k] + vmin(partial[k], row);
+    best_row[k] = row;
+    partial[k] = part;
+    centre[k] = s;
+    return out;
+  }
+};
+
+template <>
+struct ColumnWindow<2> {
+  // Two smallest (first <= second) of a row's three sums, and of the partial
+  // window (the row above plus this row's two sides).
+  uint32_t row1[5] = {0, 0, 0, 0, 0}, row2[5] = {0, 0, 0, 0, 0};
+  uint32_t part1[5] = {0, 0, 0, 0, 0}, part2[5] = {0, 0, 0, 0, 0};
+  uint32_t centre[5] = {0, 0, 0, 0, 0};
+  __device__ __forceinline__ uint32_t step(int k, uint32_t sm, uint32_t s, uint32_t sp) {
+    const uint32_t side1 = vmin(sm, sp), side2 = vmax(sm, sp);
+    const uint32_t r1 = vmin(side1, s), r2 = vmin(vmax(side1, s), side2);
+    // The second smallest of two sorted pairs is min(max(firsts), seconds).
+    const uint32_t p1 = vmin(row1[k], side1), p2 = vmin3(vmax(row1[k], side1), row2[k], side2);
+    const uint32_t out = centre[k] + vmin(part1[k], r1) + vmin3(vmax(part1[k], r1), part2[k], r2);
+    row1[k] = r1;
+    row2[k] = r2;
+    part1[k] = p1;
+    part2[k] = p2;
+    centre[k] = s;
+    return out;
+  }
+};
+
+// The window cost at (x, y, d) straight from the definition (stages.h
+// window_cost), for the few pixels matched one by one.
+template <int kBest>
+__device__ int window_cost_direct(const MatchViews& v, int sign, int x, int y, int d) {
+  const int w = v.census_ref.width, h = v.census_ref.height;
+  int sums[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+  for (int band = 0; band < 3; ++band) {
+    for (int j = 0; j < 5; ++j) {
+      const int yy = y + (band - 1) * 5 + j - 2;
+      if (yy < 0 || yy >= h) continue;
+      const uint32_t* ref = drow(v.census_ref, yy);
+      const uint32_t* other = drow(v.census_other, yy);
+#pragma unroll
+      for (int col = 0; col < 3; ++col) {
+        int s = 0;
+#pragma unroll
+        for (int i = 0; i < 5; ++i) {
+          const int xx = x + (col - 1) * 5 + i - 2;
+          if (xx >= 0 && xx < w) s += census_cost(__ldg(ref + xx), __ldg(other + clampi(xx + sign * d, 0, w - 1)));
+        }
+        sums[band * 3 + col] += s;
+      }
+    }
+  }
+  const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
+  return window_cost_in_registers<kBest>(sums[4], around);
+}
+
+// Candidate interval [lo, hi) of reference pixel (x, y) (stages.h, stages 6
+// and 7, with the matched pixel inside the image); false when it has none.
+__device__ bool candidates(const MatchViews& v, bool left, Range range, int hole_radius, int x, int y, int* lo,
+                           int* hi) {
+  const int width = v.census_ref.width;
+  if (v.mask_ref.data && drow(v.mask_ref, y)[x] == 0) return false;
+  int a = range.lo, b = range.hi;
+  if (v.coarser.data) {
+    const int wc = v.coarser.width, hc = v.coarser.height;
+    const int px = mini(x / 2, wc - 1), py = mini(y / 2, hc - 1);
+    const int dc = drow(v.coarser, py)[px];
+    int dmin = dc, dmax = dc;
+    if (dc < 0) {
+      dmin = INT_MAX;
+      dmax = -1;
+      for (int yy = maxi(py - hole_radius, 0); yy <= mini(py + hole_radius, hc - 1); ++yy) {
+        const int16_t* row = drow(v.coarser, yy);
+        for (int xx = maxi(px - hole_radius, 0); xx <= mini(px + hole_radius, wc - 1); ++xx) {
+          const int dd = row[xx];
+          if (dd >= 0) {
+            dmin = mini(dmin, dd);
+            dmax = maxi(dmax, dd);
+          }
+        }
+      }
+    }
+    if (dmax < 0) return false;
+    a = maxi(a, 2 * dmin - 2);
+    b = mini(b, 2 * dmax + 3);
+  }
+  a = maxi(a, 0);
+  b = mini(b, left ? x + 1 : width - x);
+  *lo = a;
+  *hi = b;
+  return a < b;
+}
+
+// Sets the bits of [first, end) (disparities less `base`) in the block's
+// needed set; every lane of the warp calls it, one atomic per word and warp.
+__device__ void mark_needed(unsigned* needed, int first, int end, int base) {
+  const bool any = first < end;
+  const int word_lo = __reduce_min_sync(kFull, any ? (first - base) >> 5 : INT_MAX);
+  const int word_hi = __reduce_max_sync(kFull, any ? (end - 1 - base) >> 5 : -1);
+  for (int word = word_lo; word <= word_hi; ++word) {
+    unsigned bits = 0;
+    if (any) {
+      const int b0 = maxi(first - base - 32 * word, 0), b1 = mini(end - base - 32 * word, 32);
+      if (b0 < b1) bits = (b1 == 32 ? kFull : (1u << b1) - 1u) & ~((1u << b0) - 1u);
+    }
+    bits = __reduce_or_sync(kFull, bits);
+    if ((threadIdx.x & 31) == 0 && bits) atomicOr(&needed[word], bits);
+  }
+}
+
+// One pass of one warp over the tile for disparities d0 and d1 (d1 may
+// repeat d0).
+template <int kBest, bool kWithSlots>
+__device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x0, int y0,
+                                            int rows, int d0, int d1, const uint32_t* s_info, uint32_t* s_keys,
+                                            const uint16_t* s_base, uint16_t* s_slots, bool slots) {
+  const int width = v.census_ref.width, height = v.census_ref.height;
+  const int lane = threadIdx.x & 31;
+  const int gxa = x0 - kMargin + 2 * lane, gxb = gxa + 1;
+  // Pixel costs travel as four bytes (column a, column b for d0; a, b for
+  // d1), as do the vertical sums (<= 120): one register for all four.
+  const uint32_t keep = ((gxa >= 0 && gxa < width) ? 0x00FF00FFu : 0u) | ((gxb >= 0 && gxb < width) ? 0xFF00FF00u : 0u);
+  const int rxa = clampi(gxa, 0, width - 1), rxb = clampi(gxb, 0, width - 1);
+  const int oxa0 = clampi(gxa + sign * d0, 0, width - 1), oxa1 = clampi(gxa + sign * d1, 0, width - 1);
+  const int oxb0 = clampi(gxb + sign * d0, 0, width - 1), oxb1 = clampi(gxb + sign * d1, 0, width - 1);
+  const bool out_a = lane >= 4 && lane <= 28;  // region column 2 lane in [7, 57)
+  const bool out_b = lane >= 3 && lane <= 27;  // region column 2 lane + 1 in [7, 57)
+  const bool with_masks = v.mask_other.data != nullptr;
+
+  uint32_t vsum = 0;
+  uint32_t ring[5] = {0, 0, 0, 0, 0};
+  ColumnWindow<kBest> win_a, win_b;
+
+  // Emits the window costs of one output pixel (region column col).
+  auto emit = [&](uint32_t costs, int o, int col) {
+    const uint32_t info = s_info[o * kRegionW + col];
+    const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
+    const uint32_t c0 = costs & 0xFFFFu, c1 = costs >> 16;
+    const int gx = x0 - kMargin + col, gy = y0 + o;
+    bool ok0 = static_cast<unsigned>(d0 - lo) < static_cast<unsigned>(hi - lo);
+    bool ok1 = static_cast<unsigned>(d1 - lo) < static_cast<unsigned>(hi - lo);
+    if (with_masks) {
+      const uint8_t* mrow = drow(v.mask_other, gy);
+      if (ok0) ok0 = mrow[gx + sign * d0] != 0;
+      if (ok1) ok1 = mrow[gx + sign * d1] != 0;
+    }
+    uint32_t key = ok0 ? (c0 << 16 | static_cast<uint32_t>(d0)) : kNoKey;
+    if (ok1) key = min(key, c1 << 16 | static_cast<uint32_t>(d1));
+    if (key != kNoKey) atomicMin(&s_keys[o * kRegionW + col], key);
+    if (kWithSlots && slots) {
+      const int p = o * kTileW + col - kMargin;
+      const int base = s_base[p];
+      if (static_cast<unsigned>(d0 - base) < kCostSlots) s_slots[p * kCostSlots + d0 - base] = static_cast<uint16_t>(c0);
+      if (static_cast<unsigned>(d1 - base) < kCostSlots) s_slots[p * kCostSlots + d1 - base] = static_cast<uint16_t>(c1);
+    }
+  };
+
+  const int steps = rows + 2 * kMargin;
+  for (int i0 = 0; i0 < steps; i0 += 5) {
+#pragma unroll
+    for (int k = 0; k < 5; ++k) {
+      const int i = i0 + k;
+      if (i >= steps) break;
+      // Pixel costs of region row i (image row y0 - 7 + i); 0 outside the image.
+      const int gy = y0 - kMargin + i;
+      uint32_t costs = 0;
+      if (gy >= 0 && gy < height) {
+        const uint32_t* ref = drow(v.census_ref, gy);
+        const uint32_t* other = drow(v.census_other, gy);
+        const uint32_t ra = __ldg(ref + rxa), rb = __ldg(ref + rxb);
+        const uint32_t a0 = __popc(ra ^ __ldg(other + oxa0)), a1 = __popc(ra ^ __ldg(other + oxa1));
+        const uint32_t b0 = __popc(rb ^ __ldg(other + oxb0)), b1 = __popc(rb ^ __ldg(other + oxb1));
+        costs = (a0 | b0 << 8 | a1 << 16 | b1 << 24) & keep;
+      }
+      // Vertical 5-sums centred on region row i - 2 (no byte ever borrows:
+      // each stays >= the cost leaving it).
+      vsum = vsum + costs - ring[k];
+      ring[k] = costs;
+      // Horizontal 5-sums over columns 2 lane - 2 .. 2 lane + 3, which live
+      // in lanes lane - 1 .. lane + 1; as 16-bit halves (d0 low, d1 high).
+      const uint32_t v_l = __shfl_up_sync(kFull, vsum, 1), v_r = __shfl_down_sync(kFull, vsum, 1);
+      const uint32_t middle = __byte_perm(v_l, 0, 0x4341) + __byte_perm(vsum, 0, 0x4240) +
+                              __byte_perm(vsum, 0, 0x4341) + __byte_perm(v_r, 0, 0x4240);
+      const uint32_t sa = middle + __byte_perm(v_l, 0, 0x4240);
+      const uint32_t sb = middle + __byte_perm(v_r, 0, 0x4341);
+      // Side sub-windows 5 columns away: column 2 lane - 5 is lane - 3's b, and so on.
+      const uint32_t sa_m = __shfl_up_sync(kFull, sb, 3), sa_p = __shfl_down_sync(kFull, sb, 2);
+      const uint32_t sb_m = __shfl_up_sync(kFull, sa, 2), sb_p = __shfl_down_sync(kFull, sa, 3);
+      const uint32_t wa = win_a.step(k, sa_m, sa, sa_p);
+      const uint32_t wb = win_b.step(k, sb_m, sb, sb_p);
+      // wa, wb are the windows of region row i - 7, i.e. tile row i - 14.
+      const int o = i - 2 * kMargin;
+      if (o >= 0) {
+        if (out_a) emit(wa, o, 2 * lane);
+        if (out_b) emit(wb, o, 2 * lane + 1);
+      }
+    }
+  }
+}
+
+// Matches one wide pixel with one warp (lanes over its candidates, costs
+// straight from the definition) and writes its results.
+template <int kBest>
+__device__ void match_wide_pixel(const MatchViews& v, bool left, bool want_subpixel, Range range, int hole_radius,
+                                 int gx, int gy) {
+  const int lane = threadIdx.x & 31;
+  const int sign = left ? -1 : 1;
+  int lo = 0, hi = 0;
+  candidates(v, left, range, hole_radius, gx, gy, &lo, &hi);
+  uint32_t key = kNoKey;
+  for (int d = lo + lane; d < hi; d += 32) {
+    if (v.mask_other.data && drow(v.mask_other, gy)[gx + sign * d] == 0) continue;
+    const int c = window_cost_direct<kBest>(v, sign, gx, gy, d);
+    key = min(key, static_cast<uint32_t>(c) << 16 | static_cast<uint32_t>(d));
+  }
+  key = __reduce_min_sync(kFull, key);
+  const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+  int offset = 0;
+  if (want_subpixel && best >= 0 && best - 1 >= range.lo && best + 1 < range.hi && gx - (best + 1) >= 0) {
+    const int c = lane < 2 ? window_cost_direct<kBest>(v, sign, gx, gy, best - 1 + 2 * lane) : 0;
+    const int cm = __shfl_sync(kFull, c, 0), cp = __shfl_sync(kFull, c, 1);
+    offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
+  }
+  if (lane == 0) {
+    drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
+    if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+  }
+}
+
+template <int kBest, bool kWithSlots>
+__global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_constant__ Args a) {
+  __shared__ uint32_t s_info[kTileH * kRegionW];  // per output pixel: lo | hi << 16
+  __shared__ uint32_t s_keys[kTileH * kRegionW];  // per output pixel: best cost << 16 | d
+  __shared__ uint16_t s_base[kPixels];            // first disparity of the pixel's cost slots
+  __shared__ uint16_t s_wide[kPixels];            // wide pixels this block matches itself
+  __shared__ uint8_t s_state[kPixels];
+  __shared__ int s_count, s_wide_count, s_flag;
+  extern __shared__ __align__(16) unsigned char dyn[];
+
+  const int view = blockIdx.z / a.slices;
+  const int slice = blockIdx.z - view * a.slices;
+  const MatchViews& v = a.v[view];
+  const bool left = a.left[view];
+  const int sign = left ? -1 : 1;
+  const bool full_range = v.coarser.data == nullptr;
+  const bool want_subpixel = kWithSlots && a.subpixel[view];
+  const int slices = a.slices;
+  const int width = v.census_ref.width, height = v.census_ref.height;
+  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
+  const int rows = mini(kTileH, height - y0);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const Range range = a.range;
+
+  const size_t slot_bytes = kWithSlots ? static_cast<size_t>(kPixels) * kCostSlots * sizeof(uint16_t) : 0;
+  uint16_t* s_slots = reinterpret_cast<uint16_t*>(dyn);
+  unsigned* s_needed = reinterpret_cast<unsigned*>(dyn + slot_bytes);
+  uint16_t* s_list = reinterpret_cast<uint16_t*>(s_needed + a.mask_words);
+
+  for (int i = tid; i < a.mask_words; i += kThreads) s_needed[i] = 0;
+  if (tid == 0) {
+    s_count = 0;
+    s_wide_count = 0;
+    s_flag = 0;
+  }
+  __syncthreads();
+
+  // Every pixel's candidates; the needed set from the matched pixels' evaluation intervals.
+  constexpr int kRounds = (kPixels + kThreads - 1) / kThreads;
+  for (int r = 0; r < kRounds; ++r) {
+    const int q = r * kThreads + tid;
+    int first = 0, end = 0;
+    if (q < kPixels) {
+      const int ty = q / kTileW, tx = q - ty * kTileW;
+      const int gx = x0 + tx, gy = y0 + ty;
+      uint32_t info = kNoCandidates;
+      uint16_t base = kNoSlots;
+      uint8_t state = kOutside;
+      int lo, hi;
+      if (gx < width && gy < height) {
+        state = kMatched;
+        if (candidates(v, left, range, a.hole_radius, gx, gy, &lo, &hi)) {
+          first = lo;
+          end = hi;
+          if (want_subpixel) {
+            first = maxi(lo - 1, range.lo);
+            end = mini(mini(hi + 1, range.hi), gx + 1);
+          }
+          if (!full_range && end - first > kWideWidth) {
+            state = kWide;
+            first = end = 0;
+            const unsigned j = a.wide_list ? atomicAdd(a.wide_count, 1u) : a.wide_capacity;
+            if (j < a.wide_capacity)
+              a.wide_list[j] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 |
+                               static_cast<uint32_t>(gx);
+            else
+              s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
+          } else {
+            info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
+            if (want_subpixel) base = static_cast<uint16_t>(first);
+          }
+        }
+      }
+      s_info[ty * kRegionW + kMargin + tx] = info;
+      s_keys[ty * kRegionW + kMargin + tx] = kNoKey;
+      s_base[q] = base;
+      s_state[q] = state;
+    }
+    mark_needed(s_needed, first, end, range.lo);
+  }
+  __syncthreads();
+
+  // The first round matches. Full-range sub-pixel keeps costs of the first
+  // disparities only: a second round evaluates [d - 1, d + 2) around the
+  // winners whose neighbours fell outside the slots.
+  for (int round = 0; round < 2; ++round) {
+    if (warp == 0) {
+      // The needed set as an ascending list.
+      int count = 0;
+      for (int w0 = 0; w0 < a.mask_words; w0 += 32) {
+        const int word = w0 + lane;
+        unsigned bits = word < a.mask_words ? s_needed[word] : 0u;
+        const int c = __popc(bits);
+        int incl = c;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+          const int t = __shfl_up_sync(kFull, incl, o);
+          if (lane >= o) incl += t;
+        }
+        int pos = count + incl - c;
+        while (bits) {
+          const int b = __ffs(bits) - 1;
+          bits &= bits - 1;
+          s_list[pos++] = static_cast<uint16_t>(range.lo + 32 * word + b);
+        }
+        count += __shfl_sync(kFull, incl, 31);
+      }
+      if (lane == 0) s_count = count;
+    }
+    __syncthreads();
+    const int n = s_count, pairs = (n + 1) >> 1;
+    for (int pi = slice * kWarps + warp; pi < pairs; pi += slices * kWarps) {
+      const int d0 = s_list[2 * pi];
+      const int d1 = 2 * pi + 1 < n ? s_list[2 * pi + 1] : d0;
+      stream_pair<kBest, kWithSlots>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots,
+                                     want_subpixel);
+    }
+    __syncthreads();
+    if (!want_subpixel || !full_range || round == 1) break;
+
+    for (int i = tid; i < a.mask_words; i += kThreads) s_needed[i] = 0;
+    __syncthreads();
+    for (int r = 0; r < kRounds; ++r) {
+      const int q = r * kThreads + tid;
+      int first = 0, end = 0;
+      if (q < kPixels) {
+        const int ty = q / kTileW, tx = q - ty * kTileW;
+        const int gx = x0 + tx;
+        uint32_t& info = s_info[ty * kRegionW + kMargin + tx];
+        const uint32_t key = s_keys[ty * kRegionW + kMargin + tx];
+        bool again = false;
+        if (s_state[q] == kMatched && key != kNoKey) {
+          const int d = static_cast<int>(key & 0xFFFFu);
+          if (d - 1 >= range.lo && d + 1 < range.hi && gx - (d + 1) >= 0 && d + 1 - s_base[q] >= kCostSlots) {
+            again = true;
+            info = static_cast<uint32_t>(d) | static_cast<uint32_t>(d + 1) << 16;
+            s_base[q] = static_cast<uint16_t>(d - 1);
+            first = d - 1;
+            end = d + 2;
+          }
+        }
+        if (!again) info = kNoCandidates;
+        if (again) s_flag = 1;
+      }
+      mark_needed(s_needed, first, end, range.lo);
+    }
+    __syncthreads();
+    if (!s_flag) break;
+  }
+
+  // Wide pixels the list had no room for.
+  for (int j = warp; j < s_wide_count; j += kWarps) {
+    const int q = s_wide[j];
+    const int ty = q / kTileW;
+    match_wide_pixel<kBest>(v, left, a.subpixel[view], range, a.hole_radius, x0 + q - ty * kTileW, y0 + ty);
+  }
+
+  // Results: straight from the block's keys, or through the level's keys when
+  // the tile's disparities were split over several blocks.
+  const bool split = slices > 1;
+  if (split) {
+    for (int q = tid; q < kPixels; q += kThreads) {
+      const int ty = q / kTileW, tx = q - ty * kTileW;
+      const uint32_t key = s_keys[ty * kRegionW + kMargin + tx];
+      if (s_state[q] == kMatched && key != kNoKey) atomicMin(&drow(v.scratch.best_keys, y0 + ty)[x0 + tx], key);
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+      unsigned* done = v.scratch.tiles_done + blockIdx.y * gridDim.x + blockIdx.x;
+      const bool last = atomicAdd(done, 1u) == static_cast<unsigned>(slices - 1);
+      if (last) *done = 0u;
+      s_flag = last ? 2 : 0;
+    }
+    __syncthreads();
+    if (s_flag != 2) return;
+    __threadfence();
+  }
+  for (int q = tid; q < kPixels; q += kThreads) {
+    if (s_state[q] != kMatched) continue;
+    const int ty = q / kTileW, tx = q - ty * kTileW;
+    const int gx = x0 + tx, gy = y0 + ty;
+    const uint32_t key = split ? atomicExch(&drow(v.scratch.best_keys, gy)[gx], kNoKey)
+                               : s_keys[ty * kRegionW + kMargin + tx];
+    const int d = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+    drow(v.disparity, gy)[gx] = static_cast<int16_t>(d);
+    if (want_subpixel) {
+      int offset = 0;
+      if (d >= 0 && d - 1 >= range.lo && d + 1 < range.hi && gx - (d + 1) >= 0) {
+        int cm, cp;
+        if (d + 1 - s_base[q] < kCostSlots) {
+          const int slot = q * kCostSlots + d - s_base[q];
+          cm = s_slots[slot - 1];
+          cp = s_slots[slot + 1];
+        } else {  // a refined pixel with a wider interval than the slots
+          cm = window_cost_direct<kBest>(v, sign, gx, gy, d - 1);
+          cp = window_cost_direct<kBest>(v, sign, gx, gy, d + 1);
+        }
+        offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
+      }
+      drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+    }
+  }
+}
+
+// The wide pixels the matching blocks listed, one warp each, all over the GPU
+// (a tile's wide pixels can be many; one block would hold up the launch).
+template <int kBest>
+__global__ void __launch_bounds__(kThreads) wide_pixels_kernel(const __grid_constant__ Args a) {
+  const unsigned count = min(*reinterpret_cast<volatile unsigned*>(a.wide_count), a.wide_capacity);
+  const int warp = threadIdx.x >> 5;
+  for (unsigned j = blockIdx.x * kWarps + warp; j < count; j += gridDim.x * kWarps) {
+    const uint32_t e = a.wide_list[j];
+    const int view = static_cast<int>(e >> 31);
+    match_wide_pixel<kBest>(a.v[view], a.left[view], a.subpixel[view], a.range, a.hole_radius,
+                            static_cast<int>(e & 0xFFFFu), static_cast<int>((e >> 16) & 0x7FFFu));
+  }
+  // The last block out empties the list for the next launch (every block
+  // has read the count by then).
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(&a.wide_count[1], 1u) == gridDim.x - 1) {
+      a.wide_count[0] = 0u;
+      a.wide_count[1] = 0u;
+    }
+  }
+}
+
+size_t dynamic_bytes(bool slots, int mask_words, int list_cap) {
+  const size_t slot_bytes = slots ? static_cast<size_t>(kPixels) * kCostSlots * sizeof(uint16_t) : 0;
+  return slot_bytes + static_cast<size_t>(mask_words) * 4 + ((list_cap * 2 + 3) & ~3);
+}
+
+bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }
+
+template <int kBest, bool kWithSlots>
+cudaError_t launch_one(const Args& a, dim3 grid, size_t shared, bool wide_kernel, cudaStream_t stream) {
+  stream_match_kernel<kBest, kWithSlots><<<grid, kThreads, shared, stream>>>(a);
+  if (wide_kernel) wide_pixels_kernel<kBest><<<kWideBlocks, kThreads, 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+// count views (1 or 2) of the same level in one launch.
+cudaError_t launch(const MatchViews* views, const bool* left, int count, const MatchParams& p, cudaStream_t stream) {
+  Args a{};
+  const int width = views[0].census_ref.width, height = views[0].census_ref.height;
+  bool slots = false, scratch = true;
+  for (int i = 0; i < count; ++i) {
+    a.v[i] = views[i];
+    a.left[i] = left[i];
+    // The sub-pixel step is defined on the left-reference costs only.
+    a.subpixel[i] = left[i] && views[i].subpixel_offset.data != nullptr;
+    slots = slots || a.subpixel[i];
+    scratch = scratch && views[i].scratch.best_keys.data != nullptr && views[i].scratch.tiles_done != nullptr;
+  }
+  a.range = p.range;
+  a.hole_radius = p.hole_radius;
+  const int range_width = maxi(p.range.hi - p.range.lo, 0);
+  a.mask_words = (range_width + 31) / 32;
+  a.list_cap = range_width;
+  const bool full_range = views[0].coarser.data == nullptr;
+  a.slices = 1;
+  if (full_range && scratch && !slots) {
+    const int pairs = (range_width + 1) / 2;
+    a.slices = clampi((pairs + kWarps - 1) / kWarps, 1, kMaxSlices);
+  }
+  const MatchScratch& sc = views[0].scratch;
+  const bool wide_kernel = !full_range && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
+  if (wide_kernel) {
+    a.wide_list = sc.wide_pixels;
+    a.wide_count = sc.wide_counters;
+    a.wide_capacity = sc.wide_capacity;
+  }
+  const dim3 grid((width + kTileW - 1) / kTileW, (height + kTileH - 1) / kTileH, count * a.slices);
+  const size_t shared = dynamic_bytes(slots, a.mask_words, a.list_cap);
+  switch (p.best) {
+    case 0: return slots ? launch_one<0, true>(a, grid, shared, wide_kernel, stream)
+                         : launch_one<0, false>(a, grid, shared, wide_kernel, stream);
+    case 1: return slots ? launch_one<1, true>(a, grid, shared, wide_kernel, stream)
+                         : launch_one<1, false>(a, grid, shared, wide_kernel, stream);
+    case 2: return slots ? launch_one<2, true>(a, grid, shared, wide_kernel, stream)
+                         : launch_one<2, false>(a, grid, shared, wide_kernel, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+int tile_count(int width, int height) {
+  return ((width + kTileW - 1) / kTileW) * ((height + kTileH - 1) / kTileH);
+}
+
+}  // namespace streaming
+
 }  // namespace
 
 size_t match_shared_bytes(int radius) { return shared_ints(radius) * sizeof(int); }
@@ -267,12 +882,24 @@ cudaError_t prepare_match(int radius) {
   if (need + 64 > static_cast<size_t>(optin)) return cudaErrorInvalidConfiguration;
   // Every engine sets the same value (the device's maximum), so engines with
   // different radii never lower each other's limit.
-  for (cudaError_t r : {raise_limit<0>(optin), raise_limit<1>(optin), raise_limit<2>(optin), raise_limit<4>(optin)})
+  for (cudaError_t r : {raise_limit<0>(optin), raise_limit<1>(optin), raise_limit<2>(optin), raise_limit<4>(optin),
+                        raise_one(streaming::stream_match_kernel<0, false>, optin),
+                        raise_one(streaming::stream_match_kernel<0, true>, optin),
+                        raise_one(streaming::stream_match_kernel<1, false>, optin),
+                        raise_one(streaming::stream_match_kernel<1, true>, optin),
+                        raise_one(streaming::stream_match_kernel<2, false>, optin),
+                        raise_one(streaming::stream_match_kernel<2, true>, optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }
 
+int match_tile_count(int width, int height) { return streaming::tile_count(width, height); }
+
 cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cudaStream_t stream) {
+  if (streaming::applies(params)) {
+    const bool left = params.reference == Reference::Left;
+    return streaming::launch(&views, &left, 1, params, stream);
+  }
   switch (params.best) {
     case 0: return launch<0>(views, params, stream);
     case 1: return launch<1>(views, params, stream);
@@ -280,6 +907,24 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
     case 4: return launch<4>(views, params, stream);
     default: return cudaErrorInvalidValue;
   }
+}
+
+cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
+                               cudaStream_t stream) {
+  const bool same_size =
+      left.census_ref.width == right.census_ref.width && left.census_ref.height == right.census_ref.height;
+  const bool same_level = (left.coarser.data == nullptr) == (right.coarser.data == nullptr);
+  if (streaming::applies(params) && same_size && same_level) {
+    const MatchViews views[2] = {left, right};
+    const bool is_left[2] = {true, false};
+    return streaming::launch(views, is_left, 2, params, stream);
+  }
+  MatchParams p = params;
+  p.reference = Reference::Left;
+  cudaError_t e = enqueue_match(left, p, stream);
+  if (e != cudaSuccess) return e;
+  p.reference = Reference::Right;
+  return enqueue_match(right, p, stream);
 }
 
 }  // namespace cs::cuda

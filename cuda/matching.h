@@ -8,6 +8,25 @@
 
 namespace cs::cuda {
 
+// Optional scratch that lets the full-range search (coarsest level) split
+// each tile's disparities over several blocks, which then meet in per-pixel
+// keys (cost << 16 | d: the smallest key is the smallest cost, ties to the
+// smaller d). best_keys must hold 0xFFFFFFFF everywhere and tiles_done zero
+// before the first launch; every launch leaves them so again.
+//
+// Refinement: pixels whose candidate interval is wide (holes beside
+// outliers) are matched one by one, by a second kernel over the whole GPU,
+// from a list (wide_capacity entries; pixels beyond it are matched by their
+// tile's block). wide_counters: two, zero before the first launch and after
+// every launch. Without a list each tile's block matches its own.
+struct MatchScratch {
+  ImageView<uint32_t> best_keys;   // the level's size
+  unsigned* tiles_done = nullptr;  // match_tile_count(width, height) counters
+  uint32_t* wide_pixels = nullptr;
+  unsigned wide_capacity = 0;
+  unsigned* wide_counters = nullptr;
+};
+
 struct MatchViews {
   ImageView<const uint32_t> census_ref, census_other;
   ImageView<const uint8_t> mask_ref, mask_other;  // data == nullptr: all foreground
@@ -18,6 +37,7 @@ struct MatchViews {
   // Optional (left reference at level 0 only): the sub-pixel offset in 1/16
   // pixel of finish_disparity, computed here from the costs already at hand.
   ImageView<int8_t> subpixel_offset;
+  MatchScratch scratch;  // optional (full range only)
 };
 
 struct MatchParams {
@@ -32,6 +52,14 @@ struct MatchParams {
 size_t match_shared_bytes(int radius);
 
 cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cudaStream_t stream);
+
+// Both views of one level in one launch where the kernel allows it (left
+// reference for `left`, right for `right`; params.reference is ignored).
+cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
+                               cudaStream_t stream);
+
+// Counters MatchScratch::tiles_done needs for a level of this size.
+int match_tile_count(int width, int height);
 
 // Raises the kernels' dynamic shared-memory limit to what `radius` needs;
 // call once per engine set-up (idempotent; never lowers the limit).

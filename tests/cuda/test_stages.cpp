@@ -195,7 +195,10 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
     Range range;
   };
   const Case cases[] = {{75, 41, 2, 2, false, {0, 24}}, {75, 41, 1, 0, true, {3, 30}}, {50, 37, 2, 4, true, {0, 17}},
-                        {93, 20, 3, 1, false, {2, 40}}, {40, 33, 0, 2, false, {0, 9}}};
+                        {93, 20, 3, 1, false, {2, 40}}, {40, 33, 0, 2, false, {0, 9}},
+                        // r = 2 (the streaming kernel): several tiles, wide hole spans.
+                        {163, 71, 2, 2, true, {0, 90}}, {131, 75, 2, 1, false, {3, 70}},
+                        {120, 40, 2, 0, false, {0, 60}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
                                       << " masks=" << c.masks);

@@ -314,7 +314,7 @@ struct GstCudaStereoPrivate {
   // CUDA (GStreamer's CUDA library). cuda_ctx is the context shared with
   // neighbouring CUDA elements: set by start (gst_cuda_ensure_element_context)
   // or by set_context, read by context queries from any thread, hence its own
-  // lock (recursive: ensure_element_context calls back into set_context).
+  // lock (recursive: set_context may come from inside a query's handling).
   std::recursive_mutex ctx_lock;
 #if HAVE_GST_CUDA
   GstCudaContext* cuda_ctx = nullptr;
@@ -1400,8 +1400,13 @@ static std::string open_cuda_context(GstCudaStereo* self, int device_id, GstCuda
   if (!gst_cuda_load_library())
     return "the CUDA driver library (libcuda.so.1) could not be loaded: no NVIDIA driver on this machine";
   gst_cuda_memory_init_once();
+  // Not under ctx_lock: ensure_element_context takes a lock of its own and
+  // queries the neighbours, whose own ensure may query us meanwhile (a lock
+  // order inversion). It writes priv->cuda_ctx only while none is held, as
+  // set_context does, and nothing else writes it before stop.
+  const gboolean found = gst_cuda_ensure_element_context(GST_ELEMENT(self), device_id, &priv->cuda_ctx);
   std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
-  if (!gst_cuda_ensure_element_context(GST_ELEMENT(self), device_id, &priv->cuda_ctx) || !priv->cuda_ctx) {
+  if (!found || !priv->cuda_ctx) {
     return device_id < 0 ? std::string("no CUDA context could be opened (no usable GPU?)")
                          : "no CUDA context could be opened on cuda-device-id=" + std::to_string(device_id) +
                                " (no such GPU, or it is unusable)";

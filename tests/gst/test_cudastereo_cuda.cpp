@@ -169,7 +169,7 @@ GstCudaContext* context_of(GstElement* e, GstPadDirection dir) {
   if (pad && gst_pad_query(pad, q)) {
     GstContext* c = nullptr;
     gst_query_parse_context(q, &c);
-    if (c) gst_structure_get(gst_context_get_structure(c), "cuda-context", GST_TYPE_CUDA_CONTEXT, &ctx, nullptr);
+    if (c) gst_structure_get(gst_context_get_structure(c), GST_CUDA_CONTEXT_TYPE, GST_TYPE_CUDA_CONTEXT, &ctx, nullptr);
   }
   if (pad) gst_object_unref(pad);
   gst_query_unref(q);
@@ -237,12 +237,28 @@ std::vector<std::vector<Bytes>> run_pipeline(GstElement* pipeline, const std::ve
   return outs;
 }
 
+// Every pipeline a test builds, kept until the test's teardown stops it: a
+// failing check leaves the test early, and a pipeline left PLAYING would
+// keep streaming threads and GPU work alive into the next test and the exit.
+std::vector<GstElement*> g_pipelines;
+
 GstElement* parse(const std::string& desc) {
   GError* err = nullptr;
   GstElement* p = gst_parse_launch(desc.c_str(), &err);
   fail_unless(p != nullptr && err == nullptr, "could not build '%s': %s", desc.c_str(), err ? err->message : "");
+  g_pipelines.push_back(GST_ELEMENT(gst_object_ref(p)));
   return p;
 }
+
+void stop_pipelines() {
+  for (GstElement* p : g_pipelines) {
+    gst_element_set_state(p, GST_STATE_NULL);
+    gst_object_unref(p);
+  }
+  g_pipelines.clear();
+}
+
+void announce_test() { g_printerr("-- next cudastereo-cuda test\n"); }
 
 std::string appsrc(int i, GstVideoFormat format) {
   return "appsrc name=src" + std::to_string(i) + " format=time caps=\"" + in_caps(format) + "\" ";
@@ -586,6 +602,7 @@ static Suite* cudastereo_cuda_suite(void) {
   Suite* s = suite_create("cudastereo-cuda");
   TCase* tc = tcase_create("cuda");
   tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, announce_test, stop_pipelines);
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_cuda_matches_cpu_system_memory);
   tcase_add_test(tc, test_cuda_memory_pipelines);

@@ -287,7 +287,8 @@ constexpr int kTileH = 32;
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kPixels = kTileW * kTileH;
-constexpr int kCostSlots = 16;   // costs kept per pixel for the sub-pixel step
+constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step (holes whose
+                                 // neighbours span up to 2 coarser disparities; wider: direct)
 constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
 constexpr int kWideBlocks = 128; // grid of the wide-pixel kernel
 constexpr int kMaxSlices = 16;
@@ -308,8 +309,10 @@ struct Args {
   // The level's wide pixels (view << 31 | y << 16 | x) for the wide-pixel
   // kernel; null: each block matches its own.
   uint32_t* wide_list;
-  unsigned* wide_count;  // [0] entries, [1] blocks of the wide kernel done
+  uint32_t* wide_keys;   // per entry: best cost << 16 | d, all ones between launches
+  unsigned* wide_count;  // [0] entries, [1] blocks of the finishing kernel done
   unsigned wide_capacity;
+  int wide_chunks;       // 32-disparity chunks of the widest interval
   int mask_words;  // needed-disparity bitmask words
   int list_cap;    // needed-disparity list entries
 };
@@ -398,6 +401,32 @@ __device__ int window_cost_direct(const MatchViews& v, int sign, int x, int y, i
       }
     }
   }
+  const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
+  return window_cost_in_registers<kBest>(sums[4], around);
+}
+
+// window_cost_direct with the warp's lanes over the 15 x 15 pixels (every
+// lane gets the result).
+template <int kBest>
+__device__ int window_cost_by_warp(const MatchViews& v, int sign, int x, int y, int d) {
+  const int w = v.census_ref.width, h = v.census_ref.height;
+  const int lane = threadIdx.x & 31;
+  int sums[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    const int p = lane + 32 * k;
+    if (p >= 225) break;
+    const int j = p / 15, i = p - j * 15;
+    const int xx = x + i - 7, yy = y + j - 7;
+    int c = 0;
+    if (xx >= 0 && xx < w && yy >= 0 && yy < h)
+      c = census_cost(__ldg(drow(v.census_ref, yy) + xx), __ldg(drow(v.census_other, yy) + clampi(xx + sign * d, 0, w - 1)));
+    const int sub = (j / 5) * 3 + i / 5;
+#pragma unroll
+    for (int s = 0; s < 9; ++s) sums[s] += sub == s ? c : 0;
+  }
+#pragma unroll
+  for (int s = 0; s < 9; ++s) sums[s] = __reduce_add_sync(kFull, sums[s]);
   const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
   return window_cost_in_registers<kBest>(sums[4], around);
 }
@@ -780,20 +809,62 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   }
 }
 
-// The wide pixels the matching blocks listed, one warp each, all over the GPU
-// (a tile's wide pixels can be many; one block would hold up the launch).
+// The wide pixels the matching blocks listed: one warp per (pixel, 32
+// disparities), all over the GPU (a pixel's interval can span hundreds), the
+// best of each chunk into the entry's key; then one warp per pixel writes
+// the result and its sub-pixel offset.
 template <int kBest>
-__global__ void __launch_bounds__(kThreads) wide_pixels_kernel(const __grid_constant__ Args a) {
+__global__ void __launch_bounds__(kThreads) wide_costs_kernel(const __grid_constant__ Args a) {
   const unsigned count = min(*reinterpret_cast<volatile unsigned*>(a.wide_count), a.wide_capacity);
-  const int warp = threadIdx.x >> 5;
-  for (unsigned j = blockIdx.x * kWarps + warp; j < count; j += gridDim.x * kWarps) {
+  const unsigned items = count * static_cast<unsigned>(a.wide_chunks);
+  const int lane = threadIdx.x & 31;
+  for (unsigned item = blockIdx.x * kWarps + (threadIdx.x >> 5); item < items; item += gridDim.x * kWarps) {
+    const unsigned j = item / a.wide_chunks;
+    const int chunk = static_cast<int>(item - j * a.wide_chunks);
     const uint32_t e = a.wide_list[j];
     const int view = static_cast<int>(e >> 31);
-    match_wide_pixel<kBest>(a.v[view], a.left[view], a.subpixel[view], a.range, a.hole_radius,
-                            static_cast<int>(e & 0xFFFFu), static_cast<int>((e >> 16) & 0x7FFFu));
+    const int gx = static_cast<int>(e & 0xFFFFu), gy = static_cast<int>((e >> 16) & 0x7FFFu);
+    const MatchViews& v = a.v[view];
+    const int sign = a.left[view] ? -1 : 1;
+    int lo = 0, hi = 0;
+    candidates(v, a.left[view], a.range, a.hole_radius, gx, gy, &lo, &hi);
+    if (lo + 32 * chunk >= hi) continue;
+    const int d = lo + 32 * chunk + lane;
+    uint32_t key = kNoKey;
+    if (d < hi && !(v.mask_other.data && drow(v.mask_other, gy)[gx + sign * d] == 0))
+      key = static_cast<uint32_t>(window_cost_direct<kBest>(v, sign, gx, gy, d)) << 16 | static_cast<uint32_t>(d);
+    key = __reduce_min_sync(kFull, key);
+    if (lane == 0 && key != kNoKey) atomicMin(&a.wide_keys[j], key);
   }
-  // The last block out empties the list for the next launch (every block
-  // has read the count by then).
+}
+
+template <int kBest>
+__global__ void __launch_bounds__(kThreads) wide_finish_kernel(const __grid_constant__ Args a) {
+  const unsigned count = min(*reinterpret_cast<volatile unsigned*>(a.wide_count), a.wide_capacity);
+  const int lane = threadIdx.x & 31;
+  for (unsigned j = blockIdx.x * kWarps + (threadIdx.x >> 5); j < count; j += gridDim.x * kWarps) {
+    const uint32_t e = a.wide_list[j];
+    const int view = static_cast<int>(e >> 31);
+    const int gx = static_cast<int>(e & 0xFFFFu), gy = static_cast<int>((e >> 16) & 0x7FFFu);
+    const MatchViews& v = a.v[view];
+    const uint32_t key = a.wide_keys[j];
+    const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+    const bool want_subpixel = a.subpixel[view];
+    int offset = 0;
+    if (want_subpixel && best >= 0 && best - 1 >= a.range.lo && best + 1 < a.range.hi && gx - (best + 1) >= 0) {
+      const int sign = a.left[view] ? -1 : 1;
+      const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
+      const int cp = window_cost_by_warp<kBest>(v, sign, gx, gy, best + 1);
+      offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
+    }
+    if (lane == 0) {
+      a.wide_keys[j] = kNoKey;
+      drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
+      if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+    }
+  }
+  // The last block out empties the list for the next launch (every block of
+  // both kernels has read the count by then).
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();
@@ -814,7 +885,10 @@ bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.b
 template <int kBest, bool kWithSlots>
 cudaError_t launch_one(const Args& a, dim3 grid, size_t shared, bool wide_kernel, cudaStream_t stream) {
   stream_match_kernel<kBest, kWithSlots><<<grid, kThreads, shared, stream>>>(a);
-  if (wide_kernel) wide_pixels_kernel<kBest><<<kWideBlocks, kThreads, 0, stream>>>(a);
+  if (wide_kernel) {
+    wide_costs_kernel<kBest><<<2 * kWideBlocks, kThreads, 0, stream>>>(a);
+    wide_finish_kernel<kBest><<<kWideBlocks, kThreads, 0, stream>>>(a);
+  }
   return cudaGetLastError();
 }
 
@@ -843,11 +917,14 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     a.slices = clampi((pairs + kWarps - 1) / kWarps, 1, kMaxSlices);
   }
   const MatchScratch& sc = views[0].scratch;
-  const bool wide_kernel = !full_range && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
+  const bool wide_kernel =
+      !full_range && sc.wide_pixels != nullptr && sc.wide_keys != nullptr && sc.wide_counters != nullptr;
   if (wide_kernel) {
     a.wide_list = sc.wide_pixels;
+    a.wide_keys = sc.wide_keys;
     a.wide_count = sc.wide_counters;
     a.wide_capacity = sc.wide_capacity;
+    a.wide_chunks = (range_width + 31) / 32;
   }
   const dim3 grid((width + kTileW - 1) / kTileW, (height + kTileH - 1) / kTileH, count * a.slices);
   const size_t shared = dynamic_bytes(slots, a.mask_words, a.list_cap);

@@ -17,12 +17,14 @@ namespace cs::cuda {
 // Refinement: pixels whose candidate interval is wide (holes beside
 // outliers) are matched one by one, by a second kernel over the whole GPU,
 // from a list (wide_capacity entries; pixels beyond it are matched by their
-// tile's block). wide_counters: two, zero before the first launch and after
-// every launch. Without a list each tile's block matches its own.
+// tile's block) with a key per entry (wide_keys, all ones before the first
+// launch and after every launch). wide_counters: two, zero likewise.
+// Without a list each tile's block matches its own.
 struct MatchScratch {
   ImageView<uint32_t> best_keys;   // the level's size
   unsigned* tiles_done = nullptr;  // match_tile_count(width, height) counters
   uint32_t* wide_pixels = nullptr;
+  uint32_t* wide_keys = nullptr;
   unsigned wide_capacity = 0;
   unsigned* wide_counters = nullptr;
 };

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU half of the test suite, for the device machine (no meson there):
+# every CUDA test, the element's CUDA tests and launch lines, the embedding
+# example, and compute-sanitizer memcheck/racecheck. Logs go to $OUT.
+#
+# Here:   meson setup build && ninja -C build && scripts/slim-build.sh build build-gpu
+#         ../shared/gpu/bundle build-gpu/gst/libgstcudastereo.so build-gpu
+# There:  carry [".gpu", "build-gpu"], command: bash scripts/gpu-tests.sh build-gpu
+set -u
+B=${1:-build-gpu}
+source .gpu/env.sh
+export PATH=$PATH:/usr/local/cuda/bin CK_FORK=no CK_DEFAULT_TIMEOUT=200
+export GST_PLUGIN_PATH_1_0=$PWD/$B/gst
+O=${OUT:-/tmp/gpu-tests}; mkdir -p "$O"
+S=$O/summary.txt
+step() {
+  local name=$1 t=$2; shift 2
+  local s; s=$(date +%s)
+  timeout -k 5 "$t" "$@" > "$O/$name.log" 2>&1
+  local rc=$?
+  echo "== $name rc=$rc $(( $(date +%s) - s ))s" | tee -a "$S"
+}
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; git log -1 --format=%h 2>/dev/null; } > "$S" 2>&1
+step cuda-stages 150 "$B/tests/cuda/cuda-test_stages"
+step cuda-engine 150 "$B/tests/cuda/cuda-test_engine"
+step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
+CK_VERBOSITY=verbose step gst-cuda 240 "$B/tests/gst/test-gst-cudastereo-cuda"
+step launch-lines 150 bash tests/gst/launch-lines.sh gst/gstcudastereo.cpp
+step embed 60 "$B/examples/cs-embed" 40
+step memcheck-engine 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_engine" --gtest_filter='*Pipeline*:*Background*'
+step racecheck-match 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='*Match*'
+GST_CHECKS=test_cuda_memory_pipelines step memcheck-element 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-cuda"
+for f in "$O"/*.log; do echo "## $(basename "$f")"; grep -E "PASSED|FAILED|passed|failed|Checks|ERROR SUMMARY|RACECHECK SUMMARY|FAIL|ok$" "$f" | tail -n 6; done >> "$S"
+cat "$S"

@@ -153,7 +153,10 @@ main (int argc, char **argv)
         double median = (double) values[n / 2] / meta->scale;
         printf ("frame %3d  pts %" GST_TIME_FORMAT "  foreground %5.1f%%  object disparity %.2f px\n",
             i, GST_TIME_ARGS (pts), 100.0 * meta->foreground_fraction, median);
-        if (i >= 15 && (median < OBJECT_DISPARITY - 0.5 || median > OBJECT_DISPARITY + 0.5)) {
+        /* The object sat in the scene during warm-up, so the model holds
+         * part of it as background until it has moved off its warm-up
+         * footprint (10 frames x 4 px + its 64 px width, at 4 px a frame). */
+        if (i >= 30 && (median < OBJECT_DISPARITY - 0.5 || median > OBJECT_DISPARITY + 0.5)) {
           fprintf (stderr, "cs-embed: frame %d: object disparity %.2f, expected %d\n", i, median,
               OBJECT_DISPARITY);
           failures++;

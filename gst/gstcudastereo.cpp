@@ -1761,7 +1761,7 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_LEVELS,
       g_param_spec_int("levels", "Pyramid levels",
-                       "Pyramid levels including full size; 0 = automatic (coarsest search range of at most 32)", 0,
+                       "Pyramid levels including full size; 0 = automatic (coarsest search range of at most 64 disparities)", 0,
                        cs::kMaxLevels, d.levels, playing));
   g_object_class_install_property(
       gobject_class, PROP_WINDOW,

@@ -44,6 +44,31 @@ bool cuda_available(std::string* why) {
   return true;
 }
 
+void* alloc_pinned(size_t bytes, std::string* error) {
+  void* p = nullptr;
+  const cudaError_t e = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // not sticky: later calls must not see it
+    if (error) *error = cuda_error_text(e, "cudaHostAlloc", __FILE__, __LINE__);
+    return nullptr;
+  }
+  return p;
+}
+
+void free_pinned(void* ptr) {
+  if (ptr) cudaFreeHost(ptr);
+}
+
+bool is_pinned(const void* ptr) {
+  if (!ptr) return false;
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+    cudaGetLastError();  // pageable memory on older runtimes answers with an error
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
 namespace {
 
 int packed_bytes(PixelFormat f) {
@@ -366,10 +391,21 @@ struct CudaEngine::Impl {
       return {};
     }
     const PlaneShape ps = plane_shape(left);
+    // Planes in pinned memory (a GStreamer pool of ours upstream) go up by
+    // DMA straight from where they lie; pageable ones are gathered into the
+    // pinned staging area first. Either way the bytes are the same, and the
+    // caller keeps the views valid until process() has synchronised.
+    bool direct[2][3] = {};
     size_t total = 0;
-    for (int i = 0; i < ps.count; ++i) total += 2 * static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
-    std::string e = ensure_staging(total);
-    if (!e.empty()) return e;
+    for (int v = 0; v < 2; ++v)
+      for (int i = 0; i < ps.count; ++i) {
+        direct[v][i] = is_pinned(in[v]->plane[i]);
+        if (!direct[v][i]) total += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
+      }
+    if (total > 0) {
+      std::string e = ensure_staging(total);
+      if (!e.empty()) return e;
+    }
     uint8_t* at = staging;
     for (int v = 0; v < 2; ++v) {
       *out[v] = *in[v];
@@ -378,13 +414,18 @@ struct CudaEngine::Impl {
         DeviceImage<uint8_t>& d = input[v][i];
         if (d.view().width != ps.row_bytes[i] || d.view().height != ps.rows[i])
           CS_CUDA_TRY(d.allocate(static_cast<int>(ps.row_bytes[i]), ps.rows[i]));
-        for (int y = 0; y < ps.rows[i]; ++y)
-          std::memcpy(at + y * ps.row_bytes[i], in[v]->plane[i] + y * in[v]->pitch[i], ps.row_bytes[i]);
-        CS_CUDA_TRY(cudaMemcpy2DAsync(d.view().data, d.view().pitch, at, ps.row_bytes[i], ps.row_bytes[i], ps.rows[i],
-                                      cudaMemcpyHostToDevice, stream));
+        if (direct[v][i]) {
+          CS_CUDA_TRY(cudaMemcpy2DAsync(d.view().data, d.view().pitch, in[v]->plane[i], in[v]->pitch[i],
+                                        ps.row_bytes[i], ps.rows[i], cudaMemcpyHostToDevice, stream));
+        } else {
+          for (int y = 0; y < ps.rows[i]; ++y)
+            std::memcpy(at + y * ps.row_bytes[i], in[v]->plane[i] + y * in[v]->pitch[i], ps.row_bytes[i]);
+          CS_CUDA_TRY(cudaMemcpy2DAsync(d.view().data, d.view().pitch, at, ps.row_bytes[i], ps.row_bytes[i],
+                                        ps.rows[i], cudaMemcpyHostToDevice, stream));
+          at += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
+        }
         out[v]->plane[i] = d.view().data;
         out[v]->pitch[i] = d.view().pitch;
-        at += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
       }
     }
     return {};
@@ -593,6 +634,14 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
     CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
   CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, m.encoded.view().data,
                              m.encoded.view().pitch, m.stream));
+  // A pinned output (the element's own pool) takes the frame by DMA; the one
+  // synchronisation of the frame follows, since the caller reads it next.
+  if (is_pinned(out.data)) {
+    CS_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.pitch, m.encoded.view().data, m.encoded.view().pitch, row, out.height,
+                                  cudaMemcpyDeviceToHost, m.stream));
+    CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+    return {};
+  }
   // Host inputs used the staging area; it is free again once the upload ran,
   // which stream order guarantees before this download.
   e = m.ensure_staging(static_cast<size_t>(row) * out.height);

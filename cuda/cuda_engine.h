@@ -27,6 +27,17 @@ namespace cs::cuda {
 // True when a usable CUDA device is present; else false with the reason.
 bool cuda_available(std::string* why);
 
+// Page-locked ("pinned") host memory for frames that cross to and from the
+// GPU: the DMA engines read and write it directly, so a frame in it needs no
+// CPU copy through the engine's staging area. Allocated portable (pinned for
+// every CUDA context in the process, not only the current one). Null with a
+// sentence in *error when it cannot be had.
+void* alloc_pinned(size_t bytes, std::string* error);
+void free_pinned(void* ptr);
+// True when `ptr` lies in page-locked host memory the CUDA driver knows
+// (alloc_pinned, cudaHostAlloc or cudaHostRegister), from any context.
+bool is_pinned(const void* ptr);
+
 // Per-stage GPU time of one frame (bench/ and tools): name, milliseconds.
 struct StageTime {
   std::string name;

@@ -48,6 +48,24 @@ std::unique_ptr<cs::Engine> make_cpu_backend(const cs::Params& params, std::stri
 
 bool cuda_engine_available() { return CS_GST_CUDA_ENGINE != 0; }
 
+void* alloc_pinned(size_t bytes, std::string* error) {
+#if CS_GST_CUDA_ENGINE
+  return cs::cuda::alloc_pinned(bytes, error);
+#else
+  (void)bytes;
+  *error = "this build has no CUDA engine, hence no pinned memory";
+  return nullptr;
+#endif
+}
+
+void free_pinned(void* ptr) {
+#if CS_GST_CUDA_ENGINE
+  cs::cuda::free_pinned(ptr);
+#else
+  (void)ptr;
+#endif
+}
+
 EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params) {
   EngineChoice choice;
   std::string cuda_error;

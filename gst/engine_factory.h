@@ -3,6 +3,7 @@
 // only ever sees cs::Engine.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,12 @@ struct EngineChoice {
 
 // True when this build carries a CUDA engine that can be created.
 bool cuda_engine_available();
+
+// Page-locked host memory through the CUDA engine (cs::cuda::alloc_pinned):
+// null, with the reason in *error, when this build has no CUDA engine or the
+// driver refuses. Frames in it cross to the GPU by DMA without a CPU copy.
+void* alloc_pinned(size_t bytes, std::string* error);
+void free_pinned(void* ptr);
 
 // cuda_device_id: -1 = automatic. Never throws.
 EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params);

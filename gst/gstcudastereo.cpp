@@ -110,6 +110,7 @@
 #include "engine.h"
 #include "engine_factory.h"
 #include "gstcudastereometa.h"
+#include "pinned_allocator.h"
 #include "stereo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
@@ -323,6 +324,12 @@ struct GstCudaStereoPrivate {
   GstCudaContext* engine_ctx = nullptr;
 #endif
   bool out_cuda_memory = false;  // negotiated output caps carry memory:CUDAMemory
+  // With the CUDA engine: page-locked host memory, which the engine moves to
+  // and from the GPU by DMA without a CPU copy. Offered upstream in a pool
+  // for system-memory input and used for system-memory output. Set in start,
+  // cleared in stop; read by allocation queries, hence under ctx_lock.
+  GstAllocator* pinned_allocator = nullptr;
+  bool out_pinned_pool = false;  // streaming thread: the output pool is our pinned one
 
   // Pads; changed under the object lock by request/release.
   GstAggregatorPad* sink_pad = nullptr;  // packed, not owned (the element owns it)
@@ -696,22 +703,35 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   const bool placeholder = !(left && right);
   GstBuffer* outbuf = nullptr;
   GstFlowReturn alloc_ret = GST_FLOW_OK;
-  GstBufferPool* pool = priv->out_cuda_memory ? gst_aggregator_get_buffer_pool(GST_AGGREGATOR(self)) : nullptr;
+  GstBufferPool* pool = priv->out_cuda_memory || priv->out_pinned_pool
+                            ? gst_aggregator_get_buffer_pool(GST_AGGREGATOR(self))
+                            : nullptr;
   if (pool) {
     if (!gst_buffer_pool_is_active(pool) && !gst_buffer_pool_set_active(pool, TRUE)) {
       gst_object_unref(pool);
-      GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not activate the CUDA output buffer pool"), (nullptr));
-      return GST_FLOW_ERROR;
+      if (priv->out_cuda_memory) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not activate the CUDA output buffer pool"), (nullptr));
+        return GST_FLOW_ERROR;
+      }
+      // Pinned memory is only faster, never needed: go on in plain memory.
+      GST_WARNING_OBJECT(self, "could not activate the pinned output pool; output goes to plain system memory");
+      priv->out_pinned_pool = false;
+    } else {
+      alloc_ret = gst_buffer_pool_acquire_buffer(pool, &outbuf, nullptr);
+      gst_object_unref(pool);
+      if (alloc_ret != GST_FLOW_OK && (priv->out_cuda_memory || alloc_ret == GST_FLOW_FLUSHING)) {
+        GST_DEBUG_OBJECT(self, "no output buffer from the pool: %s", gst_flow_get_name(alloc_ret));
+        return alloc_ret;  // flushing, or an error the pool already reported
+      }
+      if (alloc_ret != GST_FLOW_OK) {
+        GST_WARNING_OBJECT(self, "no buffer from the pinned output pool (%s); output goes to plain system memory",
+                           gst_flow_get_name(alloc_ret));
+        priv->out_pinned_pool = false;
+        outbuf = nullptr;
+      }
     }
-    alloc_ret = gst_buffer_pool_acquire_buffer(pool, &outbuf, nullptr);
-    gst_object_unref(pool);
-    if (alloc_ret != GST_FLOW_OK) {
-      GST_DEBUG_OBJECT(self, "no output buffer from the pool: %s", gst_flow_get_name(alloc_ret));
-      return alloc_ret;  // flushing, or an error the pool already reported
-    }
-  } else {
-    outbuf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&priv->out_info), nullptr);
   }
+  if (!outbuf) outbuf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&priv->out_info), nullptr);
   // The engine writes device memory directly when the inputs are on the
   // device too (CUDA in, CUDA out: nothing crosses the host). Host inputs or
   // placeholders write through the CUDA memory's host staging instead.
@@ -1237,22 +1257,46 @@ static gboolean gst_cuda_stereo_sink_event(GstAggregator* agg, GstAggregatorPad*
 }
 
 // Offers upstream a pool to write input into: CUDA buffers of our context for
-// CUDA caps (the engine reads them in place), video buffers for system memory.
+// CUDA caps (the engine reads them in place); for system memory, with the
+// CUDA engine, video buffers in pinned memory (the engine uploads them by DMA
+// without a CPU copy), else plain video buffers. Only a pool, no allocator:
+// pools recycle their buffers, whereas an element allocating per buffer would
+// pay for page-locking (cudaHostAlloc) on every frame.
 static void propose_pool(GstCudaStereo* self, GstQuery* query) {
+  GstCudaStereoPrivate* priv = PRIV(self);
   GstCaps* caps = nullptr;
   gboolean need_pool = FALSE;
   gst_query_parse_allocation(query, &caps, &need_pool);
   GstVideoInfo info;
   if (!need_pool || !caps || !gst_video_info_from_caps(&info, caps)) return;
   GstBufferPool* pool = nullptr;
+  bool cuda_caps = false;
 #if HAVE_GST_CUDA
-  if (caps_have_cuda_memory(caps)) {
-    GstCudaStereoPrivate* priv = PRIV(self);
+  cuda_caps = caps_have_cuda_memory(caps);
+  if (cuda_caps) {
     std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
     if (!priv->cuda_ctx) return;  // upstream allocates in its own context
     pool = gst_cuda_buffer_pool_new(priv->cuda_ctx);
   }
 #endif
+  if (!cuda_caps) {
+    GstAllocator* pinned = nullptr;
+    {
+      std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+      if (priv->pinned_allocator) pinned = GST_ALLOCATOR(gst_object_ref(priv->pinned_allocator));
+    }
+    if (pinned) {
+      guint size = 0;
+      pool = gst_cuda_stereo_pinned_pool_new(pinned, caps, 0, 0, &size);
+      gst_object_unref(pinned);
+      if (pool) {
+        GST_DEBUG_OBJECT(self, "proposing a pinned pool for %" GST_PTR_FORMAT, caps);
+        gst_query_add_allocation_pool(query, pool, size, 0, 0);
+        gst_object_unref(pool);
+        return;
+      }
+    }
+  }
   if (!pool) pool = gst_video_buffer_pool_new();
   GstStructure* config = gst_buffer_pool_get_config(pool);
   gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
@@ -1340,11 +1384,49 @@ static void gst_cuda_stereo_set_context(GstElement* element, GstContext* context
 
 // Output buffers in CUDA memory come from a GstCudaBufferPool of our context
 // (downstream's own when it offers one of the same context).
+// System-memory output with the CUDA engine comes from a pool of pinned
+// buffers (the engine downloads into them by DMA), unless downstream offers a
+// pool of its own kind (special memory it needs): then, as without the CUDA
+// engine, plain system memory.
 static gboolean gst_cuda_stereo_decide_allocation(GstAggregator* agg, GstQuery* query) {
   GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
-#if HAVE_GST_CUDA
   GstCaps* caps = nullptr;
   gst_query_parse_allocation(query, &caps, nullptr);
+  priv->out_pinned_pool = false;
+  GstAllocator* pinned = nullptr;
+  {
+    std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+    if (priv->pinned_allocator) pinned = GST_ALLOCATOR(gst_object_ref(priv->pinned_allocator));
+  }
+  bool cuda_caps = false;
+#if HAVE_GST_CUDA
+  cuda_caps = caps_have_cuda_memory(caps);
+#endif
+  if (pinned && caps && !cuda_caps) {
+    GstBufferPool* theirs = nullptr;
+    guint min = 0, max = 0;
+    const bool update = gst_query_get_n_allocation_pools(query) > 0;
+    if (update) gst_query_parse_nth_allocation_pool(query, 0, &theirs, nullptr, &min, &max);
+    const bool plain = !theirs || G_OBJECT_TYPE(theirs) == GST_TYPE_BUFFER_POOL ||
+                       G_OBJECT_TYPE(theirs) == GST_TYPE_VIDEO_BUFFER_POOL;
+    if (theirs) gst_object_unref(theirs);
+    guint size = 0;
+    GstBufferPool* pool = plain ? gst_cuda_stereo_pinned_pool_new(pinned, caps, min, max, &size) : nullptr;
+    gst_object_unref(pinned);
+    if (pool) {
+      if (update)
+        gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
+      else
+        gst_query_add_allocation_pool(query, pool, size, min, max);
+      gst_object_unref(pool);
+      priv->out_pinned_pool = true;
+      GST_DEBUG_OBJECT(agg, "output in pinned system memory");
+      return TRUE;
+    }
+  } else if (pinned) {
+    gst_object_unref(pinned);
+  }
+#if HAVE_GST_CUDA
   if (priv->engine_ctx && caps_have_cuda_memory(caps)) {
     GstVideoInfo info;
     if (!gst_video_info_from_caps(&info, caps)) return FALSE;
@@ -1377,7 +1459,6 @@ static gboolean gst_cuda_stereo_decide_allocation(GstAggregator* agg, GstQuery* 
     return TRUE;
   }
 #endif
-  (void)priv;
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->decide_allocation
              ? GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->decide_allocation(agg, query)
              : TRUE;
@@ -1469,6 +1550,24 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
   }
   priv->engine = std::move(choice.engine);
   priv->backend_name = priv->engine->backend_name();
+  if (std::strcmp(priv->backend_name, "cuda") == 0) {
+    GstObject* alloc_ctx = nullptr;
+#if HAVE_GST_CUDA
+    alloc_ctx = GST_OBJECT(priv->engine_ctx);
+#endif
+    GstAllocator* pinned = gst_cuda_stereo_pinned_allocator_new(alloc_ctx);
+    // Pinned memory is an optimisation: without it (a locked-memory limit,
+    // say) buffers stay in plain memory and the engine copies through staging.
+    GstMemory* probe = gst_allocator_alloc(pinned, 4096, nullptr);
+    if (probe) {
+      gst_memory_unref(probe);
+      std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+      gst_object_replace(reinterpret_cast<GstObject**>(&priv->pinned_allocator), GST_OBJECT(pinned));
+    } else {
+      GST_WARNING_OBJECT(self, "no pinned host memory: system-memory frames are copied through staging");
+    }
+    gst_object_unref(pinned);
+  }
   GST_INFO_OBJECT(self, "engine: %s", priv->backend_name);
   {
     std::lock_guard<std::mutex> guard(priv->lock);
@@ -1501,7 +1600,12 @@ static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
     gst_clear_object(&priv->cuda_ctx);
   }
 #endif
+  {
+    std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
+    gst_clear_object(&priv->pinned_allocator);  // pools still holding buffers keep their own reference
+  }
   priv->out_cuda_memory = false;
+  priv->out_pinned_pool = false;
   priv->invalid_q4 = cs::Image<uint16_t>();
   priv->geometry = Geometry();
   priv->out_configured = false;

@@ -41,6 +41,7 @@ typedef struct {
   gboolean two_pads;     /* else one side-by-side frame */
   gboolean color;        /* RGBA false colour, else GRAY16_LE raw */
   gboolean cuda_memory;  /* cudaupload before the element */
+  gboolean pool_memory;  /* system memory from the pool the element proposes (pinned with CUDA) */
   int frames, latency_frames, warmup, distinct;
   double timeout_s;
   gboolean header, header_only;
@@ -105,7 +106,9 @@ static int usage(const char *argv0) {
           "  --disparities D                  max-disparity (default 128; OpenCV's is fixed)\n"
           "  --input sbs|pads                 one side-by-side frame or two pads (default sbs)\n"
           "  --output raw|color               GRAY16_LE or RGBA false colour (default raw)\n"
-          "  --memory system|cuda             cuda: cudaupload before the element\n"
+          "  --memory system|pool|cuda        pool: frames in buffers of the pool the element\n"
+          "                                   proposes upstream (pinned with CUDA); cuda:\n"
+          "                                   cudaupload before the element\n"
           "  --frames N                       throughput frames (default 100)\n"
           "  --latency-frames N               paced frames (default 30)\n"
           "  --warmup N                       paced frames not counted (default 5)\n"
@@ -119,7 +122,7 @@ static int usage(const char *argv0) {
 }
 
 static gboolean parse(int argc, char **argv, Options *o) {
-  *o = (Options){"cudastereo", "auto", "sgbm", 640, 480, 128, FALSE, FALSE, FALSE, 100, 30, 5, 4, 60.0, FALSE, FALSE};
+  *o = (Options){"cudastereo", "auto", "sgbm", 640, 480, 128, FALSE, FALSE, FALSE, FALSE, 100, 30, 5, 4, 60.0, FALSE, FALSE};
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -169,11 +172,12 @@ static gboolean parse(int argc, char **argv, Options *o) {
       o->color = !strcmp(v, "color");
     } else if (!strcmp(a, "--memory")) {
       TAKES_VALUE();
-      if (strcmp(v, "system") && strcmp(v, "cuda")) {
-        fprintf(stderr, "cs-bench-element: --memory is system or cuda, got '%s'\n", v);
+      if (strcmp(v, "system") && strcmp(v, "pool") && strcmp(v, "cuda")) {
+        fprintf(stderr, "cs-bench-element: --memory is system, pool or cuda, got '%s'\n", v);
         return FALSE;
       }
       o->cuda_memory = !strcmp(v, "cuda");
+      o->pool_memory = !strcmp(v, "pool");
     } else if (!strcmp(a, "--frames")) {
       TAKES_VALUE();
       o->frames = atoi(v);
@@ -229,7 +233,7 @@ static void print_row_start(const Options *o, const char *backend_used) {
   printf("| %s | %s | %dx%d | %s | %s | %s | %s |", cv ? "opencv disparity" : "cudastereo",
          cv ? o->method : backend_used, o->width, o->height, d, o->two_pads ? "pads" : "sbs",
          cv ? "RGB grey, min-max scaled" : (o->color ? "RGBA colour" : "GRAY16 raw"),
-         o->cuda_memory ? "CUDA" : "system");
+         o->cuda_memory ? "CUDA" : (o->pool_memory ? "system, proposed pool" : "system"));
 }
 
 /* Prints a row that carries no numbers, only why. */
@@ -255,6 +259,47 @@ static char *bus_error(GstElement *pipeline) {
   }
   gst_object_unref(bus);
   return text;
+}
+
+/* Moves the pre-made frames of appsrc s into buffers of the pool the element
+ * proposes upstream, as an upstream element honouring allocation queries
+ * would write them (with the CUDA engine: pinned memory). NULL or a reason. */
+static const char *use_proposed_pool(Bench *b, int s, int distinct) {
+  GstPad *pad = gst_element_get_static_pad(GST_ELEMENT(b->src[s]), "src");
+  GstCaps *caps = NULL;
+  g_object_get(b->src[s], "caps", &caps, NULL);
+  GstQuery *q = caps ? gst_query_new_allocation(caps, TRUE) : NULL;
+  GstBufferPool *pool = NULL;
+  if (q && gst_pad_peer_query(pad, q) && gst_query_get_n_allocation_pools(q) > 0)
+    gst_query_parse_nth_allocation_pool(q, 0, &pool, NULL, NULL, NULL);
+  if (q) gst_query_unref(q);
+  if (caps) gst_caps_unref(caps);
+  gst_object_unref(pad);
+  if (!pool) return "the element proposed no pool";
+  if (!gst_buffer_pool_set_active(pool, TRUE)) {
+    gst_object_unref(pool);
+    return "the proposed pool could not be activated";
+  }
+  const char *why = NULL;
+  for (int k = 0; k < distinct && !why; ++k) {
+    GstBuffer *buf = NULL;
+    GstBuffer *proto = b->views[s][k];
+    if (gst_buffer_pool_acquire_buffer(pool, &buf, NULL) != GST_FLOW_OK) {
+      why = "no buffer from the proposed pool";
+    } else if (gst_buffer_get_size(buf) != gst_buffer_get_size(proto)) {
+      why = "the proposed pool's buffers have another layout (row padding)";
+      gst_buffer_unref(buf);
+    } else {
+      GstMapInfo m;
+      gst_buffer_map(proto, &m, GST_MAP_READ);
+      gst_buffer_fill(buf, 0, m.data, m.size);
+      gst_buffer_unmap(proto, &m);
+      gst_buffer_unref(proto);
+      b->views[s][k] = buf; /* its memory is shared into each pushed buffer */
+    }
+  }
+  gst_object_unref(pool);
+  return why;
 }
 
 /* Hands pair k to the appsrc(s) with the next timestamp. */
@@ -417,6 +462,16 @@ int main(int argc, char **argv) {
     g_free(e);
     rc = report_unavailable(&o, why);
     goto done;
+  }
+
+  if (o.pool_memory) {
+    for (int s = 0; s < b.n_src; ++s) {
+      const char *no_pool = use_proposed_pool(&b, s, o.distinct);
+      if (no_pool) {
+        rc = report_unavailable(&o, no_pool);
+        goto done;
+      }
+    }
   }
 
   /* Latency pass: one frame in flight. */

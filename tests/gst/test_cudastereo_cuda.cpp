@@ -268,7 +268,92 @@ std::string appsink(int i) {
   return " appsink name=sink" + std::to_string(i) + " sync=false max-buffers=0 ";
 }
 
+// ---------------------------------------------------------------- pinned system memory
+
+// Runs the frames through a CUDA element on a harness, written into buffers
+// of the pool the element proposes upstream (as an upstream element that
+// honours allocation queries does). The proposed pool must hold pinned
+// memory, and so must the element's own system-memory output.
+std::vector<Bytes> run_harness_proposed_pool(const Frames& fr, const char* out_caps) {
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  fail_unless(e != nullptr);
+  gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
+  gst_util_set_object_arg(G_OBJECT(e), "input-layout", "side-by-side");
+  g_object_set(e, "max-disparity", kMaxD, nullptr);
+  GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
+  gst_object_unref(e);
+  gst_harness_set_sink_caps_str(h, out_caps);
+  gst_harness_set_src_caps_str(h, in_caps(fr.format).c_str());
+
+  GstCaps* caps = gst_caps_from_string(in_caps(fr.format).c_str());
+  GstVideoInfo info;
+  fail_unless(gst_video_info_from_caps(&info, caps));
+  GstQuery* q = gst_query_new_allocation(caps, TRUE);
+  fail_unless(gst_pad_peer_query(h->srcpad, q), "the allocation query was not answered");
+  fail_unless(gst_query_get_n_allocation_pools(q) > 0, "no pool was proposed for system memory");
+  GstBufferPool* pool = nullptr;
+  gst_query_parse_nth_allocation_pool(q, 0, &pool, nullptr, nullptr, nullptr);
+  gst_query_unref(q);
+  fail_unless(pool != nullptr);
+  GstStructure* config = gst_buffer_pool_get_config(pool);
+  GstAllocator* allocator = nullptr;
+  fail_unless(gst_buffer_pool_config_get_allocator(config, &allocator, nullptr));
+  fail_unless(allocator != nullptr && g_strcmp0(allocator->mem_type, "CudaStereoPinned") == 0,
+              "the proposed pool's allocator is %s, not the pinned one", allocator ? allocator->mem_type : "(none)");
+  gst_structure_free(config);
+  fail_unless(gst_buffer_pool_set_active(pool, TRUE));
+
+  std::vector<Bytes> outs;
+  for (size_t i = 0; i < fr.disparity.size(); ++i) {
+    GstBuffer* made = frame_of(fr, i);
+    GstBuffer* in = nullptr;
+    fail_unless_equals_int(gst_buffer_pool_acquire_buffer(pool, &in, nullptr), GST_FLOW_OK);
+    fail_unless(gst_memory_is_type(gst_buffer_peek_memory(in, 0), "CudaStereoPinned"));
+    GstVideoFrame src, dst;
+    fail_unless(gst_video_frame_map(&src, &info, made, GST_MAP_READ));
+    fail_unless(gst_video_frame_map(&dst, &info, in, GST_MAP_WRITE));
+    fail_unless(gst_video_frame_copy(&dst, &src));
+    gst_video_frame_unmap(&src);
+    gst_video_frame_unmap(&dst);
+    GST_BUFFER_PTS(in) = GST_BUFFER_PTS(made);
+    GST_BUFFER_DURATION(in) = GST_BUFFER_DURATION(made);
+    gst_buffer_unref(made);
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    fail_unless(out != nullptr, "no output for frame %zu", i);
+    fail_unless(gst_memory_is_type(gst_buffer_peek_memory(out, 0), "CudaStereoPinned"),
+                "frame %zu: the system-memory output is not in pinned memory", i);
+    GstCaps* out_negotiated = gst_pad_get_current_caps(h->sinkpad);
+    outs.push_back(tight_pixels(out, out_negotiated));
+    gst_caps_unref(out_negotiated);
+    GstCudaStereoMeta* m = gst_buffer_get_cuda_stereo_meta(out);
+    fail_unless(m && std::strcmp(m->backend, "cuda") == 0);
+    gst_buffer_unref(out);
+  }
+  gst_buffer_pool_set_active(pool, FALSE);
+  gst_object_unref(pool);
+  gst_caps_unref(caps);
+  gst_harness_teardown(h);
+  return outs;
+}
+
 }  // namespace
+
+// Frames written into the pinned pool the element proposes, and output into
+// its pinned pool, come out byte-identical to the CPU backend (the engine
+// moves them by DMA, without its staging copy).
+GST_START_TEST(test_pinned_pool_matches_cpu) {
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_I420};
+  const char* out_caps[] = {"video/x-raw,format=GRAY16_LE", "video/x-raw,format=RGBA"};
+  for (GstVideoFormat fmt : formats)
+    for (const char* oc : out_caps) {
+      const Frames fr{fmt, {5, 9, 9, 3}, 300};
+      const std::vector<Bytes> pinned = run_harness_proposed_pool(fr, oc);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, nullptr, oc, nullptr);
+      const std::string what = std::string("pinned pool ") + gst_video_format_to_string(fmt) + " -> " + oc;
+      expect_identical(pinned, cpu, what.c_str());
+    }
+}
+GST_END_TEST;
 
 // ---------------------------------------------------------------- system memory in and out
 
@@ -605,6 +690,7 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_checked_fixture(tc, announce_test, stop_pipelines);
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_cuda_matches_cpu_system_memory);
+  tcase_add_test(tc, test_pinned_pool_matches_cpu);
   tcase_add_test(tc, test_cuda_memory_pipelines);
   tcase_add_test(tc, test_cuda_memory_two_pads);
   tcase_add_test(tc, test_nvh264dec_pipeline);

@@ -291,6 +291,12 @@ constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step 
                                  // neighbours span up to 2 coarser disparities; wider: direct)
 constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
 constexpr int kWideBlocks = 128; // grid of the wide-pixel kernel
+// Rough costs (warp instructions) for choosing how a tile's wide pixels are
+// matched: a streaming step (one region row, two disparities, 64 columns)
+// against one direct window cost per lane (225 pixel costs) over 32 lanes.
+constexpr int kStreamStepCost = 100;
+constexpr int kDirectCost = 70;  // per (pixel, candidate)
+constexpr int kOverflow = 0x8000;  // s_wide entry the level's list had no room for
 constexpr int kMaxSlices = 16;
 constexpr unsigned kNoKey = 0xFFFFFFFFu;
 constexpr unsigned kNoCandidates = 0xFFFFFFFFu;  // lo = hi = 0xFFFF: nothing admissible
@@ -485,6 +491,31 @@ __device__ void mark_needed(unsigned* needed, int first, int end, int base) {
   }
 }
 
+// The needed set as an ascending list (one warp).
+__device__ void list_needed(const unsigned* needed, int mask_words, int base, uint16_t* list, int* list_count) {
+  const int lane = threadIdx.x & 31;
+  int count = 0;
+  for (int w0 = 0; w0 < mask_words; w0 += 32) {
+    const int word = w0 + lane;
+    unsigned bits = word < mask_words ? needed[word] : 0u;
+    const int c = __popc(bits);
+    int incl = c;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int t = __shfl_up_sync(kFull, incl, o);
+      if (lane >= o) incl += t;
+    }
+    int pos = count + incl - c;
+    while (bits) {
+      const int b = __ffs(bits) - 1;
+      bits &= bits - 1;
+      list[pos++] = static_cast<uint16_t>(base + 32 * word + b);
+    }
+    count += __shfl_sync(kFull, incl, 31);
+  }
+  if (lane == 0) *list_count = count;
+}
+
 // One pass of one warp over the tile for disparities d0 and d1 (d1 may
 // repeat d0).
 template <int kBest, bool kWithSlots>
@@ -612,6 +643,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   __shared__ uint16_t s_wide[kPixels];            // wide pixels this block matches itself
   __shared__ uint8_t s_state[kPixels];
   __shared__ int s_count, s_wide_count, s_flag;
+  __shared__ int s_wide_top, s_wide_bottom, s_wide_span;  // rows and candidate count of the wide pixels
   extern __shared__ __align__(16) unsigned char dyn[];
 
   const int view = blockIdx.z / a.slices;
@@ -632,12 +664,21 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   uint16_t* s_slots = reinterpret_cast<uint16_t*>(dyn);
   unsigned* s_needed = reinterpret_cast<unsigned*>(dyn + slot_bytes);
   uint16_t* s_list = reinterpret_cast<uint16_t*>(s_needed + a.mask_words);
+  // The disparities the tile's wide pixels need (their candidates only).
+  unsigned* s_wide_needed = reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(s_list) +
+                                                        ((a.list_cap * 2 + 3) & ~3));
 
-  for (int i = tid; i < a.mask_words; i += kThreads) s_needed[i] = 0;
+  for (int i = tid; i < a.mask_words; i += kThreads) {
+    s_needed[i] = 0;
+    s_wide_needed[i] = 0;
+  }
   if (tid == 0) {
     s_count = 0;
     s_wide_count = 0;
     s_flag = 0;
+    s_wide_top = INT_MAX;
+    s_wide_bottom = -1;
+    s_wide_span = 0;
   }
   __syncthreads();
 
@@ -645,7 +686,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   constexpr int kRounds = (kPixels + kThreads - 1) / kThreads;
   for (int r = 0; r < kRounds; ++r) {
     const int q = r * kThreads + tid;
-    int first = 0, end = 0;
+    int first = 0, end = 0, wide_lo = 0, wide_hi = 0;
     if (q < kPixels) {
       const int ty = q / kTileW, tx = q - ty * kTileW;
       const int gx = x0 + tx, gy = y0 + ty;
@@ -663,14 +704,18 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
             end = mini(mini(hi + 1, range.hi), gx + 1);
           }
           if (!full_range && end - first > kWideWidth) {
+            // Matched after the narrow passes (see below); its candidates
+            // may take part in any pass, as a window cost depends only on
+            // (x, y, d). Its sub-pixel neighbours are computed directly.
             state = kWide;
             first = end = 0;
-            const unsigned j = a.wide_list ? atomicAdd(a.wide_count, 1u) : a.wide_capacity;
-            if (j < a.wide_capacity)
-              a.wide_list[j] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 |
-                               static_cast<uint32_t>(gx);
-            else
-              s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
+            wide_lo = lo;
+            wide_hi = hi;
+            info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
+            s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
+            atomicMin(&s_wide_top, ty);
+            atomicMax(&s_wide_bottom, ty);
+            atomicAdd(&s_wide_span, hi - lo);
           } else {
             info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
             if (want_subpixel) base = static_cast<uint16_t>(first);
@@ -683,6 +728,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
       s_state[q] = state;
     }
     mark_needed(s_needed, first, end, range.lo);
+    if (!full_range) mark_needed(s_wide_needed, wide_lo, wide_hi, range.lo);
   }
   __syncthreads();
 
@@ -690,29 +736,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   // disparities only: a second round evaluates [d - 1, d + 2) around the
   // winners whose neighbours fell outside the slots.
   for (int round = 0; round < 2; ++round) {
-    if (warp == 0) {
-      // The needed set as an ascending list.
-      int count = 0;
-      for (int w0 = 0; w0 < a.mask_words; w0 += 32) {
-        const int word = w0 + lane;
-        unsigned bits = word < a.mask_words ? s_needed[word] : 0u;
-        const int c = __popc(bits);
-        int incl = c;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-          const int t = __shfl_up_sync(kFull, incl, o);
-          if (lane >= o) incl += t;
-        }
-        int pos = count + incl - c;
-        while (bits) {
-          const int b = __ffs(bits) - 1;
-          bits &= bits - 1;
-          s_list[pos++] = static_cast<uint16_t>(range.lo + 32 * word + b);
-        }
-        count += __shfl_sync(kFull, incl, 31);
-      }
-      if (lane == 0) s_count = count;
-    }
+    if (warp == 0) list_needed(s_needed, a.mask_words, range.lo, s_list, &s_count);
     __syncthreads();
     const int n = s_count, pairs = (n + 1) >> 1;
     for (int pi = slice * kWarps + warp; pi < pairs; pi += slices * kWarps) {
@@ -754,11 +778,68 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     if (!s_flag) break;
   }
 
-  // Wide pixels the list had no room for.
-  for (int j = warp; j < s_wide_count; j += kWarps) {
-    const int q = s_wide[j];
-    const int ty = q / kTileW;
-    match_wide_pixel<kBest>(v, left, a.subpixel[view], range, a.hole_radius, x0 + q - ty * kTileW, y0 + ty);
+  // The wide pixels (refinement only; s_wide_count is block-uniform here).
+  // Either the block streams the union of their candidates over the rows
+  // they occupy (shared passes: cheap where they cluster), or they go to the
+  // level's list, one costly direct window cost per (pixel, candidate).
+  // Both give the specification's winner, so the choice is only about speed.
+  if (s_wide_count > 0) {
+    if (warp == 0) list_needed(s_wide_needed, a.mask_words, range.lo, s_list, &s_count);
+    __syncthreads();
+    const int n = s_count, pairs = (n + 1) >> 1;
+    const int top = s_wide_top, wide_rows = s_wide_bottom - top + 1;
+    const bool streamed = a.wide_list == nullptr || static_cast<long long>(pairs) * (wide_rows + 2 * kMargin) *
+                                                            kStreamStepCost <=
+                                                        static_cast<long long>(s_wide_span) * kDirectCost;
+    if (streamed) {
+      // Output rows [top, top + wide_rows) of the tile: the pass reads the
+      // image rows it needs around them, so its costs are the same.
+      for (int pi = warp; pi < pairs; pi += kWarps) {
+        const int d0 = s_list[2 * pi];
+        const int d1 = 2 * pi + 1 < n ? s_list[2 * pi + 1] : d0;
+        stream_pair<kBest, kWithSlots>(v, sign, x0, y0 + top, wide_rows, d0, d1, s_info + top * kRegionW,
+                                       s_keys + top * kRegionW, s_base + top * kTileW,
+                                       s_slots + (kWithSlots ? top * kTileW * kCostSlots : 0), want_subpixel);
+      }
+      __syncthreads();
+      for (int j = warp; j < s_wide_count; j += kWarps) {
+        const int q = s_wide[j];
+        const int ty = q / kTileW, tx = q - ty * kTileW;
+        const int gx = x0 + tx, gy = y0 + ty;
+        const uint32_t key = s_keys[ty * kRegionW + kMargin + tx];
+        const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+        int offset = 0;
+        if (want_subpixel && best >= 0 && best - 1 >= range.lo && best + 1 < range.hi && gx - (best + 1) >= 0) {
+          const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
+          const int cp = window_cost_by_warp<kBest>(v, sign, gx, gy, best + 1);
+          offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
+        }
+        if (lane == 0) {
+          drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
+          if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+        }
+      }
+    } else {
+      // Entries the list has no room for are marked and matched here.
+      for (int j = tid; j < s_wide_count; j += kThreads) {
+        const int q = s_wide[j];
+        const int ty = q / kTileW;
+        const int gx = x0 + q - ty * kTileW, gy = y0 + ty;
+        const unsigned e = atomicAdd(a.wide_count, 1u);
+        if (e < a.wide_capacity)
+          a.wide_list[e] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 | static_cast<uint32_t>(gx);
+        else
+          s_wide[j] = static_cast<uint16_t>(q | kOverflow);
+      }
+      __syncthreads();
+      for (int j = warp; j < s_wide_count; j += kWarps) {
+        const int q = s_wide[j];
+        if (!(q & kOverflow)) continue;
+        const int ty = (q & ~kOverflow) / kTileW;
+        match_wide_pixel<kBest>(v, left, a.subpixel[view], range, a.hole_radius, x0 + (q & ~kOverflow) - ty * kTileW,
+                                y0 + ty);
+      }
+    }
   }
 
   // Results: straight from the block's keys, or through the level's keys when
@@ -877,7 +958,8 @@ __global__ void __launch_bounds__(kThreads) wide_finish_kernel(const __grid_cons
 
 size_t dynamic_bytes(bool slots, int mask_words, int list_cap) {
   const size_t slot_bytes = slots ? static_cast<size_t>(kPixels) * kCostSlots * sizeof(uint16_t) : 0;
-  return slot_bytes + static_cast<size_t>(mask_words) * 4 + ((list_cap * 2 + 3) & ~3);
+  // Needed set, list, wide pixels' needed set.
+  return slot_bytes + static_cast<size_t>(mask_words) * 8 + ((list_cap * 2 + 3) & ~3);
 }
 
 bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }

@@ -198,7 +198,10 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
                         {93, 20, 3, 1, false, {2, 40}}, {40, 33, 0, 2, false, {0, 9}},
                         // r = 2 (the streaming kernel): several tiles, wide hole spans.
                         {163, 71, 2, 2, true, {0, 90}}, {131, 75, 2, 1, false, {3, 70}},
-                        {120, 40, 2, 0, false, {0, 60}}};
+                        {120, 40, 2, 0, false, {0, 60}},
+                        // D = 512 scale: hole spans of hundreds of disparities, dense holes on
+                        // the left half (tiles stream them), sparse on the right (tiles list them).
+                        {530, 36, 2, 2, false, {0, 512}}, {300, 70, 2, 1, true, {2, 300}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
                                       << " masks=" << c.masks);
@@ -213,7 +216,12 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
     // A coarser map with holes for the refinement.
     std::mt19937 rng(c.w);
     Image<int16_t> coarser(c.w / 2, c.h / 2);
-    for (auto& p : coarser.pixels) p = static_cast<int16_t>(rng() % 7 == 0 ? -1 : (rng() % (c.range.hi / 2 + 1)));
+    const bool wide_scale = c.range.hi >= 256;
+    for (int y = 0; y < coarser.height; ++y)
+      for (int x = 0; x < coarser.width; ++x) {
+        const unsigned hole_odds = wide_scale && x >= coarser.width / 2 ? 60 : 7;
+        coarser.at(x, y) = static_cast<int16_t>(rng() % hole_odds == 0 ? -1 : (rng() % (c.range.hi / 2 + 1)));
+      }
     auto dcoarse = upload(coarser);
     for (Reference ref : {Reference::Left, Reference::Right}) {
       const bool left = ref == Reference::Left;
@@ -250,6 +258,41 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       if (left) v.subpixel_offset = sub.view();
       ASSERT_CUDA(enqueue_match(v, mp, nullptr));
       EXPECT_TRUE(same_image(expected, download(out2))) << "refine";
+
+      // Again with a list of wide pixels (its kernels, the tiles' choice
+      // between list and streaming, and a list too short for them all).
+      const bool streaming_kernel = c.radius == 2 && c.best != 4;
+      Image<int8_t> sub_without_list;
+      if (left) sub_without_list = download(sub);
+      if (streaming_kernel) {
+        constexpr unsigned kCapacity = 40;
+        uint32_t *wide = nullptr, *keys = nullptr;
+        unsigned* counters = nullptr;
+        ASSERT_CUDA(cudaMalloc(&wide, kCapacity * sizeof(uint32_t)));
+        ASSERT_CUDA(cudaMalloc(&keys, kCapacity * sizeof(uint32_t)));
+        ASSERT_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
+        ASSERT_CUDA(cudaMemset(keys, 0xFF, kCapacity * sizeof(uint32_t)));
+        ASSERT_CUDA(cudaMemset(counters, 0, 2 * sizeof(unsigned)));
+        MatchViews vl = v;
+        auto out3 = make_device<int16_t>(c.w, c.h);
+        auto sub3 = make_device<int8_t>(c.w, c.h);
+        vl.disparity = out3.view();
+        if (left) vl.subpixel_offset = sub3.view();
+        vl.scratch.wide_pixels = wide;
+        vl.scratch.wide_keys = keys;
+        vl.scratch.wide_capacity = kCapacity;
+        vl.scratch.wide_counters = counters;
+        for (int run = 0; run < 2; ++run) {  // the second run checks the scratch was left reset
+          ASSERT_CUDA(enqueue_match(vl, mp, nullptr));
+          EXPECT_TRUE(same_image(expected, download(out3))) << "refine with wide list, run " << run;
+          if (left) {
+            EXPECT_TRUE(same_image(sub_without_list, download(sub3))) << "sub-pixel with wide list, run " << run;
+          }
+        }
+        cudaFree(wide);
+        cudaFree(keys);
+        cudaFree(counters);
+      }
 
       if (left) {
         // Sub-pixel: the offsets the matcher kept give finish_disparity's Q4.

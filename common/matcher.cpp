@@ -3,60 +3,20 @@
 #include <climits>
 #include <sstream>
 
+#include "frame_checks.h"
 #include "matcher_debug.h"
 
 namespace cs {
 
 namespace {
 
-int packed_bytes(PixelFormat f) {
-  switch (f) {
-    case PixelFormat::RGB:
-    case PixelFormat::BGR: return 3;
-    case PixelFormat::GRAY8:
-    case PixelFormat::I420:
-    case PixelFormat::NV12: return 1;
-    default: return 4;
-  }
-}
-
 std::string check_view(const FrameView& v, const char* name) {
-  std::ostringstream s;
   if (v.memory != Memory::Host) {
+    std::ostringstream s;
     s << "the " << name << " view is in device memory; the CPU reference needs host memory";
     return s.str();
   }
-  const int chroma_w = (v.width + 1) / 2;
-  struct PlaneNeed {
-    int plane;
-    std::ptrdiff_t row_bytes;
-  };
-  PlaneNeed needs[3];
-  int n = 0;
-  if (v.format == PixelFormat::I420) {
-    needs[n++] = {0, v.width};
-    needs[n++] = {1, chroma_w};
-    needs[n++] = {2, chroma_w};
-  } else if (v.format == PixelFormat::NV12) {
-    needs[n++] = {0, v.width};
-    needs[n++] = {1, 2 * chroma_w};
-  } else {
-    needs[n++] = {0, static_cast<std::ptrdiff_t>(v.width) * packed_bytes(v.format)};
-  }
-  for (int i = 0; i < n; ++i) {
-    const PlaneNeed& p = needs[i];
-    if (v.plane[p.plane] == nullptr) {
-      s << "the " << name << " view's plane " << p.plane << " is missing (null) for format "
-        << pixel_format_name(v.format);
-      return s.str();
-    }
-    if (v.pitch[p.plane] < p.row_bytes) {
-      s << "the " << name << " view's plane " << p.plane << " has a row pitch of " << v.pitch[p.plane]
-        << " bytes, less than the " << p.row_bytes << " bytes of one row";
-      return s.str();
-    }
-  }
-  return {};
+  return check_view_planes(v, name);
 }
 
 template <typename T>
@@ -123,19 +83,8 @@ const Matcher::Debug& Matcher::debug() const { return impl_->debug; }
 std::string Matcher::process(const FrameView& left, const FrameView& right, const Outputs& out) {
   Impl& m = *impl_;
   const Params& p = m.params;
-  if (left.format != right.format) {
-    std::ostringstream s;
-    s << "the left view is " << pixel_format_name(left.format) << " but the right view is "
-      << pixel_format_name(right.format);
-    return s.str();
-  }
-  if (left.width != right.width || left.height != right.height) {
-    std::ostringstream s;
-    s << "the left view is " << left.width << "x" << left.height << " but the right view is " << right.width << "x"
-      << right.height;
-    return s.str();
-  }
-  std::string e = p.validate_for_size(left.width, left.height);
+  std::string e = check_view_pair(left, right);
+  if (e.empty()) e = p.validate_for_size(left.width, left.height);
   if (e.empty()) e = check_view(left, "left");
   if (e.empty()) e = check_view(right, "right");
   if (e.empty() && out.memory != Memory::Host)

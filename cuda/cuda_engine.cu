@@ -17,6 +17,7 @@
 #include "cuda_util.h"
 #include "encode_output.h"
 #include "finish.h"
+#include "frame_checks.h"
 #include "matching.h"
 #include "morphology.h"
 #include "pyramid.h"
@@ -70,60 +71,6 @@ bool is_pinned(const void* ptr) {
 }
 
 namespace {
-
-int packed_bytes(PixelFormat f) {
-  switch (f) {
-    case PixelFormat::RGB:
-    case PixelFormat::BGR: return 3;
-    case PixelFormat::GRAY8:
-    case PixelFormat::I420:
-    case PixelFormat::NV12: return 1;
-    default: return 4;
-  }
-}
-
-// Planes of a view: row bytes and rows of each.
-struct PlaneShape {
-  int count = 1;
-  std::ptrdiff_t row_bytes[3] = {0, 0, 0};
-  int rows[3] = {0, 0, 0};
-};
-
-PlaneShape plane_shape(const FrameView& v) {
-  PlaneShape p;
-  const int cw = (v.width + 1) / 2, ch = (v.height + 1) / 2;
-  if (v.format == PixelFormat::I420) {
-    p.count = 3;
-    p.row_bytes[0] = v.width, p.rows[0] = v.height;
-    p.row_bytes[1] = cw, p.rows[1] = ch;
-    p.row_bytes[2] = cw, p.rows[2] = ch;
-  } else if (v.format == PixelFormat::NV12) {
-    p.count = 2;
-    p.row_bytes[0] = v.width, p.rows[0] = v.height;
-    p.row_bytes[1] = 2 * cw, p.rows[1] = ch;
-  } else {
-    p.row_bytes[0] = static_cast<std::ptrdiff_t>(v.width) * packed_bytes(v.format);
-    p.rows[0] = v.height;
-  }
-  return p;
-}
-
-std::string check_view(const FrameView& v, const char* name) {
-  const PlaneShape ps = plane_shape(v);
-  std::ostringstream s;
-  for (int i = 0; i < ps.count; ++i) {
-    if (v.plane[i] == nullptr) {
-      s << "the " << name << " view's plane " << i << " is missing (null) for format " << pixel_format_name(v.format);
-      return s.str();
-    }
-    if (v.pitch[i] < ps.row_bytes[i]) {
-      s << "the " << name << " view's plane " << i << " has a row pitch of " << v.pitch[i] << " bytes, less than the "
-        << ps.row_bytes[i] << " bytes of one row";
-      return s.str();
-    }
-  }
-  return {};
-}
 
 struct Level {
   int width = 0, height = 0;
@@ -444,22 +391,12 @@ struct CudaEngine::Impl {
   }
 
   std::string check_frame(const FrameView& left, const FrameView& right) {
-    if (left.format != right.format) {
-      std::ostringstream s;
-      s << "the left view is " << pixel_format_name(left.format) << " but the right view is "
-        << pixel_format_name(right.format);
-      return s.str();
-    }
-    if (left.width != right.width || left.height != right.height) {
-      std::ostringstream s;
-      s << "the left view is " << left.width << "x" << left.height << " but the right view is " << right.width << "x"
-        << right.height;
-      return s.str();
-    }
+    std::string e = check_view_pair(left, right);
+    if (!e.empty()) return e;
     if (left.memory != right.memory) return "the left and right views are in different kinds of memory";
-    std::string e = params.validate_for_size(left.width, left.height);
-    if (e.empty()) e = check_view(left, "left");
-    if (e.empty()) e = check_view(right, "right");
+    e = params.validate_for_size(left.width, left.height);
+    if (e.empty()) e = check_view_planes(left, "left");
+    if (e.empty()) e = check_view_planes(right, "right");
     return e;
   }
 
@@ -606,28 +543,15 @@ std::string CudaEngine::set_params(const Params& params) {
 std::string CudaEngine::process(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                                 const OutputFrame& out) {
   Impl& m = *impl_;
-  if (out.data == nullptr) return "the output frame has no data (null)";
-  if (out.width != left.width || out.height != left.height) {
-    std::ostringstream s;
-    s << "the output frame is " << out.width << "x" << out.height << " but the views are " << left.width << "x"
-      << left.height;
-    return s.str();
-  }
+  std::string e = check_output_frame(out, left.width, left.height, encode.format);
+  if (!e.empty()) return e;
   const int bpp = output_bytes_per_pixel(encode.format);
-  if (out.pitch < static_cast<std::ptrdiff_t>(out.width) * bpp) {
-    std::ostringstream s;
-    s << "the output frame's row pitch (" << out.pitch << " bytes) is less than one row of "
-      << output_format_name(encode.format) << " (" << out.width * bpp << " bytes)";
-    return s.str();
-  }
   if (out.memory == Memory::Device) {
     std::string e = enqueue(left, right, encode, out, nullptr);
     return e.empty() ? synchronize() : e;
   }
-  if (encode.format == OutputFormat::DepthMm && !(encode.baseline_mm > 0.0 && encode.focal_px > 0.0))
-    return "depth output needs a positive baseline and focal length";
-  if (encode.max_disparity <= 0) return "the encoder's max-disparity must be positive";
-  std::string e = m.run_frame(left, right, nullptr);
+  e = check_encode_params(encode);
+  if (e.empty()) e = m.run_frame(left, right, nullptr);
   if (!e.empty()) return e;
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * bpp;
   if (m.encoded.view().width != row || m.encoded.view().height != out.height)
@@ -659,16 +583,13 @@ std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, c
   if (left.memory != Memory::Device || right.memory != Memory::Device)
     return "enqueue() takes views in device memory; use process() for host memory";
   if (out.memory != Memory::Device) return "enqueue() writes device memory; use process() for a host output";
-  if (out.data == nullptr) return "the output frame has no data (null)";
-  if (out.width != left.width || out.height != left.height) return "the output frame's size differs from the views'";
+  std::string e = check_output_frame(out, left.width, left.height, encode.format);
+  if (!e.empty()) return e;
   const int bpp = output_bytes_per_pixel(encode.format);
-  if (out.pitch < static_cast<std::ptrdiff_t>(out.width) * bpp) return "the output frame's row pitch is too small";
   if (bpp > 1 && ((reinterpret_cast<uintptr_t>(out.data) | static_cast<uintptr_t>(out.pitch)) % bpp) != 0)
     return "the output frame's address and pitch must be multiples of its pixel size";
-  if (encode.format == OutputFormat::DepthMm && !(encode.baseline_mm > 0.0 && encode.focal_px > 0.0))
-    return "depth output needs a positive baseline and focal length";
-  if (encode.max_disparity <= 0) return "the encoder's max-disparity must be positive";
-  std::string e = m.run_frame(left, right, stream);
+  e = check_encode_params(encode);
+  if (e.empty()) e = m.run_frame(left, right, stream);
   if (!e.empty()) return e;
   CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, out.data, out.pitch,
                              m.stream));

@@ -1,0 +1,96 @@
+#include "frame_checks.h"
+
+#include <sstream>
+
+namespace cs {
+
+namespace {
+
+int packed_bytes(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::RGB:
+    case PixelFormat::BGR: return 3;
+    case PixelFormat::GRAY8:
+    case PixelFormat::I420:
+    case PixelFormat::NV12: return 1;
+    default: return 4;
+  }
+}
+
+}  // namespace
+
+PlaneShape plane_shape(const FrameView& v) {
+  PlaneShape p;
+  const int cw = (v.width + 1) / 2, ch = (v.height + 1) / 2;
+  if (v.format == PixelFormat::I420) {
+    p.count = 3;
+    p.row_bytes[0] = v.width, p.rows[0] = v.height;
+    p.row_bytes[1] = cw, p.rows[1] = ch;
+    p.row_bytes[2] = cw, p.rows[2] = ch;
+  } else if (v.format == PixelFormat::NV12) {
+    p.count = 2;
+    p.row_bytes[0] = v.width, p.rows[0] = v.height;
+    p.row_bytes[1] = 2 * cw, p.rows[1] = ch;
+  } else {
+    p.row_bytes[0] = static_cast<std::ptrdiff_t>(v.width) * packed_bytes(v.format);
+    p.rows[0] = v.height;
+  }
+  return p;
+}
+
+std::string check_view_pair(const FrameView& left, const FrameView& right) {
+  std::ostringstream s;
+  if (left.format != right.format) {
+    s << "the left view is " << pixel_format_name(left.format) << " but the right view is "
+      << pixel_format_name(right.format);
+    return s.str();
+  }
+  if (left.width != right.width || left.height != right.height) {
+    s << "the left view is " << left.width << "x" << left.height << " but the right view is " << right.width << "x"
+      << right.height;
+    return s.str();
+  }
+  return {};
+}
+
+std::string check_view_planes(const FrameView& v, const char* name) {
+  const PlaneShape ps = plane_shape(v);
+  std::ostringstream s;
+  for (int i = 0; i < ps.count; ++i) {
+    if (v.plane[i] == nullptr) {
+      s << "the " << name << " view's plane " << i << " is missing (null) for format " << pixel_format_name(v.format);
+      return s.str();
+    }
+    if (v.pitch[i] < ps.row_bytes[i]) {
+      s << "the " << name << " view's plane " << i << " has a row pitch of " << v.pitch[i] << " bytes, less than the "
+        << ps.row_bytes[i] << " bytes of one row";
+      return s.str();
+    }
+  }
+  return {};
+}
+
+std::string check_output_frame(const OutputFrame& out, int width, int height, OutputFormat format) {
+  if (out.data == nullptr) return "the output frame has no data (null)";
+  std::ostringstream s;
+  if (out.width != width || out.height != height) {
+    s << "the output frame is " << out.width << "x" << out.height << " but the views are " << width << "x" << height;
+    return s.str();
+  }
+  const int bpp = output_bytes_per_pixel(format);
+  if (out.pitch < static_cast<std::ptrdiff_t>(out.width) * bpp) {
+    s << "the output frame's row pitch (" << out.pitch << " bytes) is less than one row of "
+      << output_format_name(format) << " (" << out.width * bpp << " bytes)";
+    return s.str();
+  }
+  return {};
+}
+
+std::string check_encode_params(const EncodeParams& encode) {
+  if (encode.format == OutputFormat::DepthMm && !(encode.baseline_mm > 0.0 && encode.focal_px > 0.0))
+    return "depth output needs a positive baseline and focal length";
+  if (encode.max_disparity <= 0) return "the encoder's max-disparity must be positive";
+  return {};
+}
+
+}  // namespace cs

@@ -547,7 +547,7 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
   if (!e.empty()) return e;
   const int bpp = output_bytes_per_pixel(encode.format);
   if (out.memory == Memory::Device) {
-    std::string e = enqueue(left, right, encode, out, nullptr);
+    e = enqueue(left, right, encode, out, nullptr);
     return e.empty() ? synchronize() : e;
   }
   e = check_encode_params(encode);

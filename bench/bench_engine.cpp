@@ -5,7 +5,10 @@
 // drives it); the median batch gives ms per frame, min..max the spread.
 // Per-stage times come from profile_stages (events between stages, no
 // graph), so their sum is a little above the graphed total.
-//   cs-bench-engine [--quick] [--size WxH] [--disparities D] [--frames N]
+//   cs-bench-engine [--quick] [--size WxH] [--disparities D] [--frames N] [--full-only] [--profile]
+// --profile brackets one frame after the warm-up with cudaProfilerStart/Stop,
+// for `ncu --profile-from-start off` (every kernel of exactly one frame).
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -47,6 +50,8 @@ double median(std::vector<double> v) {
       return r;                                                                 \
     }                                                                           \
   } while (0)
+
+bool g_profile = false;
 
 Result run(const Config& c, int frames_per_batch, int batches, bool stages) {
   Result r;
@@ -104,6 +109,16 @@ Result run(const Config& c, int frames_per_batch, int batches, bool stages) {
     r.error = err;
     return r;
   }
+  if (g_profile) {
+    cudaProfilerStart();
+    err = one(0);
+    if (err.empty()) err = engine->synchronize();
+    cudaProfilerStop();
+    if (!err.empty()) {
+      r.error = err;
+      return r;
+    }
+  }
   size_t free1 = 0;
   cudaMemGetInfo(&free1, &total);
   r.peak_used_bytes = free0 > free1 ? free0 - free1 : 0;
@@ -158,15 +173,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cs-bench-engine: no GPU: %s\n", why.c_str());
     return 77;
   }
-  bool quick = false;
+  bool quick = false, full_only = false;
   int only_w = 0, only_h = 0, only_d = 0, frames = 200;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) std::sscanf(argv[++i], "%dx%d", &only_w, &only_h);
     else if (!std::strcmp(argv[i], "--disparities") && i + 1 < argc) only_d = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--full-only")) full_only = true;
+    else if (!std::strcmp(argv[i], "--profile")) g_profile = true;
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--size WxH] [--disparities D] [--frames N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--size WxH] [--disparities D] [--frames N] [--full-only] [--profile]\n", argv[0]);
       return 2;
     }
   }
@@ -189,6 +206,9 @@ int main(int argc, char** argv) {
     configs.push_back({only_w, only_h, only_d ? only_d : 256, false});
     configs.push_back({only_w, only_h, only_d ? only_d : 256, true});
   }
+  if (full_only)
+    configs.erase(std::remove_if(configs.begin(), configs.end(), [](const Config& c) { return c.background; }),
+                  configs.end());
   std::vector<Result> results;
   for (const Config& c : configs) {
     const bool stages = c.width == 1024 || only_w;

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Where one frame's GPU time goes, kernel by kernel (Nsight Compute, on the
+# device machine; the clocks are left as found).
+#   bench/ncu-frame.sh BENCH_BINARY [WxH] [D] [OUTDIR]
+# Writes OUTDIR/kernels.csv (every kernel of one graphed frame: duration,
+# grid, registers, achieved occupancy, warp instructions), a summary table
+# on stdout and, with DETAIL=1, OUTDIR/detail.txt (stall reasons, issue
+# slots and the hottest SASS lines of the matching kernels).
+set -eu
+bin=$1; size=${2:-1024x768}; d=${3:-256}; out=${4:-${OUT:-/tmp}}
+export PATH=$PATH:/usr/local/cuda/bin
+mkdir -p "$out"
+ncu --clock-control none --profile-from-start off --csv --print-units base \
+  --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
+  "$bin" --size "$size" --disparities "$d" --full-only --profile --frames 5 > "$out/kernels.csv" 2> "$out/ncu.err" || true
+python3 - "$out/kernels.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+head, rows = rows[0], rows[1:]
+col = {n: i for i, n in enumerate(head)}
+k = collections.OrderedDict()
+for r in rows:
+    key = (r[col["ID"]], r[col["Kernel Name"]][:60])
+    k.setdefault(key, {})[r[col["Metric Name"]]] = r[col["Metric Value"]]
+total = 0.0
+print("| # | kernel | us | grid | block | regs | occupancy % | warp instr |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for (i, name), m in k.items():
+    us = float(m.get("gpu__time_duration.sum", 0)) / 1000.0
+    total += us
+    print(f"| {i} | {name} | {us:.1f} | {m.get('launch__grid_size')} | {m.get('launch__block_size')} | "
+          f"{m.get('launch__registers_per_thread')} | {float(m.get('sm__warps_active.avg.pct_of_peak_sustained_active', 0)):.0f} | "
+          f"{m.get('smsp__inst_executed.sum')} |")
+print(f"sum of kernel durations: {total:.1f} us ({len(k)} kernels)")
+PY
+if [ "${DETAIL:-0}" = 1 ]; then
+  ncu --clock-control none --profile-from-start off -k regex:match \
+    --section LaunchStats --section Occupancy --section SchedulerStats --section WarpStateStats \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
+    --section SourceCounters \
+    "$bin" --size "$size" --disparities "$d" --full-only --profile --frames 5 > "$out/detail.txt" 2>&1 || true
+fi

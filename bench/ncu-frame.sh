@@ -10,7 +10,7 @@ set -eu
 bin=$1; size=${2:-1024x768}; d=${3:-256}; out=${4:-${OUT:-/tmp}}
 export PATH=$PATH:/usr/local/cuda/bin
 mkdir -p "$out"
-ncu --clock-control none --profile-from-start off --csv --print-units base \
+ncu --clock-control none --cache-control none --profile-from-start off --csv --print-units base \
   --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
   "$bin" --size "$size" --disparities "$d" --full-only --profile --frames 5 > "$out/kernels.csv" 2> "$out/ncu.err" || true
 python3 - "$out/kernels.csv" <<'PY'
@@ -26,10 +26,11 @@ total = 0.0
 print("| # | kernel | us | grid | block | regs | occupancy % | warp instr |")
 print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for (i, name), m in k.items():
-    us = float(m.get("gpu__time_duration.sum", 0)) / 1000.0
+    num = lambda x: float(str(x).replace(",", ""))
+    us = num(m.get("gpu__time_duration.sum", 0)) / 1000.0
     total += us
     print(f"| {i} | {name} | {us:.1f} | {m.get('launch__grid_size')} | {m.get('launch__block_size')} | "
-          f"{m.get('launch__registers_per_thread')} | {float(m.get('sm__warps_active.avg.pct_of_peak_sustained_active', 0)):.0f} | "
+          f"{m.get('launch__registers_per_thread')} | {num(m.get('sm__warps_active.avg.pct_of_peak_sustained_active', 0)):.0f} | "
           f"{m.get('smsp__inst_executed.sum')} |")
 print(f"sum of kernel durations: {total:.1f} us ({len(k)} kernels)")
 PY

@@ -14,10 +14,11 @@ constexpr int kSharedY = kTileY + 2 * kR;
 
 // The tile plus its clamped halo goes through shared memory once; each
 // pixel then reads its 25 neighbours from there.
-__global__ void census_kernel(ImageView<const uint8_t> gray, ImageView<uint32_t> census) {
+__device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray, const ImageView<uint32_t>& census,
+                                            int bx, int by) {
   __shared__ uint8_t tile[kSharedY][kSharedX + 4];
-  const int x0 = blockIdx.x * kTileX - kR;
-  const int y0 = blockIdx.y * kTileY - kR;
+  const int x0 = bx * kTileX - kR;
+  const int y0 = by * kTileY - kR;
   const int tid = threadIdx.y * kTileX + threadIdx.x;
   for (int i = tid; i < kSharedX * kSharedY; i += kTileX * kTileY) {
     const int sy = i / kSharedX, sx = i % kSharedX;
@@ -26,8 +27,8 @@ __global__ void census_kernel(ImageView<const uint8_t> gray, ImageView<uint32_t>
     tile[sy][sx] = drow(gray, gy)[gx];
   }
   __syncthreads();
-  const int x = blockIdx.x * kTileX + threadIdx.x;
-  const int y = blockIdx.y * kTileY + threadIdx.y;
+  const int x = bx * kTileX + threadIdx.x;
+  const int y = by * kTileY + threadIdx.y;
   if (x >= gray.width || y >= gray.height) return;
   const int centre = tile[threadIdx.y + kR][threadIdx.x + kR];
   // Neighbour i in row-major order (centre skipped) is bit i (stages.h).
@@ -44,11 +45,44 @@ __global__ void census_kernel(ImageView<const uint8_t> gray, ImageView<uint32_t>
   drow(census, y)[x] = code;
 }
 
+// Every image of the batch in one launch: blocks [first[j], first[j + 1])
+// are image j's tiles, row by row.
+struct Batch {
+  ImageView<const uint8_t> gray[kMaxCensusBatch];
+  ImageView<uint32_t> census[kMaxCensusBatch];
+  int first[kMaxCensusBatch + 1];
+  int tiles_x[kMaxCensusBatch];
+  int count;
+};
+
+__global__ void census_batch_kernel(const __grid_constant__ Batch b) {
+  int j = 0;
+  while (j + 1 < b.count && static_cast<int>(blockIdx.x) >= b.first[j + 1]) ++j;
+  const int t = static_cast<int>(blockIdx.x) - b.first[j];
+  census_tile(b.gray[j], b.census[j], t % b.tiles_x[j], t / b.tiles_x[j]);
+}
+
 }  // namespace
 
 cudaError_t enqueue_census(ImageView<const uint8_t> gray, ImageView<uint32_t> census, cudaStream_t stream) {
-  const dim3 block(kTileX, kTileY);
-  census_kernel<<<grid_for(gray.width, gray.height, block), block, 0, stream>>>(gray, census);
+  return enqueue_census_batch(&gray, &census, 1, stream);
+}
+
+cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const ImageView<uint32_t>* census, int count,
+                                 cudaStream_t stream) {
+  if (count < 1 || count > kMaxCensusBatch) return cudaErrorInvalidValue;
+  Batch b{};
+  b.count = count;
+  int blocks = 0;
+  for (int j = 0; j < count; ++j) {
+    b.gray[j] = gray[j];
+    b.census[j] = census[j];
+    b.tiles_x[j] = (gray[j].width + kTileX - 1) / kTileX;
+    b.first[j] = blocks;
+    blocks += b.tiles_x[j] * ((gray[j].height + kTileY - 1) / kTileY);
+  }
+  b.first[count] = blocks;
+  census_batch_kernel<<<blocks, dim3(kTileX, kTileY), 0, stream>>>(b);
   return cudaGetLastError();
 }
 

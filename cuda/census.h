@@ -9,4 +9,10 @@ namespace cs::cuda {
 
 cudaError_t enqueue_census(ImageView<const uint8_t> gray, ImageView<uint32_t> census, cudaStream_t stream);
 
+// Several images (every level of both views) in one launch; each pair
+// gray[j] -> census[j] as enqueue_census. count <= kMaxCensusBatch.
+constexpr int kMaxCensusBatch = 16;
+cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const ImageView<uint32_t>* census, int count,
+                                 cudaStream_t stream);
+
 }  // namespace cs::cuda

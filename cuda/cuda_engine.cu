@@ -233,11 +233,12 @@ struct CudaEngine::Impl {
     const Params& p = params;
     const bool bg = p.background;
     CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), s));
-    for (int l = 1; l < levels; ++l)
-      for (int v = 0; v < 2; ++v) {
-        CS_CUDA_TRY(enqueue_downsample(lv[l - 1].gray[v].cview(), lv[l].gray[v].view(), s));
-        if (bg) CS_CUDA_TRY(enqueue_downsample(lv[l - 1].rgb[v].cview(), lv[l].rgb[v].view(), s));
-      }
+    for (int l = 1; l < levels; ++l) {
+      CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(), lv[l - 1].gray[1].cview(),
+                                          lv[l].gray[1].view(), s));
+      if (bg)
+        for (int v = 0; v < 2; ++v) CS_CUDA_TRY(enqueue_downsample(lv[l - 1].rgb[v].cview(), lv[l].rgb[v].view(), s));
+    }
     timer->mark("pyramid");
     if (bg) {
       BackgroundLevelParams bp{background_params(p), p.warmup_frames, p.block_size};
@@ -257,8 +258,18 @@ struct CudaEngine::Impl {
       CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
       timer->mark("background");
     }
-    for (int l = 0; l < levels; ++l)
-      for (int v = 0; v < 2; ++v) CS_CUDA_TRY(enqueue_census(lv[l].gray[v].cview(), lv[l].census[v].view(), s));
+    {
+      // Every level of both views in one launch (the pyramid is complete).
+      ImageView<const uint8_t> gray[2 * kMaxLevels];
+      ImageView<uint32_t> census[2 * kMaxLevels];
+      int count = 0;
+      for (int l = 0; l < levels; ++l)
+        for (int v = 0; v < 2; ++v, ++count) {
+          gray[count] = lv[l].gray[v].cview();
+          census[count] = lv[l].census[v].view();
+        }
+      CS_CUDA_TRY(enqueue_census_batch(gray, census, count, s));
+    }
     timer->mark("census");
     for (int l = levels - 1; l >= 0; --l) {
       Level& L = lv[l];

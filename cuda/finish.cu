@@ -6,31 +6,52 @@
 namespace cs::cuda {
 namespace {
 
-constexpr int kBlockX = 64;
-constexpr int kBlockY = 4;
+// A block covers kBlockX * kPixelsPerThread x kBlockY pixels; each thread
+// takes kPixelsPerThread of a row, kBlockX apart (coalesced). The frame's
+// counts are summed per block and added with one atomic per block and
+// counter: one atomic per warp on two addresses made the kernel wait on the
+// L2 (about 40 us at 1024x768 on an H100 for a 3 us copy).
+constexpr int kBlockX = 32;
+constexpr int kBlockY = 8;
+constexpr int kPixelsPerThread = 4;
 
-// Adds a per-thread count to a global counter, one atomic per warp.
-__device__ __forceinline__ void warp_count(bool flag, unsigned long long* counter) {
-  const unsigned active = __activemask();
-  const unsigned votes = __ballot_sync(active, flag);
-  if ((threadIdx.x & 31) == __ffs(active) - 1 && votes) atomicAdd(counter, static_cast<unsigned long long>(__popc(votes)));
-}
-
-__global__ void finish_kernel(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
-                              ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
-                              FrameCounters* counters) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
+__global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<const int16_t> disparity,
+                                                                   ImageView<const int8_t> subpixel_offset,
+                                                                   ImageView<const uint8_t> mask,
+                                                                   ImageView<uint16_t> disparity_q4,
+                                                                   FrameCounters* counters) {
+  __shared__ unsigned block_valid, block_foreground;
+  if (threadIdx.x == 0 && threadIdx.y == 0) block_valid = block_foreground = 0;
+  __syncthreads();
   const int y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= disparity.width || y >= disparity.height) return;
-  const int d = drow(disparity, y)[x];
-  int q4 = 0;
-  if (d >= 0) {
-    q4 = d * 16;
-    if (subpixel_offset.data) q4 += drow(subpixel_offset, y)[x];
+  unsigned valid = 0, foreground = 0;
+  if (y < disparity.height) {
+#pragma unroll
+    for (int k = 0; k < kPixelsPerThread; ++k) {
+      const int x = blockIdx.x * kBlockX * kPixelsPerThread + k * kBlockX + threadIdx.x;
+      if (x >= disparity.width) break;
+      const int d = drow(disparity, y)[x];
+      int q4 = 0;
+      if (d >= 0) {
+        q4 = d * 16;
+        if (subpixel_offset.data) q4 += drow(subpixel_offset, y)[x];
+      }
+      drow(disparity_q4, y)[x] = static_cast<uint16_t>(q4 < 0 ? 0 : q4);
+      valid += d >= 0;
+      foreground += mask.data ? drow(mask, y)[x] != 0 : 1u;
+    }
   }
-  drow(disparity_q4, y)[x] = static_cast<uint16_t>(q4 < 0 ? 0 : q4);
-  warp_count(d >= 0, &counters->valid_pixels);
-  warp_count(mask.data ? drow(mask, y)[x] != 0 : true, &counters->foreground_pixels);
+  valid = __reduce_add_sync(0xFFFFFFFFu, valid);
+  foreground = __reduce_add_sync(0xFFFFFFFFu, foreground);
+  if (threadIdx.x == 0) {
+    atomicAdd(&block_valid, valid);
+    atomicAdd(&block_foreground, foreground);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    if (block_valid) atomicAdd(&counters->valid_pixels, static_cast<unsigned long long>(block_valid));
+    if (block_foreground) atomicAdd(&counters->foreground_pixels, static_cast<unsigned long long>(block_foreground));
+  }
 }
 
 }  // namespace
@@ -39,7 +60,9 @@ cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const i
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream) {
   const dim3 block(kBlockX, kBlockY);
-  finish_kernel<<<grid_for(disparity.width, disparity.height, block), block, 0, stream>>>(
+  const dim3 grid((disparity.width + kBlockX * kPixelsPerThread - 1) / (kBlockX * kPixelsPerThread),
+                  (disparity.height + kBlockY - 1) / kBlockY);
+  finish_kernel<<<grid, block, 0, stream>>>(
       disparity, subpixel_offset, mask, disparity_q4, counters);
   return cudaGetLastError();
 }

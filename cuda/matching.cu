@@ -290,12 +290,25 @@ constexpr int kPixels = kTileW * kTileH;
 constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step (holes whose
                                  // neighbours span up to 2 coarser disparities; wider: direct)
 constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
-constexpr int kWideBlocks = 128; // grid of the wide-pixel kernel
-// Rough costs (warp instructions) for choosing how a tile's wide pixels are
-// matched: a streaming step (one region row, two disparities, 64 columns)
-// against one direct window cost per lane (225 pixel costs) over 32 lanes.
+constexpr int kWideBlocks = 264; // grid of the wide-pixel finishing kernel (twice that for the costs): 2 per H100 SM
+// A tile's wide pixels are streamed by its own block (over the rows they
+// occupy, for the union of their candidates) or go to the level's list for
+// the wide-pixel kernels, which spread them over the whole GPU. Streaming in
+// place wins while it costs at most kWideStreamSteps warp row steps (about
+// one more pass of every warp over the tile). Beyond that the block would
+// finish long after the others (a straggler in the grid's last wave), so the
+// list is preferred unless the rough instruction counts say streaming is
+// kListBias times cheaper: a streaming step (one region row, two
+// disparities, 64 columns) against one direct window cost per lane (225
+// pixel costs) over 32 lanes. Measured on the H100 (bench/RESULTS.md): with
+// no bias 1024x768x256 took 0.53 ms (tiles with many wide pixels straggle);
+// with the list for everything over kWideStreamSteps 0.44 ms, but
+// 640x480x512 (a wide pixel in 1-3 % of the pixels) 14 ms against 2.3; bias
+// 4 gives 0.45 and 4.1 ms.
+constexpr int kWideStreamSteps = kWarps * (kTileH + 2 * kMargin);
 constexpr int kStreamStepCost = 100;
 constexpr int kDirectCost = 70;  // per (pixel, candidate)
+constexpr int kListBias = 4;
 constexpr int kOverflow = 0x8000;  // s_wide entry the level's list had no room for
 constexpr int kMaxSlices = 16;
 constexpr unsigned kNoKey = 0xFFFFFFFFu;
@@ -390,6 +403,9 @@ __device__ int window_cost_direct(const MatchViews& v, int sign, int x, int y, i
   int sums[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
   for (int band = 0; band < 3; ++band) {
+    // All rows unrolled: the 75 loads of a band are in flight together
+    // (this runs one pixel per lane, latency-bound).
+#pragma unroll
     for (int j = 0; j < 5; ++j) {
       const int yy = y + (band - 1) * 5 + j - 2;
       if (yy < 0 || yy >= h) continue;
@@ -517,8 +533,8 @@ __device__ void list_needed(const unsigned* needed, int mask_words, int base, ui
 }
 
 // One pass of one warp over the tile for disparities d0 and d1 (d1 may
-// repeat d0).
-template <int kBest, bool kWithSlots>
+// repeat d0). kMasks: the other view has a foreground mask (background mode).
+template <int kBest, bool kWithSlots, bool kMasks>
 __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x0, int y0,
                                             int rows, int d0, int d1, const uint32_t* s_info, uint32_t* s_keys,
                                             const uint16_t* s_base, uint16_t* s_slots, bool slots) {
@@ -533,33 +549,32 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
   const int oxb0 = clampi(gxb + sign * d0, 0, width - 1), oxb1 = clampi(gxb + sign * d1, 0, width - 1);
   const bool out_a = lane >= 4 && lane <= 28;  // region column 2 lane in [7, 57)
   const bool out_b = lane >= 3 && lane <= 27;  // region column 2 lane + 1 in [7, 57)
-  const bool with_masks = v.mask_other.data != nullptr;
 
   uint32_t vsum = 0;
   uint32_t ring[5] = {0, 0, 0, 0, 0};
   ColumnWindow<kBest> win_a, win_b;
 
-  // Emits the window costs of one output pixel (region column col).
+  // Emits the window costs of one output pixel (region column col, tile row o).
   auto emit = [&](uint32_t costs, int o, int col) {
     const uint32_t info = s_info[o * kRegionW + col];
-    const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
+    const uint32_t lo = info & 0xFFFFu, span = (info >> 16) - lo;
     const uint32_t c0 = costs & 0xFFFFu, c1 = costs >> 16;
-    const int gx = x0 - kMargin + col, gy = y0 + o;
-    bool ok0 = static_cast<unsigned>(d0 - lo) < static_cast<unsigned>(hi - lo);
-    bool ok1 = static_cast<unsigned>(d1 - lo) < static_cast<unsigned>(hi - lo);
-    if (with_masks) {
-      const uint8_t* mrow = drow(v.mask_other, gy);
-      if (ok0) ok0 = mrow[gx + sign * d0] != 0;
-      if (ok1) ok1 = mrow[gx + sign * d1] != 0;
+    bool ok0 = static_cast<uint32_t>(d0) - lo < span;
+    bool ok1 = static_cast<uint32_t>(d1) - lo < span;
+    if (kMasks) {
+      const uint8_t* mrow = drow(v.mask_other, y0 + o) + x0 - kMargin + col;
+      ok0 = ok0 && mrow[sign * d0] != 0;
+      ok1 = ok1 && mrow[sign * d1] != 0;
     }
-    uint32_t key = ok0 ? (c0 << 16 | static_cast<uint32_t>(d0)) : kNoKey;
-    if (ok1) key = min(key, c1 << 16 | static_cast<uint32_t>(d1));
+    const uint32_t k0 = ok0 ? (c0 << 16 | static_cast<uint32_t>(d0)) : kNoKey;
+    const uint32_t k1 = ok1 ? (c1 << 16 | static_cast<uint32_t>(d1)) : kNoKey;
+    const uint32_t key = min(k0, k1);
     if (key != kNoKey) atomicMin(&s_keys[o * kRegionW + col], key);
     if (kWithSlots && slots) {
       const int p = o * kTileW + col - kMargin;
-      const int base = s_base[p];
-      if (static_cast<unsigned>(d0 - base) < kCostSlots) s_slots[p * kCostSlots + d0 - base] = static_cast<uint16_t>(c0);
-      if (static_cast<unsigned>(d1 - base) < kCostSlots) s_slots[p * kCostSlots + d1 - base] = static_cast<uint16_t>(c1);
+      const uint32_t base = s_base[p];
+      if (static_cast<uint32_t>(d0) - base < kCostSlots) s_slots[p * kCostSlots + d0 - base] = static_cast<uint16_t>(c0);
+      if (static_cast<uint32_t>(d1) - base < kCostSlots) s_slots[p * kCostSlots + d1 - base] = static_cast<uint16_t>(c1);
     }
   };
 
@@ -569,7 +584,7 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
     for (int k = 0; k < 5; ++k) {
       const int i = i0 + k;
       if (i >= steps) break;
-      // Pixel costs of region row i (image row y0 - 7 + i); 0 outside the image.
+      // Pixel costs of region row i (image row gy); 0 outside the image.
       const int gy = y0 - kMargin + i;
       uint32_t costs = 0;
       if (gy >= 0 && gy < height) {
@@ -604,6 +619,17 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
       }
     }
   }
+}
+
+// Both template forms of stream_pair behind one run-time choice.
+template <int kBest, bool kWithSlots>
+__device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, int x0, int y0, int rows, int d0,
+                                                int d1, const uint32_t* s_info, uint32_t* s_keys,
+                                                const uint16_t* s_base, uint16_t* s_slots, bool slots) {
+  if (v.mask_other.data)
+    stream_pair<kBest, kWithSlots, true>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots, slots);
+  else
+    stream_pair<kBest, kWithSlots, false>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots, slots);
 }
 
 // Matches one wide pixel with one warp (lanes over its candidates, costs
@@ -742,7 +768,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     for (int pi = slice * kWarps + warp; pi < pairs; pi += slices * kWarps) {
       const int d0 = s_list[2 * pi];
       const int d1 = 2 * pi + 1 < n ? s_list[2 * pi + 1] : d0;
-      stream_pair<kBest, kWithSlots>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots,
+      stream_pair_any<kBest, kWithSlots>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots,
                                      want_subpixel);
     }
     __syncthreads();
@@ -788,16 +814,16 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     __syncthreads();
     const int n = s_count, pairs = (n + 1) >> 1;
     const int top = s_wide_top, wide_rows = s_wide_bottom - top + 1;
-    const bool streamed = a.wide_list == nullptr || static_cast<long long>(pairs) * (wide_rows + 2 * kMargin) *
-                                                            kStreamStepCost <=
-                                                        static_cast<long long>(s_wide_span) * kDirectCost;
+    const long long steps = static_cast<long long>(pairs) * (wide_rows + 2 * kMargin);
+    const bool streamed = a.wide_list == nullptr || steps <= kWideStreamSteps ||
+                          kListBias * steps * kStreamStepCost <= static_cast<long long>(s_wide_span) * kDirectCost;
     if (streamed) {
       // Output rows [top, top + wide_rows) of the tile: the pass reads the
       // image rows it needs around them, so its costs are the same.
       for (int pi = warp; pi < pairs; pi += kWarps) {
         const int d0 = s_list[2 * pi];
         const int d1 = 2 * pi + 1 < n ? s_list[2 * pi + 1] : d0;
-        stream_pair<kBest, kWithSlots>(v, sign, x0, y0 + top, wide_rows, d0, d1, s_info + top * kRegionW,
+        stream_pair_any<kBest, kWithSlots>(v, sign, x0, y0 + top, wide_rows, d0, d1, s_info + top * kRegionW,
                                        s_keys + top * kRegionW, s_base + top * kTileW,
                                        s_slots + (kWithSlots ? top * kTileW * kCostSlots : 0), want_subpixel);
       }

@@ -278,6 +278,7 @@ struct Stats {
   uint64_t frames = 0;           // output frames
   uint64_t unpaired_frames = 0;  // placeholders for unpaired / missing / unreadable input
   uint64_t dropped_frames = 0;   // late partners dropped
+  uint64_t uploaded_ahead = 0;   // frames read from copies uploaded as they arrived
   double fps = 0.0;
   cs::FrameStats engine;
   std::string backend;
@@ -933,6 +934,11 @@ static bool is_gap(GstBuffer* buf) {
 
 // ---------------------------------------------------------------- upload ahead
 
+static void count_uploaded_ahead(GstCudaStereoPrivate* priv) {
+  std::lock_guard<std::mutex> guard(priv->lock);
+  priv->stats.uploaded_ahead++;
+}
+
 // Gives uploads that will not be processed back to the engine (which waits
 // for their DMA) and drops their buffers. upload_engine_lock must be held.
 static void release_uploads_locked(GstCudaStereoPrivate* priv, std::vector<Upload>& done) {
@@ -1113,7 +1119,10 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
       bool engine_took = false;
       ret = priv->geometry.right_first ? produce(self, &b, &a, pts, duration, false, &engine_took)
                                        : produce(self, &a, &b, pts, duration, false, &engine_took);
-      if (ahead && engine_took) upload.taken_by_engine();
+      if (ahead && engine_took) {
+        upload.taken_by_engine();
+        count_uploaded_ahead(priv);
+      }
       gst_video_frame_unmap(&frame);
     }
   }
@@ -1247,6 +1256,7 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
         if (ahead && engine_took) {
           lup.taken_by_engine();
           rup.taken_by_engine();
+          count_uploaded_ahead(priv);
         }
       } else {
         ret = produce(self, nullptr, nullptr, pts, duration, false);
@@ -1955,7 +1965,8 @@ static GstStructure* stats_structure(GstCudaStereo* self) {
                            "valid-fraction", G_TYPE_DOUBLE, s.engine.valid_fraction, "levels", G_TYPE_INT,
                            s.engine.levels, "model-frames", G_TYPE_UINT64, s.engine.frame_index, "warming-up",
                            G_TYPE_BOOLEAN, s.engine.warming_up, "unpaired-frames", G_TYPE_UINT64, s.unpaired_frames,
-                           "dropped-frames", G_TYPE_UINT64, s.dropped_frames, nullptr);
+                           "dropped-frames", G_TYPE_UINT64, s.dropped_frames, "uploaded-ahead", G_TYPE_UINT64,
+                           s.uploaded_ahead, nullptr);
 }
 
 static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
@@ -2183,7 +2194,8 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
       g_param_spec_boxed("stats", "Statistics",
                          "Read-only GstStructure: backend, frames, fps, foreground-fraction, background-tests-ratio "
                          "(tests made / a full per-pixel test), valid-fraction, levels, model-frames, warming-up, "
-                         "unpaired-frames, dropped-frames",
+                         "unpaired-frames, dropped-frames, uploaded-ahead (frames whose upload to the GPU began as "
+                         "they arrived)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   /**

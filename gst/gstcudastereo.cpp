@@ -85,6 +85,17 @@
  * GstCudaBufferPool and is written on the GPU. Each element owns its engine and CUDA stream, so many elements (one
  * per camera) can run at once on one GPU. GStreamer 1.22's CUDA memory
  * carries no stream, so each frame is finished before it is pushed.
+ *
+ * Upload ahead: with the CUDA engine, a frame in system memory starts its
+ * way to the GPU when it arrives, in the upstream streaming thread (a buffer
+ * probe on each sink pad, before the aggregator queues it): pageable planes
+ * are copied into pinned staging there and DMA'd on a stream of the engine's
+ * own, pinned planes (the pool the element proposes) are DMA'd in place. So
+ * the upload of the next frame overlaps the work on the current one, and no
+ * latency is added: the frame is processed exactly when it would have been.
+ * A few frames per element can be in flight this way; beyond that, or for
+ * CUDA memory, a frame is copied up when it is processed, as before. The
+ * `stats` field uploaded-ahead counts the frames that went the early way.
  */
 #include "gstcudastereo.h"
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 #include "background.h"
@@ -103,6 +104,33 @@ struct StageTimer {
   }
 };
 
+// One upload_ahead() buffer: the device planes of one host picture, the
+// pinned staging its pageable planes pass through, and two events.
+struct UploadSlot {
+  enum class State {
+    Free,       // reusable now
+    Filling,    // owned by one upload_ahead()/release_upload() call
+    HandedOut,  // its device view is with a caller
+    InFrame,    // claimed by the process()/enqueue() call in progress
+    Returned,   // given back on the engine stream: free once `consumed` has happened
+  };
+  State state = State::Free;
+  PixelFormat format = PixelFormat::GRAY8;
+  int width = 0, height = 0;
+  int planes = 0;
+  DeviceImage<uint8_t> plane[3];
+  uint8_t* staging = nullptr;  // pinned
+  size_t staging_bytes = 0;
+  cudaEvent_t uploaded = nullptr;  // on the upload stream, after the copies
+  cudaEvent_t consumed = nullptr;  // on the engine stream, after the frame's conversion read it
+
+  bool holds(const uint8_t* p) const {
+    if (planes == 0 || !p) return false;
+    const uint8_t* base = plane[0].view().data;
+    return p >= base && p < base + plane[0].bytes();
+  }
+};
+
 }  // namespace
 
 struct CudaEngine::Impl {
@@ -136,6 +164,16 @@ struct CudaEngine::Impl {
   uint8_t* luts = nullptr;                  // device, 3 x 768
   uint8_t* staging = nullptr;               // pinned, host input and output
   size_t staging_bytes = 0;
+
+  // Upload ahead. upload_lock guards the slots' states, shapes and the
+  // stream's creation; a slot's staging and `uploaded` event are touched
+  // without it only by the one thread that owns the slot in Filling or
+  // InFrame state.
+  std::mutex upload_lock;
+  cudaStream_t upload_stream = nullptr;
+  UploadSlot slots[kUploadSlots];
+  std::vector<int> frame_slots;   // caller's thread: slots the call in progress claimed
+  bool last_from_upload = false;  // the last frame read upload slots (profile_stages refuses it)
 
   // Host-side mirror of the model's age and of the frame statistics.
   int frames_seen_host = 0;
@@ -425,9 +463,14 @@ struct CudaEngine::Impl {
     FrameView dl, dr;
     e = stage_inputs(left, right, &dl, &dr);
     if (!e.empty()) return e;
+    // Inputs in upload slots: the conversion reads them once their upload
+    // (on the upload stream) is done; after it they may be refilled.
+    for (int k : frame_slots) CS_CUDA_TRY(cudaStreamWaitEvent(stream, slots[k].uploaded, 0));
+    last_from_upload = !frame_slots.empty();
     for (int v = 0; v < 2; ++v)
       CS_CUDA_TRY(enqueue_convert(v == 0 ? dl : dr, lv[0].gray[v].view(),
                                   params.background ? lv[0].rgb[v].view() : ImageView<uint32_t>{}, stream));
+    give_back_frame_slots();
     if (!graph_ready) {
       e = build_graph();
       if (!e.empty()) return e;
@@ -458,6 +501,114 @@ struct CudaEngine::Impl {
   ImageView<const uint8_t> foreground_view() const {
     return params.background ? lv[0].mask[0].cview() : all_foreground.cview();
   }
+
+  // ---- upload slots
+
+  int slot_holding(const uint8_t* p) const {
+    for (int k = 0; k < kUploadSlots; ++k)
+      if (slots[k].holds(p)) return k;
+    return -1;
+  }
+
+  // Under upload_lock. A free slot, preferring one already of this shape
+  // (no reallocation); -1 when every slot is busy. Never waits.
+  int take_free_slot(const FrameView& v) {
+    int any = -1;
+    for (int k = 0; k < kUploadSlots; ++k) {
+      UploadSlot& s = slots[k];
+      if (s.state == UploadSlot::State::Returned) {
+        const cudaError_t q = cudaEventQuery(s.consumed);
+        if (q == cudaErrorNotReady) {
+          cudaGetLastError();  // not an error: the frame reading it is still running
+          continue;
+        }
+        if (q != cudaSuccess) {
+          cudaGetLastError();
+          continue;
+        }
+        s.state = UploadSlot::State::Free;
+      }
+      if (s.state != UploadSlot::State::Free) continue;
+      if (s.planes > 0 && s.format == v.format && s.width == v.width && s.height == v.height) return k;
+      if (any < 0) any = k;
+    }
+    return any;
+  }
+
+  // Under upload_lock: device planes of `v`'s shape and `staged` bytes of
+  // pinned staging; the slot is free, so nothing on the GPU reads it.
+  std::string shape_slot(UploadSlot& s, const FrameView& v, const PlaneShape& ps, size_t staged) {
+    if (!s.uploaded) CS_CUDA_TRY(cudaEventCreateWithFlags(&s.uploaded, cudaEventDisableTiming));
+    if (!s.consumed) CS_CUDA_TRY(cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
+    if (s.planes == 0 || s.format != v.format || s.width != v.width || s.height != v.height) {
+      s.planes = 0;
+      for (int i = 0; i < 3; ++i) {
+        if (i < ps.count)
+          CS_CUDA_TRY(s.plane[i].allocate(static_cast<int>(ps.row_bytes[i]), ps.rows[i]));
+        else
+          s.plane[i].release();
+      }
+      s.format = v.format;
+      s.width = v.width;
+      s.height = v.height;
+      s.planes = ps.count;
+    }
+    if (staged > s.staging_bytes) {
+      if (s.staging) cudaFreeHost(s.staging);
+      s.staging = nullptr;
+      s.staging_bytes = 0;
+      CS_CUDA_TRY(cudaMallocHost(&s.staging, staged));
+      s.staging_bytes = staged;
+    }
+    return {};
+  }
+
+  // Caller's thread, at the start of process()/enqueue(): the slots the
+  // views lie in become this call's (a packed frame's halves share one).
+  void claim_frame_slots(const FrameView& left, const FrameView& right) {
+    if (left.memory != Memory::Device && right.memory != Memory::Device) return;
+    std::lock_guard<std::mutex> guard(upload_lock);
+    for (const FrameView* v : {&left, &right}) {
+      if (v->memory != Memory::Device) continue;
+      const int k = slot_holding(v->plane[0]);
+      if (k >= 0 && slots[k].state == UploadSlot::State::HandedOut) {
+        slots[k].state = UploadSlot::State::InFrame;
+        frame_slots.push_back(k);
+      }
+    }
+  }
+
+  // Gives this call's slots back in engine-stream order: reusable once the
+  // work queued so far (at least the conversion that read them) is done.
+  // The wait on `uploaded` covers calls that failed before converting.
+  void give_back_frame_slots() {
+    if (frame_slots.empty()) return;
+    std::lock_guard<std::mutex> guard(upload_lock);
+    for (int k : frame_slots) {
+      UploadSlot& s = slots[k];
+      if (cudaStreamWaitEvent(stream, s.uploaded, 0) == cudaSuccess &&
+          cudaEventRecord(s.consumed, stream) == cudaSuccess) {
+        s.state = UploadSlot::State::Returned;
+      } else {
+        cudaGetLastError();
+        cudaEventSynchronize(s.uploaded);  // a failing stream: free it once its DMA is over
+        s.state = UploadSlot::State::Free;
+      }
+    }
+    frame_slots.clear();
+  }
+
+  // Claims a process()/enqueue() call's upload slots and gives them back on
+  // every way out (nested calls find them claimed already).
+  struct FrameSlots {
+    Impl& m;
+    FrameSlots(Impl& impl, const FrameView& left, const FrameView& right) : m(impl) {
+      m.claim_frame_slots(left, right);
+    }
+    ~FrameSlots() { m.give_back_frame_slots(); }
+    FrameSlots(const FrameSlots&) = delete;
+    FrameSlots& operator=(const FrameSlots&) = delete;
+  };
 };
 
 CudaEngine::CudaEngine() : impl_(new Impl) {}
@@ -468,6 +619,14 @@ CudaEngine::~CudaEngine() {
     m.ensure_device();
     cudaStreamSynchronize(m.stream);
   }
+  if (m.upload_stream) cudaStreamSynchronize(m.upload_stream);  // uploads still reading callers' memory
+  for (UploadSlot& s : m.slots) {
+    if (s.uploaded) cudaEventDestroy(s.uploaded);
+    if (s.consumed) cudaEventDestroy(s.consumed);
+    if (s.staging) cudaFreeHost(s.staging);
+    for (auto& p : s.plane) p.release();
+  }
+  if (m.upload_stream) cudaStreamDestroy(m.upload_stream);
   if (m.graph) cudaGraphExecDestroy(m.graph);
   m.lv.clear();
   if (m.counters) cudaFree(m.counters);
@@ -554,6 +713,7 @@ std::string CudaEngine::set_params(const Params& params) {
 std::string CudaEngine::process(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                                 const OutputFrame& out) {
   Impl& m = *impl_;
+  const Impl::FrameSlots upload_slots(m, left, right);
   std::string e = check_output_frame(out, left.width, left.height, encode.format);
   if (!e.empty()) return e;
   const int bpp = output_bytes_per_pixel(encode.format);
@@ -591,6 +751,7 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
 std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                                 const OutputFrame& out, cudaStream_t stream) {
   Impl& m = *impl_;
+  const Impl::FrameSlots upload_slots(m, left, right);
   if (left.memory != Memory::Device || right.memory != Memory::Device)
     return "enqueue() takes views in device memory; use process() for host memory";
   if (out.memory != Memory::Device) return "enqueue() writes device memory; use process() for a host output";
@@ -610,6 +771,7 @@ std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, c
 std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const Outputs& out,
                                 cudaStream_t stream) {
   Impl& m = *impl_;
+  const Impl::FrameSlots upload_slots(m, left, right);
   if (left.memory != Memory::Device || right.memory != Memory::Device)
     return "enqueue() takes views in device memory; use process() for host memory";
   if (out.memory != Memory::Device) return "enqueue() writes device memory; the outputs are host views";
@@ -636,6 +798,90 @@ std::string CudaEngine::synchronize() {
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaStreamSynchronize(impl_->stream));
   return {};
+}
+
+std::string CudaEngine::upload_ahead(const FrameView& host_view, FrameView* device_view) {
+  Impl& m = *impl_;
+  if (!device_view) return "upload_ahead() needs somewhere to put the device view";
+  if (host_view.memory != Memory::Host) return "upload_ahead() takes a view in host memory";
+  if (host_view.width <= 0 || host_view.height <= 0) return "upload_ahead() got an empty picture";
+  std::string e = check_view_planes(host_view, "uploaded");
+  if (!e.empty()) return e;
+  e = m.ensure_device();
+  if (!e.empty()) return e;
+  const PlaneShape ps = plane_shape(host_view);
+  // Pinned planes (a pool of ours upstream) go up by DMA from where they
+  // lie; pageable ones through the slot's pinned staging, as in stage_inputs.
+  bool direct[3] = {};
+  size_t staged = 0;
+  for (int i = 0; i < ps.count; ++i) {
+    direct[i] = is_pinned(host_view.plane[i]);
+    if (!direct[i]) staged += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
+  }
+  UploadSlot* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(m.upload_lock);
+    if (!m.upload_stream) CS_CUDA_TRY(cudaStreamCreateWithFlags(&m.upload_stream, cudaStreamNonBlocking));
+    const int k = m.take_free_slot(host_view);
+    if (k < 0) return "all upload slots are in use";
+    slot = &m.slots[k];
+    e = m.shape_slot(*slot, host_view, ps, staged);
+    if (!e.empty()) return e;  // still free; its shape is rebuilt on the next call
+    slot->state = UploadSlot::State::Filling;
+  }
+  // The slot is this call's alone now: copy without holding the lock, so
+  // process() on another thread never waits for a CPU copy.
+  e = [&]() -> std::string {
+    uint8_t* at = slot->staging;
+    for (int i = 0; i < ps.count; ++i) {
+      const ImageView<uint8_t>& d = slot->plane[i].view();
+      const uint8_t* from = host_view.plane[i];
+      std::ptrdiff_t from_pitch = host_view.pitch[i];
+      if (!direct[i]) {
+        for (int y = 0; y < ps.rows[i]; ++y)
+          std::memcpy(at + y * ps.row_bytes[i], host_view.plane[i] + y * host_view.pitch[i], ps.row_bytes[i]);
+        from = at;
+        from_pitch = ps.row_bytes[i];
+        at += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
+      }
+      CS_CUDA_TRY(cudaMemcpy2DAsync(d.data, d.pitch, from, from_pitch, ps.row_bytes[i], ps.rows[i],
+                                    cudaMemcpyHostToDevice, m.upload_stream));
+    }
+    CS_CUDA_TRY(cudaEventRecord(slot->uploaded, m.upload_stream));
+    return {};
+  }();
+  if (!e.empty()) cudaStreamSynchronize(m.upload_stream);  // copies queued before the failure end first
+  std::lock_guard<std::mutex> guard(m.upload_lock);
+  if (!e.empty()) {
+    slot->state = UploadSlot::State::Free;
+    return e;
+  }
+  *device_view = host_view;
+  device_view->memory = Memory::Device;
+  for (int i = 0; i < 3; ++i) {
+    device_view->plane[i] = i < ps.count ? slot->plane[i].view().data : nullptr;
+    device_view->pitch[i] = i < ps.count ? slot->plane[i].view().pitch : 0;
+  }
+  slot->state = UploadSlot::State::HandedOut;
+  return {};
+}
+
+void CudaEngine::release_upload(const FrameView& device_view) {
+  Impl& m = *impl_;
+  if (device_view.memory != Memory::Device) return;
+  UploadSlot* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> guard(m.upload_lock);
+    const int k = m.slot_holding(device_view.plane[0]);
+    if (k < 0 || m.slots[k].state != UploadSlot::State::HandedOut) return;
+    slot = &m.slots[k];
+    slot->state = UploadSlot::State::Filling;  // ours until its DMA is over
+  }
+  m.ensure_device();
+  // The DMA may still read the caller's pinned planes or the staging.
+  if (cudaEventSynchronize(slot->uploaded) != cudaSuccess) cudaGetLastError();
+  std::lock_guard<std::mutex> guard(m.upload_lock);
+  slot->state = UploadSlot::State::Free;
 }
 
 cudaStream_t CudaEngine::stream() const { return impl_->stream; }
@@ -717,6 +963,9 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
 std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   Impl& m = *impl_;
   if (!m.have_frame) return "no frame has been processed";
+  if (m.last_from_upload)
+    return "the last frame was read from upload slots, which the engine reuses: profile a frame given in host or "
+           "device memory";
   std::string e = synchronize();
   if (!e.empty()) return e;
   StageTimer t;
@@ -755,6 +1004,9 @@ size_t CudaEngine::device_bytes() const {
   }
   for (auto& v : m.input)
     for (auto& p : v) n += p.bytes();
+  std::lock_guard<std::mutex> guard(const_cast<std::mutex&>(m.upload_lock));
+  for (const UploadSlot& s : m.slots)
+    for (const auto& p : s.plane) n += p.bytes();
   return n;
 }
 

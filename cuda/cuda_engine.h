@@ -7,7 +7,8 @@
 // a caller has pushed a driver context such as a GstCudaContext's CUcontext,
 // the runtime uses that context). With device_id >= 0 the engine makes that
 // device current only when another one is current. Every call must then come
-// with the same context current (or none pushed), from one thread at a time.
+// with the same context current (or none pushed), from one thread at a time;
+// only upload_ahead() and release_upload() may come from other threads too.
 // Several engines in one process are independent: each owns its buffers,
 // stream and graph; no mutable state is global.
 #pragma once
@@ -75,6 +76,32 @@ class CudaEngine final : public Engine {
   std::string enqueue(const FrameView& left, const FrameView& right, const Outputs& out, cudaStream_t stream);
   // Waits for every queued frame.
   std::string synchronize();
+
+  // ---- upload ahead: the next frame's upload overlaps the current frame
+  // Starts copying one host picture (any FrameView in host memory: a view,
+  // or a whole packed frame holding both) to the GPU on a stream of its own
+  // and returns at once with *device_view, a Memory::Device view of one of
+  // the engine's upload slots. Pass it, or views of sub-rectangles inside it
+  // (the halves of a packed frame), to process() or enqueue(): they wait for
+  // the upload on the GPU, and from then on the slot belongs to the engine
+  // again, whatever the call's outcome. A view never processed goes back
+  // through release_upload().
+  // Callable from any thread, also while another thread is inside process()
+  // or enqueue(); the engine's device must be current as for every call.
+  // Pageable planes are copied into the slot's pinned staging before this
+  // returns (the caller may reuse them at once); pinned planes (is_pinned)
+  // are read by DMA later and must stay valid until the view was processed
+  // or released. Never waits for the GPU: when no slot is free, or anything
+  // fails, it returns the reason and the caller goes the usual way. A slot
+  // whose size or format changes is reallocated, which may wait once.
+  std::string upload_ahead(const FrameView& host_view, FrameView* device_view);
+  // Gives back a slot handed out by upload_ahead() and never processed;
+  // returns after its upload has finished (so pinned source planes may be
+  // freed). Views of no slot handed out are ignored.
+  void release_upload(const FrameView& device_view);
+  // Upload slots per engine: a frame being processed, one queued and one
+  // arriving, for each of two views.
+  static constexpr int kUploadSlots = 6;
   cudaStream_t stream() const;
   int device() const;
 
@@ -82,7 +109,8 @@ class CudaEngine final : public Engine {
   // Copies the last frame's per-level intermediates (as cs::Matcher::Debug).
   std::string download_debug(Matcher::Debug* out);
   // Runs the last frame's pipeline again (same inputs) with events between
-  // stages and returns each stage's time; inputs must still be valid.
+  // stages and returns each stage's time; inputs must still be valid (not
+  // upload slots, which the engine reuses: such a frame is refused).
   std::string profile_stages(std::vector<StageTime>* times);
   // Device memory the engine holds now, bytes.
   size_t device_bytes() const;

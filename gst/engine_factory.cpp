@@ -66,6 +66,41 @@ void free_pinned(void* ptr) {
 #endif
 }
 
+#if CS_GST_CUDA_ENGINE
+namespace {
+cs::cuda::CudaEngine* as_cuda(cs::Engine* engine) { return dynamic_cast<cs::cuda::CudaEngine*>(engine); }
+}  // namespace
+#endif
+
+bool engine_uploads_ahead(cs::Engine* engine) {
+#if CS_GST_CUDA_ENGINE
+  return as_cuda(engine) != nullptr;
+#else
+  (void)engine;
+  return false;
+#endif
+}
+
+std::string upload_ahead(cs::Engine* engine, const cs::FrameView& host_view, cs::FrameView* device_view) {
+#if CS_GST_CUDA_ENGINE
+  if (cs::cuda::CudaEngine* cuda = as_cuda(engine)) return cuda->upload_ahead(host_view, device_view);
+#else
+  (void)engine;
+  (void)host_view;
+  (void)device_view;
+#endif
+  return "this engine does not upload ahead";
+}
+
+void release_upload(cs::Engine* engine, const cs::FrameView& device_view) {
+#if CS_GST_CUDA_ENGINE
+  if (cs::cuda::CudaEngine* cuda = as_cuda(engine)) cuda->release_upload(device_view);
+#else
+  (void)engine;
+  (void)device_view;
+#endif
+}
+
 EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params) {
   EngineChoice choice;
   std::string cuda_error;

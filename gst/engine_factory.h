@@ -28,6 +28,14 @@ bool cuda_engine_available();
 void* alloc_pinned(size_t bytes, std::string* error);
 void free_pinned(void* ptr);
 
+// Upload ahead (cs::cuda::CudaEngine::upload_ahead): true when `engine`
+// can copy a host frame to the GPU from the upstream thread while it works
+// on the previous one (the CUDA engine). The other two answer as the CUDA
+// engine's calls do; with any other engine they refuse or do nothing.
+bool engine_uploads_ahead(cs::Engine* engine);
+std::string upload_ahead(cs::Engine* engine, const cs::FrameView& host_view, cs::FrameView* device_view);
+void release_upload(cs::Engine* engine, const cs::FrameView& device_view);
+
 // cuda_device_id: -1 = automatic. Never throws.
 EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params);
 

@@ -85,6 +85,17 @@
  * GstCudaBufferPool and is written on the GPU. Each element owns its engine and CUDA stream, so many elements (one
  * per camera) can run at once on one GPU. GStreamer 1.22's CUDA memory
  * carries no stream, so each frame is finished before it is pushed.
+ *
+ * Upload ahead: with the CUDA engine, a frame in system memory starts its
+ * way to the GPU when it arrives, in the upstream streaming thread (a buffer
+ * probe on each sink pad, before the aggregator queues it): pageable planes
+ * are copied into pinned staging there and DMA'd on a stream of the engine's
+ * own, pinned planes (the pool the element proposes) are DMA'd in place. So
+ * the upload of the next frame overlaps the work on the current one, and no
+ * latency is added: the frame is processed exactly when it would have been.
+ * A few frames per element can be in flight this way; beyond that, or for
+ * CUDA memory, a frame is copied up when it is processed, as before. The
+ * `stats` field uploaded-ahead counts the frames that went the early way.
  */
 #include "gstcudastereo.h"
 
@@ -95,8 +106,10 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <utility>
 #include <string>
+#include <vector>
 
 #include "config.h"
 #if HAVE_GST_CUDA
@@ -276,9 +289,22 @@ struct Stats {
   uint64_t frames = 0;           // output frames
   uint64_t unpaired_frames = 0;  // placeholders for unpaired / missing / unreadable input
   uint64_t dropped_frames = 0;   // late partners dropped
+  uint64_t uploaded_ahead = 0;   // frames read from copies uploaded as they arrived
   double fps = 0.0;
   cs::FrameStats engine;
   std::string backend;
+};
+
+// A frame whose upload to the GPU started when it arrived (upload ahead):
+// its buffer (a reference, keeping pinned source planes alive for the DMA),
+// the pad it came on, its planes as the probe mapped them and the engine's
+// device copy of them.
+struct Upload {
+  GstBuffer* buffer = nullptr;
+  GstPad* pad = nullptr;  // not a reference: only compared
+  uint64_t sequence = 0;
+  cs::FrameView host;
+  cs::FrameView device;
 };
 
 }  // namespace
@@ -331,6 +357,19 @@ struct GstCudaStereoPrivate {
   GstAllocator* pinned_allocator = nullptr;
   bool out_pinned_pool = false;  // streaming thread: the output pool is our pinned one
 
+  // Upload ahead (CUDA engine, system-memory input): a buffer probe on each
+  // sink pad starts a frame's upload in the upstream thread as it arrives,
+  // before the aggregator queues it, so it overlaps the src thread's work on
+  // the previous frame. aggregate finds it here by buffer and pad.
+  // upload_engine_lock is held shared while probes and drops use the
+  // engine, exclusively by start/stop, which set and clear upload_engine
+  // (the engine when it uploads ahead, else null).
+  std::shared_mutex upload_engine_lock;
+  cs::Engine* upload_engine = nullptr;
+  std::mutex uploads_lock;  // guards uploads and upload_sequence
+  std::vector<Upload> uploads;
+  uint64_t upload_sequence = 0;
+
   // Pads; changed under the object lock by request/release.
   GstAggregatorPad* sink_pad = nullptr;  // packed, not owned (the element owns it)
   GstAggregatorPad* left_pad = nullptr;
@@ -379,21 +418,48 @@ std::string describe_info(const GstVideoInfo& info) {
          std::to_string(GST_VIDEO_INFO_WIDTH(&info)) + "x" + std::to_string(GST_VIDEO_INFO_HEIGHT(&info));
 }
 
+// The planes of a mapped frame as one picture (both views of a packed
+// frame), with the frame's own strides and plane offsets (GstVideoMeta when
+// present). `device`: the frame was mapped with GST_MAP_CUDA, its planes are
+// device pointers. False for a format the engine does not take (the view
+// then says GRAY8).
+bool whole_frame_view(const GstVideoFrame& frame, bool device, cs::FrameView* out) {
+  cs::FrameView v;
+  const bool known = to_pixel_format(GST_VIDEO_FRAME_FORMAT(&frame), &v.format);
+  v.width = GST_VIDEO_FRAME_WIDTH(&frame);
+  v.height = GST_VIDEO_FRAME_HEIGHT(&frame);
+  v.memory = device ? cs::Memory::Device : cs::Memory::Host;
+  const int planes = GST_VIDEO_FRAME_N_PLANES(&frame);
+  for (int p = 0; p < planes && p < 3; ++p) {
+    v.plane[p] = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
+    v.pitch[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
+  }
+  *out = v;
+  return known;
+}
+
+bool same_picture(const cs::FrameView& a, const cs::FrameView& b) {
+  if (a.format != b.format || a.width != b.width || a.height != b.height || a.memory != b.memory) return false;
+  for (int p = 0; p < 3; ++p)
+    if (a.plane[p] != b.plane[p] || a.pitch[p] != b.pitch[p]) return false;
+  return true;
+}
+
 // A view of one half of a packed frame (or a whole frame when view_index
-// addresses a single-view frame with packed == false). Uses the frame's own
-// strides and plane offsets (GstVideoMeta when present).
-// `device`: the frame was mapped with GST_MAP_CUDA, its planes are device
-// pointers (only offset here, never read).
-cs::FrameView frame_view(const GstVideoFrame& frame, const Geometry& g, int half, bool device) {
+// addresses a single-view frame with packed == false), inside `whole`: the
+// frame's planes as mapped (whole_frame_view), or the device copy of them
+// uploaded ahead, whose rows hold the same bytes at other pitches. Device
+// pointers are only offset here, never read.
+cs::FrameView frame_view(const GstVideoFrame& frame, const cs::FrameView& whole, const Geometry& g, int half) {
   cs::FrameView v;
   v.format = g.format;
   v.width = g.view_width;
   v.height = g.view_height;
-  v.memory = device ? cs::Memory::Device : cs::Memory::Host;
+  v.memory = whole.memory;
   const int planes = GST_VIDEO_FRAME_N_PLANES(&frame);
   for (int p = 0; p < planes && p < 3; ++p) {
-    const uint8_t* base = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
-    const std::ptrdiff_t stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
+    const uint8_t* base = whole.plane[p];
+    const std::ptrdiff_t stride = whole.pitch[p];
     if (g.packed && half == 1) {
       const bool chroma = is_yuv420(g.format) && p > 0;
       if (g.layout == Layout::SideBySide) {
@@ -690,9 +756,11 @@ static void record_output(GstCudaStereo* self, bool placeholder) {
 }
 
 // Makes one output frame: from the views when both are given, else an
-// all-invalid placeholder. `pts` is in the output segment.
+// all-invalid placeholder. `pts` is in the output segment. *engine_took (when
+// given) says whether the views reached the engine (which then owns upload
+// slots among them, whatever the outcome).
 static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, const cs::FrameView* right,
-                             GstClockTime pts, GstClockTime duration, bool gap) {
+                             GstClockTime pts, GstClockTime duration, bool gap, bool* engine_took = nullptr) {
   GstCudaStereoPrivate* priv = PRIV(self);
   if (!priv->out_configured && priv->geometry.valid) gst_aggregator_negotiate(GST_AGGREGATOR(self));
   if (!priv->out_configured) {
@@ -763,6 +831,7 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
     // stream and waits for it. GStreamer 1.22's CUDA memory carries no
     // stream, so a downstream CUDA element could not otherwise order its
     // reads after our writes.
+    if (engine_took) *engine_took = true;
     const std::string error = priv->engine->process(*left, *right, enc, dst);
     if (!error.empty()) {
       gst_video_frame_unmap(&out);
@@ -874,10 +943,165 @@ static bool is_gap(GstBuffer* buf) {
   return GST_BUFFER_FLAG_IS_SET(buf, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(buf) == 0;
 }
 
+// ---------------------------------------------------------------- upload ahead
+
+static void count_uploaded_ahead(GstCudaStereoPrivate* priv) {
+  std::lock_guard<std::mutex> guard(priv->lock);
+  priv->stats.uploaded_ahead++;
+}
+
+// Gives uploads that will not be processed back to the engine (which waits
+// for their DMA) and drops their buffers. upload_engine_lock must be held.
+static void release_uploads_locked(GstCudaStereoPrivate* priv, std::vector<Upload>& done) {
+  if (done.empty()) return;
+  if (priv->upload_engine) {
+    CudaContextScope cuda_scope(priv);
+    for (const Upload& u : done) cs_gst::release_upload(priv->upload_engine, u.device);
+  }
+  for (Upload& u : done) gst_buffer_unref(u.buffer);
+  done.clear();
+}
+
+// Moves the uploads `leaving` picks from the table (uploads_lock held) to *out.
+template <typename Pick>
+static void move_uploads(std::vector<Upload>& table, Pick leaving, std::vector<Upload>* out) {
+  std::vector<Upload> kept;
+  for (const Upload& u : table) (leaving(u) ? *out : kept).push_back(u);
+  table.swap(kept);
+}
+
+// Drops the uploads of `pad` (every pad: null).
+static void drop_uploads(GstCudaStereoPrivate* priv, GstPad* pad) {
+  std::shared_lock<std::shared_mutex> engine_guard(priv->upload_engine_lock);
+  std::vector<Upload> done;
+  {
+    std::lock_guard<std::mutex> guard(priv->uploads_lock);
+    move_uploads(priv->uploads, [pad](const Upload& u) { return !pad || u.pad == pad; }, &done);
+  }
+  release_uploads_locked(priv, done);
+}
+
+// The buffer probe of every sink pad: in the upstream thread, before the
+// aggregator queues the buffer, a system-memory frame starts its way to the
+// GPU (pageable planes are copied to pinned staging here, then DMA'd on the
+// engine's upload stream). Never waits for the GPU; whatever it cannot do
+// (no slot free, CUDA memory, an odd buffer) aggregate does as before.
+static GstPadProbeReturn upload_ahead_probe(GstPad* pad, GstPadProbeInfo* info, gpointer user_data) {
+  GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(user_data));
+  GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
+  if (!buf || gst_buffer_get_size(buf) == 0) return GST_PAD_PROBE_OK;
+  std::shared_lock<std::shared_mutex> engine_guard(priv->upload_engine_lock);
+  if (!priv->upload_engine) return GST_PAD_PROBE_OK;
+#if HAVE_GST_CUDA
+  for (guint i = 0; i < gst_buffer_n_memory(buf); ++i)
+    if (gst_is_cuda_memory(gst_buffer_peek_memory(buf, i))) return GST_PAD_PROBE_OK;
+#endif
+  GstCaps* caps = gst_pad_get_current_caps(pad);
+  if (!caps) return GST_PAD_PROBE_OK;
+  GstVideoInfo vinfo;
+  bool usable = gst_video_info_from_caps(&vinfo, caps);
+#if HAVE_GST_CUDA
+  usable = usable && !caps_have_cuda_memory(caps);
+#endif
+  gst_caps_unref(caps);
+  // map_input's checks: a buffer it would refuse is left to it.
+  if (!usable || (!gst_buffer_get_video_meta(buf) && gst_buffer_get_size(buf) < GST_VIDEO_INFO_SIZE(&vinfo)))
+    return GST_PAD_PROBE_OK;
+  {
+    std::lock_guard<std::mutex> guard(priv->uploads_lock);
+    for (const Upload& u : priv->uploads)
+      if (u.buffer == buf && u.pad == pad) return GST_PAD_PROBE_OK;  // the same buffer pushed again
+  }
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &vinfo, buf, GST_MAP_READ)) return GST_PAD_PROBE_OK;
+  Upload u;
+  std::string error;
+  if (whole_frame_view(frame, false, &u.host)) {
+    CudaContextScope cuda_scope(priv);
+    error = cs_gst::upload_ahead(priv->upload_engine, u.host, &u.device);
+  } else {
+    error = "format not taken";
+  }
+  gst_video_frame_unmap(&frame);
+  if (!error.empty()) {
+    GST_LOG_OBJECT(pad, "no upload ahead: %s", error.c_str());
+    return GST_PAD_PROBE_OK;
+  }
+  u.buffer = gst_buffer_ref(buf);
+  u.pad = pad;
+  std::lock_guard<std::mutex> guard(priv->uploads_lock);
+  u.sequence = ++priv->upload_sequence;
+  priv->uploads.push_back(u);
+  return GST_PAD_PROBE_OK;
+}
+
+static void add_upload_probe(GstCudaStereo* self, GstPad* pad) {
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, upload_ahead_probe, self, nullptr);
+}
+
+// The upload of one popped input buffer, if its probe started one: taken
+// out of the table; given back to the engine on destruction unless the
+// engine took it (a process() call with its device views).
+class TakenUpload {
+ public:
+  TakenUpload(GstCudaStereoPrivate* priv, GstAggregatorPad* pad, GstBuffer* buf) : priv_(priv) {
+    if (!buf) return;
+    std::vector<Upload> stale;
+    {
+      std::lock_guard<std::mutex> guard(priv->uploads_lock);
+      auto it = std::find_if(priv->uploads.begin(), priv->uploads.end(),
+                             [&](const Upload& u) { return u.buffer == buf && u.pad == GST_PAD(pad); });
+      if (it == priv->uploads.end()) return;
+      upload_ = *it;
+      have_ = true;
+      priv->uploads.erase(it);
+      // A pad's buffers leave in arrival order: older uploads of this pad
+      // belong to buffers that went without aggregate (a flush, a drop).
+      move_uploads(
+          priv->uploads, [&](const Upload& u) { return u.pad == upload_.pad && u.sequence < upload_.sequence; },
+          &stale);
+    }
+    if (!stale.empty()) {
+      std::shared_lock<std::shared_mutex> engine_guard(priv->upload_engine_lock);
+      release_uploads_locked(priv, stale);
+    }
+  }
+  ~TakenUpload() {
+    if (!have_) return;
+    std::vector<Upload> done{upload_};
+    if (taken_) {
+      gst_buffer_unref(upload_.buffer);
+      return;
+    }
+    std::shared_lock<std::shared_mutex> engine_guard(priv_->upload_engine_lock);
+    release_uploads_locked(priv_, done);
+  }
+  TakenUpload(const TakenUpload&) = delete;
+  TakenUpload& operator=(const TakenUpload&) = delete;
+
+  // The device copy of `frame` (mapped on the host), when this upload is of
+  // exactly those planes; else false (aggregate reads the host planes).
+  bool device_copy_of(const GstVideoFrame& frame, cs::FrameView* whole) const {
+    cs::FrameView mapped;
+    if (!have_ || !whole_frame_view(frame, false, &mapped) || !same_picture(mapped, upload_.host)) return false;
+    *whole = upload_.device;
+    return true;
+  }
+  // The engine got the device views: it gives the slot back itself.
+  void taken_by_engine() { taken_ = true; }
+
+ private:
+  GstCudaStereoPrivate* priv_;
+  Upload upload_;
+  bool have_ = false;
+  bool taken_ = false;
+};
+
 static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad) {
   GstCudaStereoPrivate* priv = PRIV(self);
   GstBuffer* buf = gst_aggregator_pad_pop_buffer(pad);
   if (!buf) return gst_aggregator_pad_is_eos(pad) ? GST_FLOW_EOS : GST_FLOW_OK;
+  TakenUpload upload(priv, pad, buf);
   if (!priv->geometry.valid) {
     const bool gap = is_gap(buf);
     gst_buffer_unref(buf);
@@ -898,10 +1122,18 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
     if (!map_input(self, buf, priv->packed_in.info, "sink", device, &frame)) {
       ret = produce(self, nullptr, nullptr, pts, duration, false);
     } else {
-      cs::FrameView a = frame_view(frame, priv->geometry, 0, device);
-      cs::FrameView b = frame_view(frame, priv->geometry, 1, device);
-      ret = priv->geometry.right_first ? produce(self, &b, &a, pts, duration, false)
-                                       : produce(self, &a, &b, pts, duration, false);
+      cs::FrameView whole;
+      const bool ahead = !device && upload.device_copy_of(frame, &whole);
+      if (!ahead) whole_frame_view(frame, device, &whole);
+      cs::FrameView a = frame_view(frame, whole, priv->geometry, 0);
+      cs::FrameView b = frame_view(frame, whole, priv->geometry, 1);
+      bool engine_took = false;
+      ret = priv->geometry.right_first ? produce(self, &b, &a, pts, duration, false, &engine_took)
+                                       : produce(self, &a, &b, pts, duration, false, &engine_took);
+      if (ahead && engine_took) {
+        upload.taken_by_engine();
+        count_uploaded_ahead(priv);
+      }
       gst_video_frame_unmap(&frame);
     }
   }
@@ -971,6 +1203,7 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
   if (rb) gst_buffer_unref(rb);
   lb = take_left ? gst_aggregator_pad_pop_buffer(lpad) : nullptr;
   rb = take_right ? gst_aggregator_pad_pop_buffer(rpad) : nullptr;
+  TakenUpload lup(priv, lpad, lb), rup(priv, rpad, rb);
   GstBuffer* primary = lb ? lb : rb;
   if (!primary) return GST_FLOW_OK;  // flushed meanwhile
   const GstClockTime out_rt = lb ? lt : rt;
@@ -1020,9 +1253,22 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
       const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", device, &lf);
       const bool rok = map_input(self, rb, priv->right_in.info, "sink_right", device, &rf);
       if (lok && rok) {
-        cs::FrameView l = frame_view(lf, priv->geometry, 0, device);
-        cs::FrameView r = frame_view(rf, priv->geometry, 0, device);
-        ret = produce(self, &l, &r, pts, duration, false);
+        // Both views from upload slots, or neither: one kind of memory.
+        cs::FrameView lwhole, rwhole;
+        const bool ahead = !device && lup.device_copy_of(lf, &lwhole) && rup.device_copy_of(rf, &rwhole);
+        if (!ahead) {
+          whole_frame_view(lf, device, &lwhole);
+          whole_frame_view(rf, device, &rwhole);
+        }
+        cs::FrameView l = frame_view(lf, lwhole, priv->geometry, 0);
+        cs::FrameView r = frame_view(rf, rwhole, priv->geometry, 0);
+        bool engine_took = false;
+        ret = produce(self, &l, &r, pts, duration, false, &engine_took);
+        if (ahead && engine_took) {
+          lup.taken_by_engine();
+          rup.taken_by_engine();
+          count_uploaded_ahead(priv);
+        }
       } else {
         ret = produce(self, nullptr, nullptr, pts, duration, false);
       }
@@ -1568,6 +1814,10 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
     }
     gst_object_unref(pinned);
   }
+  if (cs_gst::engine_uploads_ahead(priv->engine.get())) {
+    std::unique_lock<std::shared_mutex> guard(priv->upload_engine_lock);
+    priv->upload_engine = priv->engine.get();
+  }
   GST_INFO_OBJECT(self, "engine: %s", priv->backend_name);
   {
     std::lock_guard<std::mutex> guard(priv->lock);
@@ -1588,6 +1838,17 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
 
 static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
   GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
+  {
+    // Probes stop uploading; uploads never processed go back.
+    std::unique_lock<std::shared_mutex> guard(priv->upload_engine_lock);
+    std::vector<Upload> done;
+    {
+      std::lock_guard<std::mutex> uploads_guard(priv->uploads_lock);
+      done.swap(priv->uploads);
+    }
+    release_uploads_locked(priv, done);
+    priv->upload_engine = nullptr;
+  }
   {
     // The engine frees its device memory in the context it was made in.
     CudaContextScope cuda_scope(priv);
@@ -1614,8 +1875,9 @@ static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
 
 static GstFlowReturn gst_cuda_stereo_flush(GstAggregator* agg) {
   // A seek moves the timeline: forget pairing history. The background model
-  // stays (the camera has not moved).
+  // stays (the camera has not moved). Frames uploaded ahead were flushed.
   reset_stream_state(PRIV(GST_CUDA_STEREO(agg)));
+  drop_uploads(PRIV(GST_CUDA_STEREO(agg)), nullptr);
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush
              ? GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush(agg)
              : GST_FLOW_OK;
@@ -1625,8 +1887,10 @@ static GstFlowReturn gst_cuda_stereo_flush(GstAggregator* agg) {
 
 static GstAggregatorPad* make_sink_pad(GstCudaStereo* self) {
   GstPadTemplate* templ = gst_element_class_get_pad_template(GST_ELEMENT_GET_CLASS(self), "sink");
-  return GST_AGGREGATOR_PAD(
+  GstAggregatorPad* pad = GST_AGGREGATOR_PAD(
       g_object_new(GST_TYPE_AGGREGATOR_PAD, "name", "sink", "direction", GST_PAD_SINK, "template", templ, nullptr));
+  add_upload_probe(self, GST_PAD(pad));
+  return pad;
 }
 
 static GstPad* gst_cuda_stereo_request_new_pad(GstElement* element, GstPadTemplate* templ, const gchar* name,
@@ -1662,6 +1926,7 @@ static GstPad* gst_cuda_stereo_request_new_pad(GstElement* element, GstPadTempla
   }
   GstPad* pad = GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->request_new_pad(element, templ, name, caps);
   if (!pad) return nullptr;
+  add_upload_probe(self, pad);
   GST_OBJECT_LOCK(self);
   if (want_left)
     priv->left_pad = GST_AGGREGATOR_PAD(pad);
@@ -1681,6 +1946,7 @@ static void gst_cuda_stereo_release_pad(GstElement* element, GstPad* pad) {
   restore_packed = !priv->left_pad && !priv->right_pad && !priv->sink_pad;
   GST_OBJECT_UNLOCK(self);
   GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->release_pad(element, pad);
+  drop_uploads(priv, pad);
   if (restore_packed) {
     GstAggregatorPad* sink = make_sink_pad(self);
     GST_OBJECT_LOCK(self);
@@ -1710,7 +1976,8 @@ static GstStructure* stats_structure(GstCudaStereo* self) {
                            "valid-fraction", G_TYPE_DOUBLE, s.engine.valid_fraction, "levels", G_TYPE_INT,
                            s.engine.levels, "model-frames", G_TYPE_UINT64, s.engine.frame_index, "warming-up",
                            G_TYPE_BOOLEAN, s.engine.warming_up, "unpaired-frames", G_TYPE_UINT64, s.unpaired_frames,
-                           "dropped-frames", G_TYPE_UINT64, s.dropped_frames, nullptr);
+                           "dropped-frames", G_TYPE_UINT64, s.dropped_frames, "uploaded-ahead", G_TYPE_UINT64,
+                           s.uploaded_ahead, nullptr);
 }
 
 static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
@@ -1938,7 +2205,8 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
       g_param_spec_boxed("stats", "Statistics",
                          "Read-only GstStructure: backend, frames, fps, foreground-fraction, background-tests-ratio "
                          "(tests made / a full per-pixel test), valid-fraction, levels, model-frames, warming-up, "
-                         "unpaired-frames, dropped-frames",
+                         "unpaired-frames, dropped-frames, uploaded-ahead (frames whose upload to the GPU began as "
+                         "they arrived)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   /**

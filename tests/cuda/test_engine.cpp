@@ -1,9 +1,14 @@
 // The whole CUDA pipeline against the CPU reference (cs::Matcher and the CPU
 // engine): per-level intermediates, final Q4, background sequences, every
-// output encoding, device-resident frames, several engines at once.
+// output encoding, device-resident frames, several engines at once, and
+// frames uploaded ahead from another thread.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -333,6 +338,259 @@ TEST(CudaEngine, SeveralEnginesConcurrently) {
     });
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatched[t], 0) << "engine " << t;
+}
+
+// ---- upload ahead
+
+// Host memory from alloc_pinned, freed on scope exit.
+struct PinnedBytes {
+  uint8_t* data = nullptr;
+  explicit PinnedBytes(size_t n) {
+    std::string err;
+    data = static_cast<uint8_t*>(alloc_pinned(n, &err));
+    EXPECT_NE(data, nullptr) << err;
+  }
+  ~PinnedBytes() { free_pinned(data); }
+  PinnedBytes(const PinnedBytes&) = delete;
+  PinnedBytes& operator=(const PinnedBytes&) = delete;
+};
+
+// A copy of an RGBA view in pinned memory, rows padded by `pad` bytes.
+FrameView pinned_copy(const Image<uint32_t>& img, PinnedBytes* store, int pad) {
+  const std::ptrdiff_t pitch = img.width * 4 + pad;
+  for (int y = 0; y < img.height; ++y) std::memcpy(store->data + y * pitch, &img.at(0, y), img.width * 4);
+  FrameView v = rgba_view(img);
+  v.plane[0] = store->data;
+  v.pitch[0] = pitch;
+  return v;
+}
+
+std::vector<uint16_t> process_q4(CudaEngine& gpu, const FrameView& l, const FrameView& r, std::string* err) {
+  std::vector<uint16_t> out(static_cast<size_t>(l.width) * l.height, 0xBEEF);
+  OutputFrame of{reinterpret_cast<uint8_t*>(out.data()), l.width * 2, l.width, l.height, Memory::Host};
+  EncodeParams ep;
+  *err = gpu.process(l, r, ep, of);
+  return out;
+}
+
+// A second thread uploads frame i + 1.. while the main thread processes
+// frame i from upload slots; every result must be the one process() gives
+// for the host views. Pageable and pinned (padded) sources alternate, the
+// scene moves and the background model carries state from frame to frame.
+TEST(CudaEngine, UploadAheadFromAnotherThreadMatchesHostFrames) {
+  constexpr int kFrames = 10, w = 150, h = 90;
+  Params p;
+  p.max_disparity = 48;
+  p.background = true;
+  p.warmup_frames = 3;
+  std::vector<SyntheticPair> frames;
+  for (int i = 0; i < kFrames; ++i) frames.push_back(make_sequence_frame(w, h, i, 6, 26, 36, 28, 7, 0, 91));
+  std::vector<std::vector<uint16_t>> expected;
+  {
+    auto ref = make(p);
+    ASSERT_TRUE(ref);
+    for (const SyntheticPair& f : frames) {
+      std::string err;
+      expected.push_back(process_q4(*ref, rgba_view(f.left_rgba), rgba_view(f.right_rgba), &err));
+      ASSERT_EQ(err, "");
+    }
+  }
+  std::vector<std::unique_ptr<PinnedBytes>> pinned;  // outlive every upload that reads them
+  std::vector<FrameView> sources[2];
+  for (int i = 0; i < kFrames; ++i)
+    for (int v = 0; v < 2; ++v) {
+      const Image<uint32_t>& img = v == 0 ? frames[i].left_rgba : frames[i].right_rgba;
+      if (i % 2 == 0) {
+        sources[v].push_back(rgba_view(img));
+      } else {
+        pinned.push_back(std::make_unique<PinnedBytes>(static_cast<size_t>(w * 4 + 12) * h));
+        sources[v].push_back(pinned_copy(img, pinned.back().get(), 12));
+        ASSERT_TRUE(is_pinned(sources[v].back().plane[0]));
+      }
+    }
+
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  std::mutex lock;
+  std::condition_variable ready;
+  std::deque<std::pair<FrameView, FrameView>> uploaded;
+  std::string producer_error;
+  int busy_answers = 0;
+  std::thread producer([&] {
+    for (int i = 0; i < kFrames; ++i) {
+      FrameView d[2];
+      for (int v = 0; v < 2; ++v) {
+        // Slots come back as the main thread finishes frames: retry.
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (;;) {
+          const std::string e = gpu->upload_ahead(sources[v][i], &d[v]);
+          if (e.empty()) break;
+          std::lock_guard<std::mutex> g(lock);
+          ++busy_answers;
+          if (std::chrono::steady_clock::now() > give_up) {
+            producer_error = "frame " + std::to_string(i) + ": " + e;
+            ready.notify_all();
+            return;
+          }
+          std::this_thread::yield();
+        }
+      }
+      std::lock_guard<std::mutex> g(lock);
+      uploaded.emplace_back(d[0], d[1]);
+      ready.notify_all();
+    }
+  });
+  for (int i = 0; i < kFrames; ++i) {
+    std::pair<FrameView, FrameView> views;
+    {
+      std::unique_lock<std::mutex> g(lock);
+      ready.wait(g, [&] { return !uploaded.empty() || !producer_error.empty(); });
+      if (uploaded.empty()) break;
+      views = uploaded.front();
+      uploaded.pop_front();
+    }
+    EXPECT_EQ(views.first.memory, Memory::Device);
+    std::string err;
+    const std::vector<uint16_t> got = process_q4(*gpu, views.first, views.second, &err);
+    ASSERT_EQ(err, "") << "frame " << i;
+    EXPECT_TRUE(got == expected[i]) << "frame " << i << " differs from the host-memory result";
+  }
+  producer.join();
+  EXPECT_EQ(producer_error, "");
+  ::testing::Test::RecordProperty("upload_slots_busy_answers", busy_answers);
+  // The profiler refuses a frame whose inputs the engine may refill.
+  std::vector<StageTime> times;
+  EXPECT_NE(gpu->profile_stages(&times), "");
+}
+
+// A packed frame uploaded whole, its halves processed as the two views
+// (what the element does for side-by-side input): I420 with odd chroma
+// offsets and RGBA, against the host halves.
+TEST(CudaEngine, UploadAheadPackedFrameHalves) {
+  const int w = 96, h = 70;  // one view; the frame is 2w x h
+  Params p;
+  p.max_disparity = 32;
+  const Image<uint8_t> yl = random_gray(w, h, 5), yr = random_gray(w, h, 6);
+  const Image<uint8_t> chroma = random_gray(w, (h + 1) / 2, 7);  // both views' chroma side by side
+  std::vector<uint8_t> y_plane(static_cast<size_t>(2 * w) * h);
+  for (int y = 0; y < h; ++y) {
+    std::memcpy(&y_plane[y * 2 * w], &yl.at(0, y), w);
+    std::memcpy(&y_plane[y * 2 * w + w], &yr.at(0, y), w);
+  }
+  FrameView whole;
+  whole.format = PixelFormat::I420;
+  whole.width = 2 * w;
+  whole.height = h;
+  whole.plane[0] = y_plane.data();
+  whole.pitch[0] = 2 * w;
+  whole.plane[1] = whole.plane[2] = chroma.pixels.data();
+  whole.pitch[1] = whole.pitch[2] = w;
+  auto half = [&](const FrameView& f, int which) {
+    FrameView v = f;
+    v.width = w;
+    if (which == 1) {
+      v.plane[0] += w;
+      v.plane[1] += w / 2;
+      v.plane[2] += w / 2;
+    }
+    return v;
+  };
+  auto ref = make(p);
+  auto gpu = make(p);
+  ASSERT_TRUE(ref && gpu);
+  std::string err;
+  const auto expected = process_q4(*ref, half(whole, 0), half(whole, 1), &err);
+  ASSERT_EQ(err, "");
+  FrameView dev;
+  ASSERT_EQ(gpu->upload_ahead(whole, &dev), "");
+  // The host frame may change as soon as upload_ahead returns (pageable: staged).
+  std::fill(y_plane.begin(), y_plane.end(), 0);
+  const auto got = process_q4(*gpu, half(dev, 0), half(dev, 1), &err);
+  ASSERT_EQ(err, "");
+  EXPECT_TRUE(got == expected) << "I420 halves of an uploaded frame differ";
+
+  // RGBA side by side, same engine (the slots take a new shape).
+  const SyntheticPair pair = make_step_pair(w, h, 4, 20, 9);
+  std::vector<uint32_t> packed(static_cast<size_t>(2 * w) * h);
+  for (int y = 0; y < h; ++y) {
+    std::memcpy(&packed[y * 2 * w], &pair.left_rgba.at(0, y), w * 4);
+    std::memcpy(&packed[y * 2 * w + w], &pair.right_rgba.at(0, y), w * 4);
+  }
+  const auto expected_rgba = process_q4(*ref, rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), &err);
+  ASSERT_EQ(err, "");
+  FrameView rgba;
+  rgba.format = PixelFormat::RGBA;
+  rgba.width = 2 * w;
+  rgba.height = h;
+  rgba.plane[0] = reinterpret_cast<const uint8_t*>(packed.data());
+  rgba.pitch[0] = 2 * w * 4;
+  ASSERT_EQ(gpu->upload_ahead(rgba, &dev), "");
+  FrameView right_half = dev;
+  right_half.width = w;
+  right_half.plane[0] += w * 4;
+  FrameView left_half = dev;
+  left_half.width = w;
+  EXPECT_TRUE(process_q4(*gpu, left_half, right_half, &err) == expected_rgba);
+  EXPECT_EQ(err, "");
+}
+
+// Every slot taken: upload_ahead says so at once instead of waiting. A
+// released slot, and the slots of a processed frame, take uploads again.
+TEST(CudaEngine, UploadAheadSlotsRunOutAndComeBack) {
+  Params p;
+  p.max_disparity = 32;
+  const SyntheticPair pair = make_plane_pair(80, 48, 5, 3);
+  const FrameView l = rgba_view(pair.left_rgba), r = rgba_view(pair.right_rgba);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  std::string err;
+  const auto expected = process_q4(*gpu, l, r, &err);
+  ASSERT_EQ(err, "");
+
+  std::vector<FrameView> taken(CudaEngine::kUploadSlots);
+  for (int k = 0; k < CudaEngine::kUploadSlots; ++k)
+    ASSERT_EQ(gpu->upload_ahead(k % 2 == 0 ? l : r, &taken[k]), "") << "slot " << k;
+  FrameView extra;
+  const std::string full = gpu->upload_ahead(l, &extra);
+  EXPECT_NE(full, "") << "a seventh upload must be refused while six slots are taken";
+
+  // Released: reusable at once.
+  gpu->release_upload(taken[0]);
+  EXPECT_EQ(gpu->upload_ahead(l, &taken[0]), "");
+  EXPECT_NE(gpu->upload_ahead(l, &extra), "");
+  // Releasing a view twice, or one of no slot, changes nothing.
+  gpu->release_upload(taken[2]);
+  gpu->release_upload(taken[2]);
+  FrameView stranger = l;
+  stranger.memory = Memory::Device;
+  gpu->release_upload(stranger);
+  ASSERT_EQ(gpu->upload_ahead(l, &taken[2]), "");
+  EXPECT_NE(gpu->upload_ahead(l, &extra), "");
+
+  // Processing a pair of slots frees both (process() is synchronous).
+  EXPECT_TRUE(process_q4(*gpu, taken[0], taken[1], &err) == expected);
+  EXPECT_EQ(err, "");
+  FrameView again[2];
+  EXPECT_EQ(gpu->upload_ahead(l, &again[0]), "");
+  EXPECT_EQ(gpu->upload_ahead(r, &again[1]), "");
+  EXPECT_NE(gpu->upload_ahead(l, &extra), "");
+  // A failing call gives its slots back too.
+  OutputFrame bad{nullptr, 0, 80, 48, Memory::Host};
+  EXPECT_NE(gpu->process(again[0], again[1], EncodeParams(), bad), "");
+  ASSERT_EQ(gpu->synchronize(), "");  // they come back in stream order
+  EXPECT_EQ(gpu->upload_ahead(l, &extra), "");
+  EXPECT_EQ(gpu->upload_ahead(r, &again[1]), "");
+  gpu->release_upload(again[1]);
+  gpu->release_upload(extra);
+  for (int k = 2; k < CudaEngine::kUploadSlots; ++k) gpu->release_upload(taken[k]);
+
+  // Refusals with reasons.
+  EXPECT_NE(gpu->upload_ahead(stranger, &extra), "") << "device views are not uploaded";
+  FrameView empty;
+  EXPECT_NE(gpu->upload_ahead(empty, &extra), "");
+  FrameView no_plane = l;
+  no_plane.plane[0] = nullptr;
+  EXPECT_NE(gpu->upload_ahead(no_plane, &extra), "");
 }
 
 }  // namespace

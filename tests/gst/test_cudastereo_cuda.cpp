@@ -2,7 +2,8 @@
 // one). The CPU backend is the reference: for the same input the CUDA
 // element must give byte-identical GRAY16_LE (and colour) output, whether
 // frames arrive in system memory, in CUDA memory (cudaupload, nvh264dec) or
-// leave in either; several elements in one process must not interfere.
+// leave in either, whether system-memory frames were uploaded ahead or not;
+// several elements in one process must not interfere.
 // Run with CK_FORK=no (CUDA and fork() do not mix).
 #include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
@@ -393,6 +394,162 @@ GST_START_TEST(test_cuda_matches_cpu_system_memory) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- upload ahead
+
+namespace {
+
+uint64_t uploaded_ahead_of(GstElement* e) {
+  GstStructure* stats = nullptr;
+  g_object_get(e, "stats", &stats, nullptr);
+  fail_unless(stats != nullptr);
+  guint64 n = 0;
+  fail_unless(gst_structure_get_uint64(stats, "uploaded-ahead", &n), "stats lack uploaded-ahead");
+  gst_structure_free(stats);
+  return n;
+}
+
+// A harness on the CUDA backend (as run_harness), also answering how many
+// frames were read from copies uploaded ahead.
+std::vector<Bytes> run_cuda_harness_counting(const Frames& fr, const char* props, const char* out_caps,
+                                             uint64_t* uploaded_ahead) {
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  fail_unless(e != nullptr);
+  gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
+  gst_util_set_object_arg(G_OBJECT(e), "input-layout", "side-by-side");
+  g_object_set(e, "max-disparity", kMaxD, nullptr);
+  if (props) {
+    gchar** kv = g_strsplit(props, " ", -1);
+    for (gchar** p = kv; *p; ++p) {
+      gchar** pair = g_strsplit(*p, "=", 2);
+      gst_util_set_object_arg(G_OBJECT(e), pair[0], pair[1]);
+      g_strfreev(pair);
+    }
+    g_strfreev(kv);
+  }
+  GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
+  gst_harness_set_sink_caps_str(h, out_caps);
+  gst_harness_set_src_caps_str(h, in_caps(fr.format).c_str());
+  std::vector<Bytes> outs;
+  for (size_t i = 0; i < fr.disparity.size(); ++i) {
+    GstBuffer* out = gst_harness_push_and_pull(h, frame_of(fr, i));
+    fail_unless(out != nullptr, "no output for frame %zu", i);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), i * kFrame);
+    GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+    outs.push_back(tight_pixels(out, caps));
+    gst_caps_unref(caps);
+    gst_buffer_unref(out);
+  }
+  *uploaded_ahead = uploaded_ahead_of(e);
+  gst_object_unref(e);
+  gst_harness_teardown(h);
+  return outs;
+}
+
+// One view as a buffer of its own in plain (pageable) system memory.
+GstBuffer* view_buffer(const cs::Image<uint32_t>& img, size_t index) {
+  GstBuffer* b = gst_buffer_new_memdup(img.pixels.data(), img.pixels.size() * 4);
+  GST_BUFFER_PTS(b) = index * kFrame;
+  GST_BUFFER_DURATION(b) = kFrame;
+  return b;
+}
+
+// appsrc ! sink_left, appsrc ! sink_right in system memory, each pushing
+// from its own streaming thread; GRAY16_LE out. The element's counter of
+// frames uploaded ahead goes to *uploaded_ahead.
+std::vector<Bytes> run_two_pads(const char* backend, const std::vector<int>& disparity, uint64_t* uploaded_ahead) {
+  const std::string caps = "video/x-raw,format=RGBA,width=" + std::to_string(kW) + ",height=" + std::to_string(kH) +
+                           ",framerate=25/1";
+  GstElement* pipeline = parse(std::string("cudastereo name=stereo backend=") + backend +
+                               " max-disparity=" + std::to_string(kMaxD) +
+                               " ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false max-buffers=0 "
+                               "appsrc name=l format=time caps="" + caps + "" ! stereo.sink_left "
+                               "appsrc name=r format=time caps="" + caps + "" ! stereo.sink_right");
+  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  for (const char* name : {"l", "r"}) {
+    GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), name);
+    for (size_t i = 0; i < disparity.size(); ++i) {
+      const cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, disparity[i], 500 + static_cast<uint32_t>(i));
+      GstBuffer* b = view_buffer(name[0] == 'l' ? pair.left_rgba : pair.right_rgba, i);
+      fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), b), GST_FLOW_OK);
+    }
+    gst_app_src_end_of_stream(GST_APP_SRC(src));
+    gst_object_unref(src);
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink0");
+  GstBus* bus = gst_element_get_bus(pipeline);
+  std::vector<Bytes> outs;
+  while (GstSample* smp = pull(sink, bus)) {
+    GstBuffer* b = gst_sample_get_buffer(smp);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(b), outs.size() * kFrame);
+    GstCudaStereoMeta* m = gst_buffer_get_cuda_stereo_meta(b);
+    fail_unless(m && !m->placeholder && std::strcmp(m->backend, backend) == 0);
+    outs.push_back(tight_pixels(b, gst_sample_get_caps(smp)));
+    gst_sample_unref(smp);
+  }
+  fail_on_bus_error(bus);
+  GstElement* stereo = gst_bin_get_by_name(GST_BIN(pipeline), "stereo");
+  *uploaded_ahead = uploaded_ahead_of(stereo);
+  gst_object_unref(stereo);
+  gst_object_unref(bus);
+  gst_object_unref(sink);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  return outs;
+}
+
+}  // namespace
+
+// System-memory frames start their upload as they arrive (a pad probe, in
+// the upstream thread): the output stays byte-identical to the CPU backend,
+// and the counter shows the copies were used. A harness pushes one frame
+// and waits for its output, so every frame goes that way; padded rows
+// (GstVideoMeta strides), two- and three-plane formats, the background
+// model across frames.
+GST_START_TEST(test_upload_ahead_matches_cpu) {
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12};
+  const char* props[] = {nullptr, "background=true warmup-frames=2"};
+  for (GstVideoFormat fmt : formats)
+    for (const char* pr : props) {
+      const Frames fr{fmt, {5, 9, 9, 3, 12}, 200};
+      uint64_t ahead = 0;
+      const std::vector<Bytes> cuda = run_cuda_harness_counting(fr, pr, "video/x-raw,format=GRAY16_LE", &ahead);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, pr, "video/x-raw,format=GRAY16_LE", nullptr);
+      const std::string what = std::string("upload ahead ") + gst_video_format_to_string(fmt) + " " + (pr ? pr : "");
+      expect_identical(cuda, cpu, what.c_str());
+      fail_unless_equals_uint64(ahead, fr.disparity.size());
+    }
+
+  // A packed pipeline: appsrc pushes its own (pageable) buffers from its
+  // streaming thread while the element works on earlier frames.
+  const Frames fr{GST_VIDEO_FORMAT_I420, {4, 8, 12, 16, 3, 7, 11, 15, 5, 9, 13, 6}, 900};
+  GstElement* pipeline = parse(appsrc(0, fr.format) + "! cudastereo name=stereo backend=cuda "
+                               "input-layout=side-by-side max-disparity=" + std::to_string(kMaxD) +
+                               " ! video/x-raw,format=GRAY16_LE !" + appsink(0));
+  const std::vector<std::vector<Bytes>> piped = run_pipeline(pipeline, {fr});
+  GstElement* stereo = gst_bin_get_by_name(GST_BIN(pipeline), "stereo");
+  const uint64_t packed_ahead = uploaded_ahead_of(stereo);
+  gst_object_unref(stereo);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  const std::vector<Bytes> cpu = run_harness("cpu", fr, nullptr, "video/x-raw,format=GRAY16_LE", nullptr);
+  expect_identical(piped[0], cpu, "packed appsrc pipeline");
+  fail_unless(packed_ahead > 0, "no frame of the packed pipeline was uploaded ahead");
+  g_printerr("packed pipeline: %" G_GUINT64_FORMAT " of %zu frames uploaded ahead\n", packed_ahead,
+             fr.disparity.size());
+
+  // Two pads, each view from its own appsrc thread.
+  const std::vector<int> ds = {4, 8, 12, 16, 3, 7, 11, 15, 5, 9};
+  uint64_t two_ahead = 0, cpu_ahead = 0;
+  const std::vector<Bytes> two_cuda = run_two_pads("cuda", ds, &two_ahead);
+  const std::vector<Bytes> two_cpu = run_two_pads("cpu", ds, &cpu_ahead);
+  fail_unless_equals_int(two_cuda.size(), ds.size());
+  expect_identical(two_cuda, two_cpu, "two-pad appsrc pipeline");
+  fail_unless(two_ahead > 0, "no pair of the two-pad pipeline was uploaded ahead");
+  fail_unless_equals_uint64(cpu_ahead, 0);
+  g_printerr("two-pad pipeline: %" G_GUINT64_FORMAT " of %zu pairs uploaded ahead\n", two_ahead, ds.size());
+}
+GST_END_TEST;
+
 // ---------------------------------------------------------------- CUDA memory
 
 // cudaupload ! cudastereo ! cudadownload: CUDA memory on both sides of the
@@ -691,6 +848,7 @@ static Suite* cudastereo_cuda_suite(void) {
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_cuda_matches_cpu_system_memory);
   tcase_add_test(tc, test_pinned_pool_matches_cpu);
+  tcase_add_test(tc, test_upload_ahead_matches_cpu);
   tcase_add_test(tc, test_cuda_memory_pipelines);
   tcase_add_test(tc, test_cuda_memory_two_pads);
   tcase_add_test(tc, test_nvh264dec_pipeline);

@@ -462,8 +462,8 @@ std::vector<Bytes> run_two_pads(const char* backend, const std::vector<int>& dis
   GstElement* pipeline = parse(std::string("cudastereo name=stereo backend=") + backend +
                                " max-disparity=" + std::to_string(kMaxD) +
                                " ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false max-buffers=0 "
-                               "appsrc name=l format=time caps="" + caps + "" ! stereo.sink_left "
-                               "appsrc name=r format=time caps="" + caps + "" ! stereo.sink_right");
+                               "appsrc name=l format=time caps=\"" + caps + "\" ! stereo.sink_left "
+                               "appsrc name=r format=time caps=\"" + caps + "\" ! stereo.sink_right");
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   for (const char* name : {"l", "r"}) {
     GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), name);

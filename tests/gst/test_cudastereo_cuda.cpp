@@ -106,10 +106,22 @@ GstBuffer* frame_of(const Frames& fr, size_t i) {
   return sbs_frame(fr.format, fr.disparity[i], fr.seed + static_cast<uint32_t>(i), i * kFrame);
 }
 
+// The element's count of frames read from copies uploaded ahead.
+uint64_t uploaded_ahead_of(GstElement* e) {
+  GstStructure* stats = nullptr;
+  g_object_get(e, "stats", &stats, nullptr);
+  fail_unless(stats != nullptr);
+  guint64 n = 0;
+  fail_unless(gst_structure_get_uint64(stats, "uploaded-ahead", &n), "stats lack uploaded-ahead");
+  gst_structure_free(stats);
+  return n;
+}
+
 // Runs the frames through one element on a harness; returns the output
-// pixels and the meta's backend of the last frame.
+// pixels and the meta's backend of the last frame, and optionally how many
+// frames were read from copies uploaded ahead.
 std::vector<Bytes> run_harness(const char* backend, const Frames& fr, const char* props, const char* out_caps,
-                               std::string* backend_seen) {
+                               std::string* backend_seen, uint64_t* uploaded_ahead = nullptr) {
   GstElement* e = gst_element_factory_make("cudastereo", nullptr);
   fail_unless(e != nullptr);
   gst_util_set_object_arg(G_OBJECT(e), "backend", backend);
@@ -125,7 +137,6 @@ std::vector<Bytes> run_harness(const char* backend, const Frames& fr, const char
     g_strfreev(kv);
   }
   GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
-  gst_object_unref(e);
   gst_harness_set_sink_caps_str(h, out_caps);
   gst_harness_set_src_caps_str(h, in_caps(fr.format).c_str());
   std::vector<Bytes> outs;
@@ -141,6 +152,8 @@ std::vector<Bytes> run_harness(const char* backend, const Frames& fr, const char
     if (backend_seen) *backend_seen = m->backend;
     gst_buffer_unref(out);
   }
+  if (uploaded_ahead) *uploaded_ahead = uploaded_ahead_of(e);
+  gst_object_unref(e);
   gst_harness_teardown(h);
   return outs;
 }
@@ -398,53 +411,6 @@ GST_END_TEST;
 
 namespace {
 
-uint64_t uploaded_ahead_of(GstElement* e) {
-  GstStructure* stats = nullptr;
-  g_object_get(e, "stats", &stats, nullptr);
-  fail_unless(stats != nullptr);
-  guint64 n = 0;
-  fail_unless(gst_structure_get_uint64(stats, "uploaded-ahead", &n), "stats lack uploaded-ahead");
-  gst_structure_free(stats);
-  return n;
-}
-
-// A harness on the CUDA backend (as run_harness), also answering how many
-// frames were read from copies uploaded ahead.
-std::vector<Bytes> run_cuda_harness_counting(const Frames& fr, const char* props, const char* out_caps,
-                                             uint64_t* uploaded_ahead) {
-  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
-  fail_unless(e != nullptr);
-  gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
-  gst_util_set_object_arg(G_OBJECT(e), "input-layout", "side-by-side");
-  g_object_set(e, "max-disparity", kMaxD, nullptr);
-  if (props) {
-    gchar** kv = g_strsplit(props, " ", -1);
-    for (gchar** p = kv; *p; ++p) {
-      gchar** pair = g_strsplit(*p, "=", 2);
-      gst_util_set_object_arg(G_OBJECT(e), pair[0], pair[1]);
-      g_strfreev(pair);
-    }
-    g_strfreev(kv);
-  }
-  GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
-  gst_harness_set_sink_caps_str(h, out_caps);
-  gst_harness_set_src_caps_str(h, in_caps(fr.format).c_str());
-  std::vector<Bytes> outs;
-  for (size_t i = 0; i < fr.disparity.size(); ++i) {
-    GstBuffer* out = gst_harness_push_and_pull(h, frame_of(fr, i));
-    fail_unless(out != nullptr, "no output for frame %zu", i);
-    fail_unless_equals_uint64(GST_BUFFER_PTS(out), i * kFrame);
-    GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
-    outs.push_back(tight_pixels(out, caps));
-    gst_caps_unref(caps);
-    gst_buffer_unref(out);
-  }
-  *uploaded_ahead = uploaded_ahead_of(e);
-  gst_object_unref(e);
-  gst_harness_teardown(h);
-  return outs;
-}
-
 // One view as a buffer of its own in plain (pageable) system memory.
 GstBuffer* view_buffer(const cs::Image<uint32_t>& img, size_t index) {
   GstBuffer* b = gst_buffer_new_memdup(img.pixels.data(), img.pixels.size() * 4);
@@ -512,7 +478,7 @@ GST_START_TEST(test_upload_ahead_matches_cpu) {
     for (const char* pr : props) {
       const Frames fr{fmt, {5, 9, 9, 3, 12}, 200};
       uint64_t ahead = 0;
-      const std::vector<Bytes> cuda = run_cuda_harness_counting(fr, pr, "video/x-raw,format=GRAY16_LE", &ahead);
+      const std::vector<Bytes> cuda = run_harness("cuda", fr, pr, "video/x-raw,format=GRAY16_LE", nullptr, &ahead);
       const std::vector<Bytes> cpu = run_harness("cpu", fr, pr, "video/x-raw,format=GRAY16_LE", nullptr);
       const std::string what = std::string("upload ahead ") + gst_video_format_to_string(fmt) + " " + (pr ? pr : "");
       expect_identical(cuda, cpu, what.c_str());

@@ -8,6 +8,43 @@
 namespace cs::cuda {
 namespace {
 
+// Candidate interval [lo, hi) of reference pixel (x, y) (stages.h, stages 6
+// and 7, with the matched pixel inside the image); false when it has none.
+__device__ bool candidates(const MatchViews& v, bool left, Range range, int hole_radius, int x, int y, int* lo,
+                           int* hi) {
+  const int width = v.census_ref.width;
+  if (v.mask_ref.data && drow(v.mask_ref, y)[x] == 0) return false;
+  int a = range.lo, b = range.hi;
+  if (v.coarser.data) {
+    const int wc = v.coarser.width, hc = v.coarser.height;
+    const int px = mini(x / 2, wc - 1), py = mini(y / 2, hc - 1);
+    const int dc = drow(v.coarser, py)[px];
+    int dmin = dc, dmax = dc;
+    if (dc < 0) {
+      dmin = INT_MAX;
+      dmax = -1;
+      for (int yy = maxi(py - hole_radius, 0); yy <= mini(py + hole_radius, hc - 1); ++yy) {
+        const int16_t* row = drow(v.coarser, yy);
+        for (int xx = maxi(px - hole_radius, 0); xx <= mini(px + hole_radius, wc - 1); ++xx) {
+          const int dd = row[xx];
+          if (dd >= 0) {
+            dmin = mini(dmin, dd);
+            dmax = maxi(dmax, dd);
+          }
+        }
+      }
+    }
+    if (dmax < 0) return false;
+    a = maxi(a, 2 * dmin - 2);
+    b = mini(b, 2 * dmax + 3);
+  }
+  a = maxi(a, 0);
+  b = mini(b, left ? x + 1 : width - x);
+  *lo = a;
+  *hi = b;
+  return a < b;
+}
+
 // ---------------------------------------------------------------- tile kernel (any radius and window)
 //
 // A block matches a kTileX x kTileY tile; each thread owns kRowsPerThread
@@ -112,36 +149,8 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
     best_d[k] = -1;
     prev_cost[k] = cm[k] = c0[k] = cp[k] = 0;
     if (x >= width || y >= height) continue;
-    if (with_masks && drow(v.mask_ref, y)[x] == 0) continue;
-    int a = p.range.lo, b = p.range.hi;
-    if (v.coarser.data) {
-      const int wc = v.coarser.width, hc = v.coarser.height;
-      const int px = mini(x / 2, wc - 1), py = mini(y / 2, hc - 1);
-      const int dc = drow(v.coarser, py)[px];
-      int dmin = dc, dmax = dc;
-      if (dc < 0) {
-        dmin = INT_MAX;
-        dmax = -1;
-        for (int yy = maxi(py - p.hole_radius, 0); yy <= mini(py + p.hole_radius, hc - 1); ++yy) {
-          const int16_t* row = drow(v.coarser, yy);
-          for (int xx = maxi(px - p.hole_radius, 0); xx <= mini(px + p.hole_radius, wc - 1); ++xx) {
-            const int dd = row[xx];
-            if (dd >= 0) {
-              dmin = mini(dmin, dd);
-              dmax = maxi(dmax, dd);
-            }
-          }
-        }
-      }
-      if (dmax < 0) continue;
-      a = maxi(a, 2 * dmin - 2);
-      b = mini(b, 2 * dmax + 3);
-    }
-    // Only disparities whose matched pixel lies in the image (as the CPU
-    // reference's clip_to_image): d >= 0 and x - d >= 0 (left), x + d < w (right).
-    a = maxi(a, 0);
-    b = mini(b, kLeft ? x + 1 : width - x);
-    if (a >= b) continue;
+    int a, b;
+    if (!candidates(v, kLeft, p.range, p.hole_radius, x, y, &a, &b)) continue;
     lo[k] = a;
     hi[k] = b;
     atomicMin(&union_lo, a - eval_pad);
@@ -451,43 +460,6 @@ __device__ int window_cost_by_warp(const MatchViews& v, int sign, int x, int y, 
   for (int s = 0; s < 9; ++s) sums[s] = __reduce_add_sync(kFull, sums[s]);
   const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
   return window_cost_in_registers<kBest>(sums[4], around);
-}
-
-// Candidate interval [lo, hi) of reference pixel (x, y) (stages.h, stages 6
-// and 7, with the matched pixel inside the image); false when it has none.
-__device__ bool candidates(const MatchViews& v, bool left, Range range, int hole_radius, int x, int y, int* lo,
-                           int* hi) {
-  const int width = v.census_ref.width;
-  if (v.mask_ref.data && drow(v.mask_ref, y)[x] == 0) return false;
-  int a = range.lo, b = range.hi;
-  if (v.coarser.data) {
-    const int wc = v.coarser.width, hc = v.coarser.height;
-    const int px = mini(x / 2, wc - 1), py = mini(y / 2, hc - 1);
-    const int dc = drow(v.coarser, py)[px];
-    int dmin = dc, dmax = dc;
-    if (dc < 0) {
-      dmin = INT_MAX;
-      dmax = -1;
-      for (int yy = maxi(py - hole_radius, 0); yy <= mini(py + hole_radius, hc - 1); ++yy) {
-        const int16_t* row = drow(v.coarser, yy);
-        for (int xx = maxi(px - hole_radius, 0); xx <= mini(px + hole_radius, wc - 1); ++xx) {
-          const int dd = row[xx];
-          if (dd >= 0) {
-            dmin = mini(dmin, dd);
-            dmax = maxi(dmax, dd);
-          }
-        }
-      }
-    }
-    if (dmax < 0) return false;
-    a = maxi(a, 2 * dmin - 2);
-    b = mini(b, 2 * dmax + 3);
-  }
-  a = maxi(a, 0);
-  b = mini(b, left ? x + 1 : width - x);
-  *lo = a;
-  *hi = b;
-  return a < b;
 }
 
 // Sets the bits of [first, end) (disparities less `base`) in the block's

@@ -6,43 +6,64 @@
 namespace cs::cuda {
 namespace {
 
-constexpr int kTileX = 32;
-constexpr int kTileY = 8;
+constexpr int kThreadsX = 32;
+constexpr int kThreadsY = 8;
+constexpr int kPixelsPerThread = 4;                      // along x, one byte lane each
+constexpr int kTileX = kThreadsX * kPixelsPerThread;    // 128
+constexpr int kTileY = kThreadsY;
 constexpr int kR = kCensusRadius;
-constexpr int kSharedX = kTileX + 2 * kR;
+constexpr int kLeft = 4;                                 // halo columns kept on the left (word-aligned)
+constexpr int kSharedX = kLeft + kTileX + 4;
 constexpr int kSharedY = kTileY + 2 * kR;
 
-// The tile plus its clamped halo goes through shared memory once; each
-// pixel then reads its 25 neighbours from there.
+// The tile plus its clamped halo goes through shared memory once. Each
+// thread then codes 4 neighbouring pixels at once: for every neighbour
+// offset the 4 neighbour bytes and the 4 centre bytes are compared in one
+// SIMD instruction (__vcmpltu4), and bit b of pixel k is gathered into byte
+// k of an accumulator (bits 0-7, 8-15, 16-23 in three words).
 __device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray, const ImageView<uint32_t>& census,
                                             int bx, int by) {
-  __shared__ uint8_t tile[kSharedY][kSharedX + 4];
-  const int x0 = bx * kTileX - kR;
+  __shared__ __align__(16) uint8_t tile[kSharedY][kSharedX];
+  const int x0 = bx * kTileX - kLeft;
   const int y0 = by * kTileY - kR;
-  const int tid = threadIdx.y * kTileX + threadIdx.x;
-  for (int i = tid; i < kSharedX * kSharedY; i += kTileX * kTileY) {
-    const int sy = i / kSharedX, sx = i % kSharedX;
+  const int tid = threadIdx.y * kThreadsX + threadIdx.x;
+  for (int i = tid; i < kSharedX * kSharedY; i += kThreadsX * kThreadsY) {
+    const int sy = i / kSharedX, sx = i - sy * kSharedX;
     const int gx = clampi(x0 + sx, 0, gray.width - 1);
     const int gy = clampi(y0 + sy, 0, gray.height - 1);
     tile[sy][sx] = drow(gray, gy)[gx];
   }
   __syncthreads();
-  const int x = bx * kTileX + threadIdx.x;
+  const int x = bx * kTileX + kPixelsPerThread * threadIdx.x;
   const int y = by * kTileY + threadIdx.y;
   if (x >= gray.width || y >= gray.height) return;
-  const int centre = tile[threadIdx.y + kR][threadIdx.x + kR];
-  // Neighbour i in row-major order (centre skipped) is bit i (stages.h).
-  uint32_t code = 0;
+  // Bytes kLeft + 4 t - 4 .. kLeft + 4 t + 7 of each of the 5 rows: the
+  // thread's pixels are the middle word, their neighbours 2 either side.
+  const int c0 = kLeft + kPixelsPerThread * threadIdx.x;
+  const uint32_t centre = *reinterpret_cast<const uint32_t*>(&tile[threadIdx.y + kR][c0]);
+  uint32_t acc[3] = {0, 0, 0};
   int bit = 0;
 #pragma unroll
-  for (int j = -kR; j <= kR; ++j)
+  for (int j = 0; j < 5; ++j) {
+    const uint8_t* row = &tile[threadIdx.y + j][c0];
+    const uint32_t w0 = *reinterpret_cast<const uint32_t*>(row - 4);
+    const uint32_t w1 = *reinterpret_cast<const uint32_t*>(row);
+    const uint32_t w2 = *reinterpret_cast<const uint32_t*>(row + 4);
+    const uint32_t nb[5] = {__byte_perm(w0, w1, 0x5432), __byte_perm(w0, w1, 0x6543), w1, __byte_perm(w1, w2, 0x4321),
+                            __byte_perm(w1, w2, 0x5432)};
 #pragma unroll
-    for (int i = -kR; i <= kR; ++i) {
-      if (i == 0 && j == 0) continue;
-      code |= (tile[threadIdx.y + kR + j][threadIdx.x + kR + i] < centre ? 1u : 0u) << bit;
+    for (int i = 0; i < 5; ++i) {
+      if (i == kR && j == kR) continue;
+      acc[bit >> 3] |= (__vcmpltu4(nb[i], centre) & 0x01010101u) << (bit & 7);
       ++bit;
     }
-  drow(census, y)[x] = code;
+  }
+  uint32_t* out = drow(census, y) + x;
+#pragma unroll
+  for (int k = 0; k < kPixelsPerThread; ++k) {
+    if (x + k >= gray.width) break;
+    out[k] = ((acc[0] >> (8 * k)) & 0xFFu) | ((acc[1] >> (8 * k)) & 0xFFu) << 8 | ((acc[2] >> (8 * k)) & 0xFFu) << 16;
+  }
 }
 
 // Every image of the batch in one launch: blocks [first[j], first[j + 1])
@@ -82,7 +103,7 @@ cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const Ima
     blocks += b.tiles_x[j] * ((gray[j].height + kTileY - 1) / kTileY);
   }
   b.first[count] = blocks;
-  census_batch_kernel<<<blocks, dim3(kTileX, kTileY), 0, stream>>>(b);
+  census_batch_kernel<<<blocks, dim3(kThreadsX, kThreadsY), 0, stream>>>(b);
   return cudaGetLastError();
 }
 

@@ -888,6 +888,373 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   }
 }
 
+// ---------------------------------------------------------------- two-phase refinement
+//
+// Below the coarsest level a pixel needs about 7 disparities, but a tile's
+// union of them is two or three times that (slanted surfaces, edges), and
+// the streaming kernel above evaluates the whole window of every region
+// pixel for every disparity of the union. Here a block works through the
+// union a few pairs at a time in two phases:
+//  1. the warps stream only the sub-window sums S (5x5 box of pixel costs,
+//     two disparities as 16-bit halves) of the pairs into shared planes:
+//     pixel costs and 5-sums as in stream_pair, but no window state, so few
+//     registers and more blocks per SM;
+//  2. each thread takes whole pixels and forms the windows of the pairs the
+//     pixel needs from nine plane reads.
+// A thread owns its pixels in phase 2 and meets their disparities in
+// ascending order, so the winner (first strict minimum) and its sub-pixel
+// neighbours are kept as the specification reads, with no atomics.
+namespace phased {
+
+constexpr int kChunkPairs = 4;               // S planes held at once
+constexpr int kSRows = kTileH + 10;          // S rows of a tile: 5 above and below its output rows
+constexpr int kPlaneWords = kSRows * kRegionW;
+constexpr int kBlocksPerSm = 3;
+
+// Phase 1, one warp: S of disparities d0 (low half) and d1 (high half) for
+// the plane rows [sb, se) (plane row r is image row y0 - 5 + r; plane column
+// c is image column x0 - kMargin + c, valid for c in [2, kRegionW - 2)).
+__device__ __forceinline__ void stream_sums(const MatchViews& v, int sign, int x0, int y0, int sb, int se, int d0,
+                                            int d1, uint32_t* plane) {
+  const int width = v.census_ref.width, height = v.census_ref.height;
+  const int lane = threadIdx.x & 31;
+  const int gxa = x0 - kMargin + 2 * lane, gxb = gxa + 1;
+  const uint32_t keep = ((gxa >= 0 && gxa < width) ? 0x00FF00FFu : 0u) | ((gxb >= 0 && gxb < width) ? 0xFF00FF00u : 0u);
+  const int rxa = clampi(gxa, 0, width - 1), rxb = clampi(gxb, 0, width - 1);
+  const int oxa0 = clampi(gxa + sign * d0, 0, width - 1), oxa1 = clampi(gxa + sign * d1, 0, width - 1);
+  const int oxb0 = clampi(gxb + sign * d0, 0, width - 1), oxb1 = clampi(gxb + sign * d1, 0, width - 1);
+  // Row pointers in registers, advanced by the pitch; rows outside the image
+  // read the nearest one and add nothing, so the steps have no branches and
+  // the unrolled loads can run ahead.
+  const char* ref_base = reinterpret_cast<const char*>(v.census_ref.data);
+  const char* other_base = reinterpret_cast<const char*>(v.census_other.data);
+  const std::ptrdiff_t pitch_ref = v.census_ref.pitch, pitch_other = v.census_other.pitch;
+  uint32_t vsum = 0;
+  uint32_t ring[5] = {0, 0, 0, 0, 0};
+  // Image row y0 - 7 + sb + i enters at step i; from step 4 on the vertical
+  // sums are centred on plane row sb + i - 4.
+  const int steps = se - sb + 4;
+  for (int i0 = 0; i0 < steps; i0 += 5) {
+#pragma unroll
+    for (int k = 0; k < 5; ++k) {
+      const int i = i0 + k;
+      if (i >= steps) break;
+      const int gy = y0 - kMargin + sb + i;
+      const int gyc = clampi(gy, 0, height - 1);
+      const uint32_t* ref = reinterpret_cast<const uint32_t*>(ref_base + gyc * pitch_ref);
+      const uint32_t* other = reinterpret_cast<const uint32_t*>(other_base + gyc * pitch_other);
+      const uint32_t ra = __ldg(ref + rxa), rb = __ldg(ref + rxb);
+      const uint32_t a0 = __popc(ra ^ __ldg(other + oxa0)), a1 = __popc(ra ^ __ldg(other + oxa1));
+      const uint32_t b0 = __popc(rb ^ __ldg(other + oxb0)), b1 = __popc(rb ^ __ldg(other + oxb1));
+      const uint32_t costs = (a0 | b0 << 8 | a1 << 16 | b1 << 24) & (gy == gyc ? keep : 0u);
+      vsum = vsum + costs - ring[k];
+      ring[k] = costs;
+      if (i >= 4) {
+        const uint32_t v_l = __shfl_up_sync(kFull, vsum, 1), v_r = __shfl_down_sync(kFull, vsum, 1);
+        const uint32_t middle = __byte_perm(v_l, 0, 0x4341) + __byte_perm(vsum, 0, 0x4240) +
+                                __byte_perm(vsum, 0, 0x4341) + __byte_perm(v_r, 0, 0x4240);
+        const uint32_t sa = middle + __byte_perm(v_l, 0, 0x4240);
+        const uint32_t sb2 = middle + __byte_perm(v_r, 0, 0x4341);
+        *reinterpret_cast<uint2*>(plane + (sb + i - 4) * kRegionW + 2 * lane) = make_uint2(sa, sb2);
+      }
+    }
+  }
+}
+
+// Phase 2: the window costs of tile pixel (tx, ty) for the plane's pair
+// (the value of window_cost_in_registers: centre plus the kBest smallest).
+template <int kBest>
+__device__ __forceinline__ uint32_t window_pair(const uint32_t* plane, int tx, int ty) {
+  const uint32_t* c = plane + (ty + 5) * kRegionW + tx + kMargin;
+  const uint32_t centre = c[0];
+  if (kBest == 0) return centre;
+  constexpr int kUp = -5 * kRegionW, kDown = 5 * kRegionW;
+  const uint32_t a0 = c[kUp - 5], a1 = c[kUp], a2 = c[kUp + 5], a3 = c[-5];
+  const uint32_t a4 = c[5], a5 = c[kDown - 5], a6 = c[kDown], a7 = c[kDown + 5];
+  if (kBest == 1) return centre + vmin3(vmin3(a0, a1, a2), vmin3(a3, a4, a5), vmin(a6, a7));
+  // Two smallest of eight: sorted pairs, merged twice (the second smallest
+  // of sorted pairs x, y is min(max(x1, y1), x2, y2)).
+  const uint32_t l0 = vmin(a0, a1), h0 = vmax(a0, a1), l1 = vmin(a2, a3), h1 = vmax(a2, a3);
+  const uint32_t l2 = vmin(a4, a5), h2 = vmax(a4, a5), l3 = vmin(a6, a7), h3 = vmax(a6, a7);
+  const uint32_t m01 = vmin(l0, l1), s01 = vmin3(vmax(l0, l1), h0, h1);
+  const uint32_t m23 = vmin(l2, l3), s23 = vmin3(vmax(l2, l3), h2, h3);
+  return centre + vmin(m01, m23) + vmin3(vmax(m01, m23), s01, s23);
+}
+
+struct Track {
+  uint32_t key;  // best cost << 16 | d, kNoKey while none
+  uint32_t cm, cp, prev;
+};
+
+// One evaluated disparity d (ascending per pixel) with window cost c.
+template <bool kMasks, bool kTrack>
+__device__ __forceinline__ void visit(Track& s, const MatchViews& v, int gx, int gy, int sign, int lo, int hi,
+                                      int d, uint32_t c) {
+  bool ok = d >= lo && d < hi;
+  if (kMasks) ok = ok && drow(v.mask_other, gy)[gx + sign * d] != 0;
+  const uint32_t cand = c << 16 | static_cast<uint32_t>(d);
+  if (ok && cand < s.key) {
+    s.key = cand;
+    if (kTrack) s.cm = s.prev;
+  } else if (kTrack && (s.key & 0xFFFFu) == static_cast<uint32_t>(d - 1)) {
+    s.cp = c;
+  }
+  if (kTrack) s.prev = c;
+}
+
+// Phase 2 for one pixel over the chunk's pairs [p0, p0 + np) of the list.
+template <int kBest, bool kMasks, bool kTrack>
+__device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int x0, int y0, int q, int lo, int hi,
+                                              int first, int end, const uint16_t* list, int n, int p0, int np,
+                                              const uint32_t* planes, uint32_t* s_keys, uint32_t* s_sub,
+                                              uint16_t* s_prev) {
+  const int ty = q / kTileW, tx = q - ty * kTileW;
+  const int gx = x0 + tx, gy = y0 + ty;
+  Track s;
+  s.key = s_keys[q];
+  s.cm = s.cp = s.prev = 0;
+  if (kTrack) {
+    const uint32_t sub = s_sub[q];
+    s.cm = sub & 0xFFFFu;
+    s.cp = sub >> 16;
+    s.prev = s_prev[q];
+  }
+  for (int j = 0; j < np; ++j) {
+    const int i = 2 * (p0 + j);
+    const int d0 = list[i], d1 = i + 1 < n ? list[i + 1] : d0;
+    if (d1 < first || d0 >= end) continue;
+    const uint32_t w = window_pair<kBest>(planes + j * kPlaneWords, tx, ty);
+    if (d0 >= first) visit<kMasks, kTrack>(s, v, gx, gy, sign, lo, hi, d0, w & 0xFFFFu);
+    if (d1 != d0 && d1 < end) visit<kMasks, kTrack>(s, v, gx, gy, sign, lo, hi, d1, w >> 16);
+  }
+  s_keys[q] = s.key;
+  if (kTrack) {
+    s_sub[q] = s.cm | s.cp << 16;
+    s_prev[q] = static_cast<uint16_t>(s.prev);
+  }
+}
+
+template <int kBest, bool kMasks>
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __grid_constant__ Args a) {
+  __shared__ uint32_t s_info[kPixels];  // candidates lo | hi << 16
+  __shared__ uint32_t s_keys[kPixels];  // best cost << 16 | d
+  __shared__ uint32_t s_sub[kPixels];   // sub-pixel neighbours' costs cm | cp << 16 of the current best
+  __shared__ uint16_t s_prev[kPixels];  // cost of the last disparity evaluated
+  __shared__ uint16_t s_wide[kPixels];  // wide pixels
+  __shared__ uint8_t s_state[kPixels];
+  __shared__ int s_count, s_wide_count;
+  __shared__ int s_wide_top, s_wide_bottom, s_wide_span;
+  extern __shared__ __align__(16) unsigned char dyn[];
+
+  const int view = blockIdx.z;
+  const MatchViews& v = a.v[view];
+  const bool left = a.left[view];
+  const int sign = left ? -1 : 1;
+  const bool want_subpixel = a.subpixel[view];
+  const int width = v.census_ref.width, height = v.census_ref.height;
+  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
+  const int rows = mini(kTileH, height - y0);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const Range range = a.range;
+
+  uint32_t* planes = reinterpret_cast<uint32_t*>(dyn);
+  unsigned* s_needed = planes + kChunkPairs * kPlaneWords;
+  unsigned* s_wide_needed = s_needed + a.mask_words;
+  uint16_t* s_list = reinterpret_cast<uint16_t*>(s_wide_needed + a.mask_words);
+
+  for (int i = tid; i < a.mask_words; i += kThreads) {
+    s_needed[i] = 0;
+    s_wide_needed[i] = 0;
+  }
+  if (tid == 0) {
+    s_count = 0;
+    s_wide_count = 0;
+    s_wide_top = INT_MAX;
+    s_wide_bottom = -1;
+    s_wide_span = 0;
+  }
+  __syncthreads();
+
+  // Every pixel's candidates; the needed set from the narrow pixels'
+  // evaluation intervals (with sub-pixel, one more on each side), the wide
+  // pixels' needed set from their candidates.
+  constexpr int kRounds = (kPixels + kThreads - 1) / kThreads;
+  for (int r = 0; r < kRounds; ++r) {
+    const int q = r * kThreads + tid;
+    int first = 0, end = 0, wide_lo = 0, wide_hi = 0;
+    if (q < kPixels) {
+      const int ty = q / kTileW, tx = q - ty * kTileW;
+      const int gx = x0 + tx, gy = y0 + ty;
+      uint32_t info = kNoCandidates;
+      uint8_t state = kOutside;
+      int lo, hi;
+      if (gx < width && gy < height) {
+        state = kMatched;
+        if (candidates(v, left, range, a.hole_radius, gx, gy, &lo, &hi)) {
+          info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
+          first = lo;
+          end = hi;
+          if (want_subpixel) {
+            first = maxi(lo - 1, range.lo);
+            end = mini(mini(hi + 1, range.hi), gx + 1);
+          }
+          if (end - first > kWideWidth) {
+            state = kWide;
+            first = end = 0;
+            wide_lo = lo;
+            wide_hi = hi;
+            s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
+            atomicMin(&s_wide_top, ty);
+            atomicMax(&s_wide_bottom, ty);
+            atomicAdd(&s_wide_span, hi - lo);
+          }
+        }
+      }
+      s_info[q] = info;
+      s_keys[q] = kNoKey;
+      s_sub[q] = 0;
+      s_prev[q] = 0;
+      s_state[q] = state;
+    }
+    mark_needed(s_needed, first, end, range.lo);
+    mark_needed(s_wide_needed, wide_lo, wide_hi, range.lo);
+  }
+  __syncthreads();
+
+  // The union's pairs, kChunkPairs at a time: phase 1 fills the planes
+  // (the warps split the plane rows between them when there are fewer pairs
+  // than warps), phase 2 reads them for the pixels of `wide` or the narrow ones.
+  auto run = [&](int n, int sb, int se, bool wide) {
+    const int pairs = (n + 1) >> 1;
+    for (int p0 = 0; p0 < pairs; p0 += kChunkPairs) {
+      const int np = mini(kChunkPairs, pairs - p0);
+      const int segs = kWarps / np;
+      if (warp < np * segs) {
+        const int j = warp / segs, seg = warp - j * segs;
+        const int total = se - sb;
+        const int b0 = sb + total * seg / segs, b1 = sb + total * (seg + 1) / segs;
+        const int i = 2 * (p0 + j);
+        const int d0 = s_list[i], d1 = i + 1 < n ? s_list[i + 1] : d0;
+        if (b0 < b1) stream_sums(v, sign, x0, y0, b0, b1, d0, d1, planes + j * kPlaneWords);
+      }
+      __syncthreads();
+      const int d_lo = s_list[2 * p0], d_hi = s_list[mini(2 * (p0 + np) - 1, n - 1)];
+      if (!wide) {
+        for (int q = tid; q < kPixels; q += kThreads) {
+          if (s_state[q] != kMatched) continue;
+          const uint32_t info = s_info[q];
+          if (info == kNoCandidates) continue;
+          const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
+          int first = lo, end = hi;
+          if (want_subpixel) {
+            const int gx = x0 + q % kTileW;
+            first = maxi(lo - 1, range.lo);
+            end = mini(mini(hi + 1, range.hi), gx + 1);
+          }
+          if (end <= d_lo || first > d_hi) continue;
+          if (want_subpixel)
+            pixel_windows<kBest, kMasks, true>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
+                                               s_keys, s_sub, s_prev);
+          else
+            pixel_windows<kBest, kMasks, false>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
+                                                s_keys, s_sub, s_prev);
+        }
+      } else {
+        for (int j = tid; j < s_wide_count; j += kThreads) {
+          const int q = s_wide[j];
+          const uint32_t info = s_info[q];
+          const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
+          if (hi <= d_lo || lo > d_hi) continue;
+          pixel_windows<kBest, kMasks, false>(v, sign, x0, y0, q, lo, hi, lo, hi, s_list, n, p0, np, planes, s_keys,
+                                              s_sub, s_prev);
+        }
+      }
+      __syncthreads();
+    }
+  };
+
+  if (warp == 0) list_needed(s_needed, a.mask_words, range.lo, s_list, &s_count);
+  __syncthreads();
+  run(s_count, 0, rows + 10, false);
+
+  // The wide pixels: streamed here over the rows they occupy for the union of
+  // their candidates, or sent to the level's list (the same rule as
+  // stream_match_kernel's).
+  if (s_wide_count > 0) {
+    if (warp == 0) list_needed(s_wide_needed, a.mask_words, range.lo, s_list, &s_count);
+    __syncthreads();
+    const int n = s_count, pairs = (n + 1) >> 1;
+    const int top = s_wide_top, wide_rows = s_wide_bottom - top + 1;
+    const long long steps = static_cast<long long>(pairs) * (wide_rows + 2 * kMargin);
+    const bool streamed = a.wide_list == nullptr || steps <= kWideStreamSteps ||
+                          kListBias * steps * kStreamStepCost <= static_cast<long long>(s_wide_span) * kDirectCost;
+    if (streamed) {
+      run(n, top, top + wide_rows + 10, true);
+      for (int j = warp; j < s_wide_count; j += kWarps) {
+        const int q = s_wide[j];
+        const int ty = q / kTileW, tx = q - ty * kTileW;
+        const int gx = x0 + tx, gy = y0 + ty;
+        const uint32_t key = s_keys[q];
+        const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+        int offset = 0;
+        if (want_subpixel && best >= 0 && best - 1 >= range.lo && best + 1 < range.hi && gx - (best + 1) >= 0) {
+          const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
+          const int cp = window_cost_by_warp<kBest>(v, sign, gx, gy, best + 1);
+          offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
+        }
+        if (lane == 0) {
+          drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
+          if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+        }
+      }
+    } else {
+      for (int j = tid; j < s_wide_count; j += kThreads) {
+        const int q = s_wide[j];
+        const int ty = q / kTileW;
+        const int gx = x0 + q - ty * kTileW, gy = y0 + ty;
+        const unsigned e = atomicAdd(a.wide_count, 1u);
+        if (e < a.wide_capacity)
+          a.wide_list[e] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 | static_cast<uint32_t>(gx);
+        else
+          s_wide[j] = static_cast<uint16_t>(q | kOverflow);
+      }
+      __syncthreads();
+      for (int j = warp; j < s_wide_count; j += kWarps) {
+        const int q = s_wide[j];
+        if (!(q & kOverflow)) continue;
+        const int ty = (q & ~kOverflow) / kTileW;
+        match_wide_pixel<kBest>(v, left, want_subpixel, range, a.hole_radius, x0 + (q & ~kOverflow) - ty * kTileW,
+                                y0 + ty);
+      }
+    }
+  }
+
+  for (int q = tid; q < kPixels; q += kThreads) {
+    if (s_state[q] != kMatched) continue;
+    const int ty = q / kTileW, tx = q - ty * kTileW;
+    const int gx = x0 + tx, gy = y0 + ty;
+    const uint32_t key = s_keys[q];
+    const int d = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+    drow(v.disparity, gy)[gx] = static_cast<int16_t>(d);
+    if (want_subpixel) {
+      int offset = 0;
+      if (d >= 0 && d - 1 >= range.lo && d + 1 < range.hi && gx - (d + 1) >= 0) {
+        const uint32_t sub = s_sub[q];
+        offset = subpixel_offset_q4(static_cast<int>(sub & 0xFFFFu), static_cast<int>(key >> 16),
+                                    static_cast<int>(sub >> 16));
+      }
+      drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+    }
+  }
+}
+
+size_t dynamic_bytes(int mask_words, int list_cap) {
+  return static_cast<size_t>(kChunkPairs) * kPlaneWords * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
+         ((list_cap * 2 + 3) & ~3);
+}
+
+}  // namespace phased
+
 // The wide pixels the matching blocks listed: one warp per (pixel, 32
 // disparities), all over the GPU (a pixel's interval can span hundreds), the
 // best of each chunk into the entry's key; then one warp per pixel writes
@@ -962,13 +1329,29 @@ size_t dynamic_bytes(bool slots, int mask_words, int list_cap) {
 
 bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }
 
-template <int kBest, bool kWithSlots>
-cudaError_t launch_one(const Args& a, dim3 grid, size_t shared, bool wide_kernel, cudaStream_t stream) {
-  stream_match_kernel<kBest, kWithSlots><<<grid, kThreads, shared, stream>>>(a);
+template <int kBest>
+void launch_wide(const Args& a, bool wide_kernel, cudaStream_t stream) {
   if (wide_kernel) {
     wide_costs_kernel<kBest><<<2 * kWideBlocks, kThreads, 0, stream>>>(a);
     wide_finish_kernel<kBest><<<kWideBlocks, kThreads, 0, stream>>>(a);
   }
+}
+
+template <int kBest, bool kWithSlots>
+cudaError_t launch_one(const Args& a, dim3 grid, size_t shared, bool wide_kernel, cudaStream_t stream) {
+  stream_match_kernel<kBest, kWithSlots><<<grid, kThreads, shared, stream>>>(a);
+  launch_wide<kBest>(a, wide_kernel, stream);
+  return cudaGetLastError();
+}
+
+template <int kBest>
+cudaError_t launch_refine(const Args& a, dim3 grid, bool masks, bool wide_kernel, cudaStream_t stream) {
+  const size_t shared = phased::dynamic_bytes(a.mask_words, a.list_cap);
+  if (masks)
+    phased::refine_kernel<kBest, true><<<grid, kThreads, shared, stream>>>(a);
+  else
+    phased::refine_kernel<kBest, false><<<grid, kThreads, shared, stream>>>(a);
+  launch_wide<kBest>(a, wide_kernel, stream);
   return cudaGetLastError();
 }
 
@@ -997,8 +1380,12 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     a.slices = clampi((pairs + kWarps - 1) / kWarps, 1, kMaxSlices);
   }
   const MatchScratch& sc = views[0].scratch;
+#ifdef CS_VARIANT_INPLACE
+  const bool wide_kernel = false;
+#else
   const bool wide_kernel =
       !full_range && sc.wide_pixels != nullptr && sc.wide_keys != nullptr && sc.wide_counters != nullptr;
+#endif
   if (wide_kernel) {
     a.wide_list = sc.wide_pixels;
     a.wide_keys = sc.wide_keys;
@@ -1007,6 +1394,16 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     a.wide_chunks = (range_width + 31) / 32;
   }
   const dim3 grid((width + kTileW - 1) / kTileW, (height + kTileH - 1) / kTileH, count * a.slices);
+  if (!full_range) {
+    bool masks = false;
+    for (int i = 0; i < count; ++i) masks = masks || views[i].mask_other.data != nullptr;
+    switch (p.best) {
+      case 0: return launch_refine<0>(a, grid, masks, wide_kernel, stream);
+      case 1: return launch_refine<1>(a, grid, masks, wide_kernel, stream);
+      case 2: return launch_refine<2>(a, grid, masks, wide_kernel, stream);
+      default: return cudaErrorInvalidValue;
+    }
+  }
   const size_t shared = dynamic_bytes(slots, a.mask_words, a.list_cap);
   switch (p.best) {
     case 0: return slots ? launch_one<0, true>(a, grid, shared, wide_kernel, stream)
@@ -1045,7 +1442,13 @@ cudaError_t prepare_match(int radius) {
                         raise_one(streaming::stream_match_kernel<1, false>, optin),
                         raise_one(streaming::stream_match_kernel<1, true>, optin),
                         raise_one(streaming::stream_match_kernel<2, false>, optin),
-                        raise_one(streaming::stream_match_kernel<2, true>, optin)})
+                        raise_one(streaming::stream_match_kernel<2, true>, optin),
+                        raise_one(streaming::phased::refine_kernel<0, false>, optin),
+                        raise_one(streaming::phased::refine_kernel<0, true>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, false>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, true>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, false>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, true>, optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }

@@ -223,8 +223,9 @@ struct CudaEngine::Impl {
         CS_CUDA_TRY(cudaMemsetAsync(match_tiles[v].view().data, 0, match_tiles[v].bytes(), stream));
       }
       // Wide pixels are rare (a few per cent at most); more go to their tiles' blocks.
-      CS_CUDA_TRY(match_wide.allocate(std::max(4096, w * h / 8), 1));
-      CS_CUDA_TRY(match_wide_keys.allocate(match_wide.view().width, 1));
+      // Two words an entry (matching.h), a key each.
+      CS_CUDA_TRY(match_wide.allocate(2 * std::max(4096, w * h / 8), 1));
+      CS_CUDA_TRY(match_wide_keys.allocate(match_wide.view().width / 2, 1));
       CS_CUDA_TRY(cudaMemsetAsync(match_wide_keys.view().data, 0xFF, match_wide_keys.bytes(), stream));
       CS_CUDA_TRY(match_wide_counters.allocate(2, 1));
       CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters.view().data, 0, match_wide_counters.bytes(), stream));

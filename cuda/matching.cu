@@ -336,6 +336,7 @@ struct Args {
   int slices;      // blocks per tile (full range only; 1 otherwise)
   // The level's wide pixels (view << 31 | y << 16 | x) for the wide-pixel
   // kernel; null: each block matches its own.
+  // Two words an entry: view << 31 | y << 16 | x, and the pixel's candidates lo | hi << 16.
   uint32_t* wide_list;
   uint32_t* wide_keys;   // per entry: best cost << 16 | d, all ones between launches
   unsigned* wide_count;  // [0] entries, [1] blocks of the finishing kernel done
@@ -633,15 +634,17 @@ __device__ void match_wide_pixel(const MatchViews& v, bool left, bool want_subpi
   }
 }
 
+// The coarsest level: every pixel searches the whole range (clipped to the
+// image), so the tile's union is its pixels' own intervals and the streaming
+// passes waste little. The range's pairs may be split over `slices` blocks
+// per tile, which meet in the level's per-pixel keys.
 template <int kBest, bool kWithSlots>
 __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_constant__ Args a) {
   __shared__ uint32_t s_info[kTileH * kRegionW];  // per output pixel: lo | hi << 16
   __shared__ uint32_t s_keys[kTileH * kRegionW];  // per output pixel: best cost << 16 | d
   __shared__ uint16_t s_base[kPixels];            // first disparity of the pixel's cost slots
-  __shared__ uint16_t s_wide[kPixels];            // wide pixels this block matches itself
   __shared__ uint8_t s_state[kPixels];
-  __shared__ int s_count, s_wide_count, s_flag;
-  __shared__ int s_wide_top, s_wide_bottom, s_wide_span;  // rows and candidate count of the wide pixels
+  __shared__ int s_count, s_flag;
   extern __shared__ __align__(16) unsigned char dyn[];
 
   const int view = blockIdx.z / a.slices;
@@ -649,42 +652,31 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   const MatchViews& v = a.v[view];
   const bool left = a.left[view];
   const int sign = left ? -1 : 1;
-  const bool full_range = v.coarser.data == nullptr;
   const bool want_subpixel = kWithSlots && a.subpixel[view];
   const int slices = a.slices;
   const int width = v.census_ref.width, height = v.census_ref.height;
   const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   const int rows = mini(kTileH, height - y0);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x, warp = tid >> 5;
   const Range range = a.range;
 
   const size_t slot_bytes = kWithSlots ? static_cast<size_t>(kPixels) * kCostSlots * sizeof(uint16_t) : 0;
   uint16_t* s_slots = reinterpret_cast<uint16_t*>(dyn);
   unsigned* s_needed = reinterpret_cast<unsigned*>(dyn + slot_bytes);
   uint16_t* s_list = reinterpret_cast<uint16_t*>(s_needed + a.mask_words);
-  // The disparities the tile's wide pixels need (their candidates only).
-  unsigned* s_wide_needed = reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(s_list) +
-                                                        ((a.list_cap * 2 + 3) & ~3));
 
-  for (int i = tid; i < a.mask_words; i += kThreads) {
-    s_needed[i] = 0;
-    s_wide_needed[i] = 0;
-  }
+  for (int i = tid; i < a.mask_words; i += kThreads) s_needed[i] = 0;
   if (tid == 0) {
     s_count = 0;
-    s_wide_count = 0;
     s_flag = 0;
-    s_wide_top = INT_MAX;
-    s_wide_bottom = -1;
-    s_wide_span = 0;
   }
   __syncthreads();
 
-  // Every pixel's candidates; the needed set from the matched pixels' evaluation intervals.
+  // Every pixel's candidates; the needed set from their evaluation intervals.
   constexpr int kRounds = (kPixels + kThreads - 1) / kThreads;
   for (int r = 0; r < kRounds; ++r) {
     const int q = r * kThreads + tid;
-    int first = 0, end = 0, wide_lo = 0, wide_hi = 0;
+    int first = 0, end = 0;
     if (q < kPixels) {
       const int ty = q / kTileW, tx = q - ty * kTileW;
       const int gx = x0 + tx, gy = y0 + ty;
@@ -700,24 +692,9 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
           if (want_subpixel) {
             first = maxi(lo - 1, range.lo);
             end = mini(mini(hi + 1, range.hi), gx + 1);
+            base = static_cast<uint16_t>(first);
           }
-          if (!full_range && end - first > kWideWidth) {
-            // Matched after the narrow passes (see below); its candidates
-            // may take part in any pass, as a window cost depends only on
-            // (x, y, d). Its sub-pixel neighbours are computed directly.
-            state = kWide;
-            first = end = 0;
-            wide_lo = lo;
-            wide_hi = hi;
-            info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
-            s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
-            atomicMin(&s_wide_top, ty);
-            atomicMax(&s_wide_bottom, ty);
-            atomicAdd(&s_wide_span, hi - lo);
-          } else {
-            info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
-            if (want_subpixel) base = static_cast<uint16_t>(first);
-          }
+          info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
         }
       }
       s_info[ty * kRegionW + kMargin + tx] = info;
@@ -726,13 +703,12 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
       s_state[q] = state;
     }
     mark_needed(s_needed, first, end, range.lo);
-    if (!full_range) mark_needed(s_wide_needed, wide_lo, wide_hi, range.lo);
   }
   __syncthreads();
 
-  // The first round matches. Full-range sub-pixel keeps costs of the first
-  // disparities only: a second round evaluates [d - 1, d + 2) around the
-  // winners whose neighbours fell outside the slots.
+  // The first round matches. Sub-pixel keeps costs of the first disparities
+  // only: a second round evaluates [d - 1, d + 2) around the winners whose
+  // neighbours fell outside the slots.
   for (int round = 0; round < 2; ++round) {
     if (warp == 0) list_needed(s_needed, a.mask_words, range.lo, s_list, &s_count);
     __syncthreads();
@@ -744,7 +720,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
                                      want_subpixel);
     }
     __syncthreads();
-    if (!want_subpixel || !full_range || round == 1) break;
+    if (!want_subpixel || round == 1) break;
 
     for (int i = tid; i < a.mask_words; i += kThreads) s_needed[i] = 0;
     __syncthreads();
@@ -774,70 +750,6 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     }
     __syncthreads();
     if (!s_flag) break;
-  }
-
-  // The wide pixels (refinement only; s_wide_count is block-uniform here).
-  // Either the block streams the union of their candidates over the rows
-  // they occupy (shared passes: cheap where they cluster), or they go to the
-  // level's list, one costly direct window cost per (pixel, candidate).
-  // Both give the specification's winner, so the choice is only about speed.
-  if (s_wide_count > 0) {
-    if (warp == 0) list_needed(s_wide_needed, a.mask_words, range.lo, s_list, &s_count);
-    __syncthreads();
-    const int n = s_count, pairs = (n + 1) >> 1;
-    const int top = s_wide_top, wide_rows = s_wide_bottom - top + 1;
-    const long long steps = static_cast<long long>(pairs) * (wide_rows + 2 * kMargin);
-    const bool streamed = a.wide_list == nullptr || steps <= kWideStreamSteps ||
-                          kListBias * steps * kStreamStepCost <= static_cast<long long>(s_wide_span) * kDirectCost;
-    if (streamed) {
-      // Output rows [top, top + wide_rows) of the tile: the pass reads the
-      // image rows it needs around them, so its costs are the same.
-      for (int pi = warp; pi < pairs; pi += kWarps) {
-        const int d0 = s_list[2 * pi];
-        const int d1 = 2 * pi + 1 < n ? s_list[2 * pi + 1] : d0;
-        stream_pair_any<kBest, kWithSlots>(v, sign, x0, y0 + top, wide_rows, d0, d1, s_info + top * kRegionW,
-                                       s_keys + top * kRegionW, s_base + top * kTileW,
-                                       s_slots + (kWithSlots ? top * kTileW * kCostSlots : 0), want_subpixel);
-      }
-      __syncthreads();
-      for (int j = warp; j < s_wide_count; j += kWarps) {
-        const int q = s_wide[j];
-        const int ty = q / kTileW, tx = q - ty * kTileW;
-        const int gx = x0 + tx, gy = y0 + ty;
-        const uint32_t key = s_keys[ty * kRegionW + kMargin + tx];
-        const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
-        int offset = 0;
-        if (want_subpixel && best >= 0 && best - 1 >= range.lo && best + 1 < range.hi && gx - (best + 1) >= 0) {
-          const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
-          const int cp = window_cost_by_warp<kBest>(v, sign, gx, gy, best + 1);
-          offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
-        }
-        if (lane == 0) {
-          drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
-          if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
-        }
-      }
-    } else {
-      // Entries the list has no room for are marked and matched here.
-      for (int j = tid; j < s_wide_count; j += kThreads) {
-        const int q = s_wide[j];
-        const int ty = q / kTileW;
-        const int gx = x0 + q - ty * kTileW, gy = y0 + ty;
-        const unsigned e = atomicAdd(a.wide_count, 1u);
-        if (e < a.wide_capacity)
-          a.wide_list[e] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 | static_cast<uint32_t>(gx);
-        else
-          s_wide[j] = static_cast<uint16_t>(q | kOverflow);
-      }
-      __syncthreads();
-      for (int j = warp; j < s_wide_count; j += kWarps) {
-        const int q = s_wide[j];
-        if (!(q & kOverflow)) continue;
-        const int ty = (q & ~kOverflow) / kTileW;
-        match_wide_pixel<kBest>(v, left, a.subpixel[view], range, a.hole_radius, x0 + (q & ~kOverflow) - ty * kTileW,
-                                y0 + ty);
-      }
-    }
   }
 
   // Results: straight from the block's keys, or through the level's keys when
@@ -872,16 +784,9 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     if (want_subpixel) {
       int offset = 0;
       if (d >= 0 && d - 1 >= range.lo && d + 1 < range.hi && gx - (d + 1) >= 0) {
-        int cm, cp;
-        if (d + 1 - s_base[q] < kCostSlots) {
-          const int slot = q * kCostSlots + d - s_base[q];
-          cm = s_slots[slot - 1];
-          cp = s_slots[slot + 1];
-        } else {  // a refined pixel with a wider interval than the slots
-          cm = window_cost_direct<kBest>(v, sign, gx, gy, d - 1);
-          cp = window_cost_direct<kBest>(v, sign, gx, gy, d + 1);
-        }
-        offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
+        // The second round put both neighbours in the slots.
+        const int slot = q * kCostSlots + d - s_base[q];
+        offset = subpixel_offset_q4(s_slots[slot - 1], static_cast<int>(key >> 16), s_slots[slot + 1]);
       }
       drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
     }
@@ -1117,7 +1022,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
       s_state[q] = state;
     }
     mark_needed(s_needed, first, end, range.lo);
-    mark_needed(s_wide_needed, wide_lo, wide_hi, range.lo);
+    if (__any_sync(kFull, wide_lo < wide_hi)) mark_needed(s_wide_needed, wide_lo, wide_hi, range.lo);
   }
   __syncthreads();
 
@@ -1213,8 +1118,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
         const int ty = q / kTileW;
         const int gx = x0 + q - ty * kTileW, gy = y0 + ty;
         const unsigned e = atomicAdd(a.wide_count, 1u);
-        if (e < a.wide_capacity)
-          a.wide_list[e] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 | static_cast<uint32_t>(gx);
+        if (e < a.wide_capacity) {
+          a.wide_list[2 * e] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 | static_cast<uint32_t>(gx);
+          a.wide_list[2 * e + 1] = s_info[q];
+        }
         else
           s_wide[j] = static_cast<uint16_t>(q | kOverflow);
       }
@@ -1267,14 +1174,14 @@ __global__ void __launch_bounds__(kThreads) wide_costs_kernel(const __grid_const
   for (unsigned item = blockIdx.x * kWarps + (threadIdx.x >> 5); item < items; item += gridDim.x * kWarps) {
     const unsigned j = item / a.wide_chunks;
     const int chunk = static_cast<int>(item - j * a.wide_chunks);
-    const uint32_t e = a.wide_list[j];
+    const uint32_t span = a.wide_list[2 * j + 1];
+    const int lo = static_cast<int>(span & 0xFFFFu), hi = static_cast<int>(span >> 16);
+    if (lo + 32 * chunk >= hi) continue;
+    const uint32_t e = a.wide_list[2 * j];
     const int view = static_cast<int>(e >> 31);
     const int gx = static_cast<int>(e & 0xFFFFu), gy = static_cast<int>((e >> 16) & 0x7FFFu);
     const MatchViews& v = a.v[view];
     const int sign = a.left[view] ? -1 : 1;
-    int lo = 0, hi = 0;
-    candidates(v, a.left[view], a.range, a.hole_radius, gx, gy, &lo, &hi);
-    if (lo + 32 * chunk >= hi) continue;
     const int d = lo + 32 * chunk + lane;
     uint32_t key = kNoKey;
     if (d < hi && !(v.mask_other.data && drow(v.mask_other, gy)[gx + sign * d] == 0))
@@ -1289,7 +1196,7 @@ __global__ void __launch_bounds__(kThreads) wide_finish_kernel(const __grid_cons
   const unsigned count = min(*reinterpret_cast<volatile unsigned*>(a.wide_count), a.wide_capacity);
   const int lane = threadIdx.x & 31;
   for (unsigned j = blockIdx.x * kWarps + (threadIdx.x >> 5); j < count; j += gridDim.x * kWarps) {
-    const uint32_t e = a.wide_list[j];
+    const uint32_t e = a.wide_list[2 * j];
     const int view = static_cast<int>(e >> 31);
     const int gx = static_cast<int>(e & 0xFFFFu), gy = static_cast<int>((e >> 16) & 0x7FFFu);
     const MatchViews& v = a.v[view];
@@ -1323,8 +1230,8 @@ __global__ void __launch_bounds__(kThreads) wide_finish_kernel(const __grid_cons
 
 size_t dynamic_bytes(bool slots, int mask_words, int list_cap) {
   const size_t slot_bytes = slots ? static_cast<size_t>(kPixels) * kCostSlots * sizeof(uint16_t) : 0;
-  // Needed set, list, wide pixels' needed set.
-  return slot_bytes + static_cast<size_t>(mask_words) * 8 + ((list_cap * 2 + 3) & ~3);
+  // Cost slots, needed set, list.
+  return slot_bytes + static_cast<size_t>(mask_words) * 4 + ((list_cap * 2 + 3) & ~3);
 }
 
 bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }
@@ -1390,7 +1297,7 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     a.wide_list = sc.wide_pixels;
     a.wide_keys = sc.wide_keys;
     a.wide_count = sc.wide_counters;
-    a.wide_capacity = sc.wide_capacity;
+    a.wide_capacity = sc.wide_capacity / 2;
     a.wide_chunks = (range_width + 31) / 32;
   }
   const dim3 grid((width + kTileW - 1) / kTileW, (height + kTileH - 1) / kTileH, count * a.slices);

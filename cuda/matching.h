@@ -16,9 +16,10 @@ namespace cs::cuda {
 //
 // Refinement: pixels whose candidate interval is wide (holes beside
 // outliers) are matched one by one, by a second kernel over the whole GPU,
-// from a list (wide_capacity entries; pixels beyond it are matched by their
-// tile's block) with a key per entry (wide_keys, all ones before the first
-// launch and after every launch). wide_counters: two, zero likewise.
+// from a list (wide_pixels: wide_capacity words, two an entry; pixels beyond
+// it are matched by their tile's block) with a key per entry (wide_keys,
+// wide_capacity / 2 of them, all ones before the first launch and after
+// every launch). wide_counters: two, zero likewise.
 // Without a list each tile's block matches its own.
 struct MatchScratch {
   ImageView<uint32_t> best_keys;   // the level's size

@@ -284,9 +284,14 @@ cudaError_t raise_limit(int optin) {
 // A pixel's result is the atomic minimum of (cost << 16 | d) over its
 // admissible disparities, which is the specification's winner (smallest
 // cost, ties to the smaller d) whatever the order the warps run in.
-// Pixels whose evaluation interval is wide (holes next to outliers) would make
-// every disparity of the span a pass over the whole tile: they are matched
-// one by one (window_cost_direct) by extra blocks of the same tile instead.
+// This kernel (stream_match_kernel) matches the coarsest level, where every
+// pixel needs the whole range. Below it phased::refine_kernel (further down)
+// shares the tiles, the needed set and the pixel-cost streaming, but keeps
+// sub-window sums in shared memory and forms windows per pixel. Refined
+// pixels whose interval is wide (holes next to outliers) would make every
+// disparity of the span a pass over the tile: the block streams them over
+// their rows only, or lists them for wide_costs_kernel, which matches them
+// one by one (window_cost_direct) over the whole GPU.
 namespace streaming {
 
 constexpr int kMargin = 7;  // s + r for r = 2: region columns/rows around the tile

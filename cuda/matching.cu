@@ -510,6 +510,39 @@ __device__ void list_needed(const unsigned* needed, int mask_words, int base, ui
   if (lane == 0) *list_count = count;
 }
 
+// A lane's two region columns (2 lane and 2 lane + 1, image columns gxa and
+// gxb) for disparities d0 and d1: where their census words are read (clamped
+// to the image) and which cost bytes count (columns outside the image add 0).
+struct LaneColumns {
+  int gxa, gxb;
+  uint32_t keep;  // byte mask of the packed costs (a d0, b d0, a d1, b d1)
+  int rxa, rxb, oxa0, oxa1, oxb0, oxb1;
+};
+
+__device__ __forceinline__ LaneColumns lane_columns(int width, int x0, int sign, int d0, int d1) {
+  LaneColumns c;
+  c.gxa = x0 - kMargin + 2 * static_cast<int>(threadIdx.x & 31);
+  c.gxb = c.gxa + 1;
+  c.keep = ((c.gxa >= 0 && c.gxa < width) ? 0x00FF00FFu : 0u) | ((c.gxb >= 0 && c.gxb < width) ? 0xFF00FF00u : 0u);
+  c.rxa = clampi(c.gxa, 0, width - 1);
+  c.rxb = clampi(c.gxb, 0, width - 1);
+  c.oxa0 = clampi(c.gxa + sign * d0, 0, width - 1);
+  c.oxa1 = clampi(c.gxa + sign * d1, 0, width - 1);
+  c.oxb0 = clampi(c.gxb + sign * d0, 0, width - 1);
+  c.oxb1 = clampi(c.gxb + sign * d1, 0, width - 1);
+  return c;
+}
+
+// Horizontal 5-sums of the vertical sums (four bytes: a d0, b d0, a d1, b
+// d1) over columns 2 lane - 2 .. 2 lane + 3, which live in lanes lane - 1 ..
+// lane + 1; as 16-bit halves (d0 low, d1 high) for column a (x) and b (y).
+__device__ __forceinline__ uint2 horizontal_sums(uint32_t vsum) {
+  const uint32_t v_l = __shfl_up_sync(kFull, vsum, 1), v_r = __shfl_down_sync(kFull, vsum, 1);
+  const uint32_t middle = __byte_perm(v_l, 0, 0x4341) + __byte_perm(vsum, 0, 0x4240) +
+                          __byte_perm(vsum, 0, 0x4341) + __byte_perm(v_r, 0, 0x4240);
+  return make_uint2(middle + __byte_perm(v_l, 0, 0x4240), middle + __byte_perm(v_r, 0, 0x4341));
+}
+
 // One pass of one warp over the tile for disparities d0 and d1 (d1 may
 // repeat d0). kMasks: the other view has a foreground mask (background mode).
 template <int kBest, bool kWithSlots, bool kMasks>
@@ -518,13 +551,9 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
                                             const uint16_t* s_base, uint16_t* s_slots, bool slots) {
   const int width = v.census_ref.width, height = v.census_ref.height;
   const int lane = threadIdx.x & 31;
-  const int gxa = x0 - kMargin + 2 * lane, gxb = gxa + 1;
   // Pixel costs travel as four bytes (column a, column b for d0; a, b for
   // d1), as do the vertical sums (<= 120): one register for all four.
-  const uint32_t keep = ((gxa >= 0 && gxa < width) ? 0x00FF00FFu : 0u) | ((gxb >= 0 && gxb < width) ? 0xFF00FF00u : 0u);
-  const int rxa = clampi(gxa, 0, width - 1), rxb = clampi(gxb, 0, width - 1);
-  const int oxa0 = clampi(gxa + sign * d0, 0, width - 1), oxa1 = clampi(gxa + sign * d1, 0, width - 1);
-  const int oxb0 = clampi(gxb + sign * d0, 0, width - 1), oxb1 = clampi(gxb + sign * d1, 0, width - 1);
+  const LaneColumns c = lane_columns(width, x0, sign, d0, d1);
   const bool out_a = lane >= 4 && lane <= 28;  // region column 2 lane in [7, 57)
   const bool out_b = lane >= 3 && lane <= 27;  // region column 2 lane + 1 in [7, 57)
 
@@ -568,22 +597,17 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
       if (gy >= 0 && gy < height) {
         const uint32_t* ref = drow(v.census_ref, gy);
         const uint32_t* other = drow(v.census_other, gy);
-        const uint32_t ra = __ldg(ref + rxa), rb = __ldg(ref + rxb);
-        const uint32_t a0 = __popc(ra ^ __ldg(other + oxa0)), a1 = __popc(ra ^ __ldg(other + oxa1));
-        const uint32_t b0 = __popc(rb ^ __ldg(other + oxb0)), b1 = __popc(rb ^ __ldg(other + oxb1));
-        costs = (a0 | b0 << 8 | a1 << 16 | b1 << 24) & keep;
+        const uint32_t ra = __ldg(ref + c.rxa), rb = __ldg(ref + c.rxb);
+        const uint32_t a0 = __popc(ra ^ __ldg(other + c.oxa0)), a1 = __popc(ra ^ __ldg(other + c.oxa1));
+        const uint32_t b0 = __popc(rb ^ __ldg(other + c.oxb0)), b1 = __popc(rb ^ __ldg(other + c.oxb1));
+        costs = (a0 | b0 << 8 | a1 << 16 | b1 << 24) & c.keep;
       }
       // Vertical 5-sums centred on region row i - 2 (no byte ever borrows:
       // each stays >= the cost leaving it).
       vsum = vsum + costs - ring[k];
       ring[k] = costs;
-      // Horizontal 5-sums over columns 2 lane - 2 .. 2 lane + 3, which live
-      // in lanes lane - 1 .. lane + 1; as 16-bit halves (d0 low, d1 high).
-      const uint32_t v_l = __shfl_up_sync(kFull, vsum, 1), v_r = __shfl_down_sync(kFull, vsum, 1);
-      const uint32_t middle = __byte_perm(v_l, 0, 0x4341) + __byte_perm(vsum, 0, 0x4240) +
-                              __byte_perm(vsum, 0, 0x4341) + __byte_perm(v_r, 0, 0x4240);
-      const uint32_t sa = middle + __byte_perm(v_l, 0, 0x4240);
-      const uint32_t sb = middle + __byte_perm(v_r, 0, 0x4341);
+      const uint2 h = horizontal_sums(vsum);
+      const uint32_t sa = h.x, sb = h.y;
       // Side sub-windows 5 columns away: column 2 lane - 5 is lane - 3's b, and so on.
       const uint32_t sa_m = __shfl_up_sync(kFull, sb, 3), sa_p = __shfl_down_sync(kFull, sb, 2);
       const uint32_t sb_m = __shfl_up_sync(kFull, sa, 2), sb_p = __shfl_down_sync(kFull, sa, 3);
@@ -828,11 +852,7 @@ __device__ __forceinline__ void stream_sums(const MatchViews& v, int sign, int x
                                             int d1, uint32_t* plane) {
   const int width = v.census_ref.width, height = v.census_ref.height;
   const int lane = threadIdx.x & 31;
-  const int gxa = x0 - kMargin + 2 * lane, gxb = gxa + 1;
-  const uint32_t keep = ((gxa >= 0 && gxa < width) ? 0x00FF00FFu : 0u) | ((gxb >= 0 && gxb < width) ? 0xFF00FF00u : 0u);
-  const int rxa = clampi(gxa, 0, width - 1), rxb = clampi(gxb, 0, width - 1);
-  const int oxa0 = clampi(gxa + sign * d0, 0, width - 1), oxa1 = clampi(gxa + sign * d1, 0, width - 1);
-  const int oxb0 = clampi(gxb + sign * d0, 0, width - 1), oxb1 = clampi(gxb + sign * d1, 0, width - 1);
+  const LaneColumns c = lane_columns(width, x0, sign, d0, d1);
   // Row pointers in registers, advanced by the pitch; rows outside the image
   // read the nearest one and add nothing, so the steps have no branches and
   // the unrolled loads can run ahead.
@@ -853,20 +873,13 @@ __device__ __forceinline__ void stream_sums(const MatchViews& v, int sign, int x
       const int gyc = clampi(gy, 0, height - 1);
       const uint32_t* ref = reinterpret_cast<const uint32_t*>(ref_base + gyc * pitch_ref);
       const uint32_t* other = reinterpret_cast<const uint32_t*>(other_base + gyc * pitch_other);
-      const uint32_t ra = __ldg(ref + rxa), rb = __ldg(ref + rxb);
-      const uint32_t a0 = __popc(ra ^ __ldg(other + oxa0)), a1 = __popc(ra ^ __ldg(other + oxa1));
-      const uint32_t b0 = __popc(rb ^ __ldg(other + oxb0)), b1 = __popc(rb ^ __ldg(other + oxb1));
-      const uint32_t costs = (a0 | b0 << 8 | a1 << 16 | b1 << 24) & (gy == gyc ? keep : 0u);
+      const uint32_t ra = __ldg(ref + c.rxa), rb = __ldg(ref + c.rxb);
+      const uint32_t a0 = __popc(ra ^ __ldg(other + c.oxa0)), a1 = __popc(ra ^ __ldg(other + c.oxa1));
+      const uint32_t b0 = __popc(rb ^ __ldg(other + c.oxb0)), b1 = __popc(rb ^ __ldg(other + c.oxb1));
+      const uint32_t costs = (a0 | b0 << 8 | a1 << 16 | b1 << 24) & (gy == gyc ? c.keep : 0u);
       vsum = vsum + costs - ring[k];
       ring[k] = costs;
-      if (i >= 4) {
-        const uint32_t v_l = __shfl_up_sync(kFull, vsum, 1), v_r = __shfl_down_sync(kFull, vsum, 1);
-        const uint32_t middle = __byte_perm(v_l, 0, 0x4341) + __byte_perm(vsum, 0, 0x4240) +
-                                __byte_perm(vsum, 0, 0x4341) + __byte_perm(v_r, 0, 0x4240);
-        const uint32_t sa = middle + __byte_perm(v_l, 0, 0x4240);
-        const uint32_t sb2 = middle + __byte_perm(v_r, 0, 0x4341);
-        *reinterpret_cast<uint2*>(plane + (sb + i - 4) * kRegionW + 2 * lane) = make_uint2(sa, sb2);
-      }
+      if (i >= 4) *reinterpret_cast<uint2*>(plane + (sb + i - 4) * kRegionW + 2 * lane) = horizontal_sums(vsum);
     }
   }
 }

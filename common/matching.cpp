@@ -246,7 +246,7 @@ void finish_disparity(const Image<uint32_t>& census_left, const Image<uint32_t>&
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
         const int d = disparity.at(x, y);
-        if (d < 0 || d - 1 < range.lo || d + 1 >= range.hi || x - (d + 1) < 0) continue;
+        if (!subpixel_neighbours_in_range(d, x, range.lo, range.hi)) continue;
         iv.lo[static_cast<size_t>(y) * w + x] = d - 1;
         iv.hi[static_cast<size_t>(y) * w + x] = d + 2;
       }

@@ -118,6 +118,13 @@ CS_HD int adaptive_window_cost(int centre, const int* around, int best) {
 
 // ---------------------------------------------------------------- sub-pixel
 
+// Whether disparity d at column x of the left view takes a sub-pixel
+// offset: it is valid and both neighbours d - 1 and d + 1 lie in the search
+// range [range_lo, range_hi) with x - (d + 1) still in the image.
+CS_HD bool subpixel_neighbours_in_range(int d, int x, int range_lo, int range_hi) {
+  return d >= 0 && d - 1 >= range_lo && d + 1 < range_hi && x - (d + 1) >= 0;
+}
+
 // Parabola through (d-1, cm), (d, c0), (d+1, cp); returns the offset of its
 // vertex from d in 1/16 pixel, rounded half away from zero, in [-8, 8].
 // No offset where the parabola does not open upward.

@@ -45,6 +45,19 @@ __device__ bool candidates(const MatchViews& v, bool left, Range range, int hole
   return a < b;
 }
 
+// The disparities whose costs pixel x evaluates for its candidates [lo, hi):
+// with sub-pixel (left reference only) also lo - 1 and hi, where they are in
+// the range and the image, for finish_disparity's C(d - 1) and C(d + 1).
+__device__ __forceinline__ void evaluation_interval(int lo, int hi, int x, Range range, bool subpixel, int* first,
+                                                    int* end) {
+  *first = lo;
+  *end = hi;
+  if (subpixel) {
+    *first = maxi(lo - 1, range.lo);
+    *end = mini(mini(hi + 1, range.hi), x + 1);
+  }
+}
+
 // ---------------------------------------------------------------- tile kernel (any radius and window)
 //
 // A block matches a kTileX x kTileY tile; each thread owns kRowsPerThread
@@ -226,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
     drow(v.disparity, y)[x] = static_cast<int16_t>(d);
     if (want_subpixel) {
       int offset = 0;
-      if (d >= 0 && d - 1 >= p.range.lo && d + 1 < p.range.hi && x - (d + 1) >= 0)
+      if (subpixel_neighbours_in_range(d, x, p.range.lo, p.range.hi))
         offset = subpixel_offset_q4(cm[k], c0[k], cp[k]);
       // d = 0 cannot take an offset (d - 1 >= range.lo >= 0 fails), so
       // d * 16 + offset >= 16 - 8 > 0 for every valid pixel with one.
@@ -634,6 +647,24 @@ __device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, i
     stream_pair<kBest, kWithSlots, false>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots, slots);
 }
 
+// One warp writes a wide pixel's result from its key (best cost << 16 | d)
+// and, with sub-pixel, the offset from its neighbours' costs computed here.
+template <int kBest>
+__device__ void write_wide_result(const MatchViews& v, int sign, bool want_subpixel, Range range, int gx, int gy,
+                                  uint32_t key) {
+  const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+  int offset = 0;
+  if (want_subpixel && subpixel_neighbours_in_range(best, gx, range.lo, range.hi)) {
+    const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
+    const int cp = window_cost_by_warp<kBest>(v, sign, gx, gy, best + 1);
+    offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
+    if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+  }
+}
+
 // Matches one wide pixel with one warp (lanes over its candidates, costs
 // straight from the definition) and writes its results.
 template <int kBest>
@@ -652,7 +683,7 @@ __device__ void match_wide_pixel(const MatchViews& v, bool left, bool want_subpi
   key = __reduce_min_sync(kFull, key);
   const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
   int offset = 0;
-  if (want_subpixel && best >= 0 && best - 1 >= range.lo && best + 1 < range.hi && gx - (best + 1) >= 0) {
+  if (want_subpixel && subpixel_neighbours_in_range(best, gx, range.lo, range.hi)) {
     const int c = lane < 2 ? window_cost_direct<kBest>(v, sign, gx, gy, best - 1 + 2 * lane) : 0;
     const int cm = __shfl_sync(kFull, c, 0), cp = __shfl_sync(kFull, c, 1);
     offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
@@ -716,13 +747,8 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
       if (gx < width && gy < height) {
         state = kMatched;
         if (candidates(v, left, range, a.hole_radius, gx, gy, &lo, &hi)) {
-          first = lo;
-          end = hi;
-          if (want_subpixel) {
-            first = maxi(lo - 1, range.lo);
-            end = mini(mini(hi + 1, range.hi), gx + 1);
-            base = static_cast<uint16_t>(first);
-          }
+          evaluation_interval(lo, hi, gx, range, want_subpixel, &first, &end);
+          if (want_subpixel) base = static_cast<uint16_t>(first);
           info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
         }
       }
@@ -764,7 +790,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
         bool again = false;
         if (s_state[q] == kMatched && key != kNoKey) {
           const int d = static_cast<int>(key & 0xFFFFu);
-          if (d - 1 >= range.lo && d + 1 < range.hi && gx - (d + 1) >= 0 && d + 1 - s_base[q] >= kCostSlots) {
+          if (subpixel_neighbours_in_range(d, gx, range.lo, range.hi) && d + 1 - s_base[q] >= kCostSlots) {
             again = true;
             info = static_cast<uint32_t>(d) | static_cast<uint32_t>(d + 1) << 16;
             s_base[q] = static_cast<uint16_t>(d - 1);
@@ -812,7 +838,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     drow(v.disparity, gy)[gx] = static_cast<int16_t>(d);
     if (want_subpixel) {
       int offset = 0;
-      if (d >= 0 && d - 1 >= range.lo && d + 1 < range.hi && gx - (d + 1) >= 0) {
+      if (subpixel_neighbours_in_range(d, gx, range.lo, range.hi)) {
         // The second round put both neighbours in the slots.
         const int slot = q * kCostSlots + d - s_base[q];
         offset = subpixel_offset_q4(s_slots[slot - 1], static_cast<int>(key >> 16), s_slots[slot + 1]);
@@ -977,7 +1003,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   const int width = v.census_ref.width, height = v.census_ref.height;
   const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
   const int rows = mini(kTileH, height - y0);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x, warp = tid >> 5;
   const Range range = a.range;
 
   uint32_t* planes = reinterpret_cast<uint32_t*>(dyn);
@@ -1015,12 +1041,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
         state = kMatched;
         if (candidates(v, left, range, a.hole_radius, gx, gy, &lo, &hi)) {
           info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
-          first = lo;
-          end = hi;
-          if (want_subpixel) {
-            first = maxi(lo - 1, range.lo);
-            end = mini(mini(hi + 1, range.hi), gx + 1);
-          }
+          evaluation_interval(lo, hi, gx, range, want_subpixel, &first, &end);
           if (end - first > kWideWidth) {
             state = kWide;
             first = end = 0;
@@ -1068,12 +1089,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           const uint32_t info = s_info[q];
           if (info == kNoCandidates) continue;
           const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
-          int first = lo, end = hi;
-          if (want_subpixel) {
-            const int gx = x0 + q % kTileW;
-            first = maxi(lo - 1, range.lo);
-            end = mini(mini(hi + 1, range.hi), gx + 1);
-          }
+          int first, end;
+          evaluation_interval(lo, hi, x0 + q % kTileW, range, want_subpixel, &first, &end);
           if (end <= d_lo || first > d_hi) continue;
           if (want_subpixel)
             pixel_windows<kBest, kMasks, true>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
@@ -1115,20 +1132,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
       run(n, top, top + wide_rows + 10, true);
       for (int j = warp; j < s_wide_count; j += kWarps) {
         const int q = s_wide[j];
-        const int ty = q / kTileW, tx = q - ty * kTileW;
-        const int gx = x0 + tx, gy = y0 + ty;
-        const uint32_t key = s_keys[q];
-        const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
-        int offset = 0;
-        if (want_subpixel && best >= 0 && best - 1 >= range.lo && best + 1 < range.hi && gx - (best + 1) >= 0) {
-          const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
-          const int cp = window_cost_by_warp<kBest>(v, sign, gx, gy, best + 1);
-          offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
-        }
-        if (lane == 0) {
-          drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
-          if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
-        }
+        const int ty = q / kTileW;
+        write_wide_result<kBest>(v, sign, want_subpixel, range, x0 + q - ty * kTileW, y0 + ty, s_keys[q]);
       }
     } else {
       for (int j = tid; j < s_wide_count; j += kThreads) {
@@ -1163,7 +1168,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
     drow(v.disparity, gy)[gx] = static_cast<int16_t>(d);
     if (want_subpixel) {
       int offset = 0;
-      if (d >= 0 && d - 1 >= range.lo && d + 1 < range.hi && gx - (d + 1) >= 0) {
+      if (subpixel_neighbours_in_range(d, gx, range.lo, range.hi)) {
         const uint32_t sub = s_sub[q];
         offset = subpixel_offset_q4(static_cast<int>(sub & 0xFFFFu), static_cast<int>(key >> 16),
                                     static_cast<int>(sub >> 16));
@@ -1217,22 +1222,9 @@ __global__ void __launch_bounds__(kThreads) wide_finish_kernel(const __grid_cons
     const uint32_t e = a.wide_list[2 * j];
     const int view = static_cast<int>(e >> 31);
     const int gx = static_cast<int>(e & 0xFFFFu), gy = static_cast<int>((e >> 16) & 0x7FFFu);
-    const MatchViews& v = a.v[view];
-    const uint32_t key = a.wide_keys[j];
-    const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
-    const bool want_subpixel = a.subpixel[view];
-    int offset = 0;
-    if (want_subpixel && best >= 0 && best - 1 >= a.range.lo && best + 1 < a.range.hi && gx - (best + 1) >= 0) {
-      const int sign = a.left[view] ? -1 : 1;
-      const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
-      const int cp = window_cost_by_warp<kBest>(v, sign, gx, gy, best + 1);
-      offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
-    }
-    if (lane == 0) {
-      a.wide_keys[j] = kNoKey;
-      drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
-      if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
-    }
+    write_wide_result<kBest>(a.v[view], a.left[view] ? -1 : 1, a.subpixel[view], a.range, gx, gy, a.wide_keys[j]);
+    __syncwarp();
+    if (lane == 0) a.wide_keys[j] = kNoKey;
   }
   // The last block out empties the list for the next launch (every block of
   // both kernels has read the count by then).
@@ -1305,12 +1297,8 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     a.slices = clampi((pairs + kWarps - 1) / kWarps, 1, kMaxSlices);
   }
   const MatchScratch& sc = views[0].scratch;
-#ifdef CS_VARIANT_INPLACE
-  const bool wide_kernel = false;
-#else
   const bool wide_kernel =
       !full_range && sc.wide_pixels != nullptr && sc.wide_keys != nullptr && sc.wide_counters != nullptr;
-#endif
   if (wide_kernel) {
     a.wide_list = sc.wide_pixels;
     a.wide_keys = sc.wide_keys;

@@ -151,7 +151,7 @@ struct CudaEngine::Impl {
   DeviceImage<uint32_t> match_keys[2];
   DeviceImage<unsigned> match_tiles[2];
   // Refinement's wide pixels (both views, any level) and their two counters.
-  DeviceImage<uint32_t> match_wide, match_wide_keys;
+  DeviceImage<uint32_t> match_wide;
   DeviceImage<unsigned> match_wide_counters;
   DeviceImage<int8_t> subpixel_offset;
   DeviceImage<uint16_t> disparity_q4;
@@ -223,10 +223,8 @@ struct CudaEngine::Impl {
         CS_CUDA_TRY(cudaMemsetAsync(match_tiles[v].view().data, 0, match_tiles[v].bytes(), stream));
       }
       // Wide pixels are rare (a few per cent at most); more go to their tiles' blocks.
-      // Two words an entry (matching.h), a key each.
+      // Two words an entry (matching.h).
       CS_CUDA_TRY(match_wide.allocate(2 * std::max(4096, w * h / 8), 1));
-      CS_CUDA_TRY(match_wide_keys.allocate(match_wide.view().width / 2, 1));
-      CS_CUDA_TRY(cudaMemsetAsync(match_wide_keys.view().data, 0xFF, match_wide_keys.bytes(), stream));
       CS_CUDA_TRY(match_wide_counters.allocate(2, 1));
       CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters.view().data, 0, match_wide_counters.bytes(), stream));
     }
@@ -323,7 +321,6 @@ struct CudaEngine::Impl {
         if (l < levels - 1) {
           mv[v].coarser = lv[l + 1].final_view(v, p.lr_check);
           mv[v].scratch.wide_pixels = match_wide.view().data;
-          mv[v].scratch.wide_keys = match_wide_keys.view().data;
           mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide.view().width);
           mv[v].scratch.wide_counters = match_wide_counters.view().data;
         } else {
@@ -996,7 +993,7 @@ size_t CudaEngine::device_bytes() const {
   const Impl& m = *impl_;
   size_t n = m.subpixel_offset.bytes() + m.disparity_q4.bytes() + m.all_foreground.bytes() + m.encoded.bytes();
   for (int v = 0; v < 2; ++v) n += m.match_keys[v].bytes() + m.match_tiles[v].bytes();
-  n += m.match_wide.bytes() + m.match_wide_keys.bytes() + m.match_wide_counters.bytes();
+  n += m.match_wide.bytes() + m.match_wide_counters.bytes();
   for (const Level& L : m.lv) {
     n += L.scratch.bytes();
     for (int v = 0; v < 2; ++v)

@@ -303,24 +303,24 @@ cudaError_t raise_limit(int optin) {
 // sub-window sums in shared memory and forms windows per pixel. Refined
 // pixels whose interval is wide (holes next to outliers) would make every
 // disparity of the span a pass over the tile: the block streams them over
-// their rows only, or lists them for wide_costs_kernel, which matches them
-// one by one (window_cost_direct) over the whole GPU.
+// their rows only, or lists them for wide_kernel, which matches them one
+// block each over the whole GPU.
 namespace streaming {
 
 constexpr int kMargin = 7;  // s + r for r = 2: region columns/rows around the tile
 constexpr int kRegionW = 64;
 constexpr int kTileW = kRegionW - 2 * kMargin;
 constexpr int kTileH = 32;
+constexpr int kTallTileH = 48;  // the coarsest level's alternative (full_range_rows)
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kPixels = kTileW * kTileH;
 constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step (holes whose
                                  // neighbours span up to 2 coarser disparities; wider: direct)
 constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
-constexpr int kWideBlocks = 264; // grid of the wide-pixel finishing kernel (twice that for the costs): 2 per H100 SM
 // A tile's wide pixels are streamed by its own block (over the rows they
 // occupy, for the union of their candidates) or go to the level's list for
-// the wide-pixel kernels, which spread them over the whole GPU. Streaming in
+// wide_kernel, which spreads them over the whole GPU. Streaming in
 // place wins while it costs at most kWideStreamSteps warp row steps (about
 // one more pass of every warp over the tile). Beyond that the block would
 // finish long after the others (a straggler in the grid's last wave), so the
@@ -352,14 +352,12 @@ struct Args {
   Range range;
   int hole_radius;
   int slices;      // blocks per tile (full range only; 1 otherwise)
-  // The level's wide pixels (view << 31 | y << 16 | x) for the wide-pixel
-  // kernel; null: each block matches its own.
-  // Two words an entry: view << 31 | y << 16 | x, and the pixel's candidates lo | hi << 16.
+  // The level's wide pixels for wide_kernel, two words an entry: view << 31 |
+  // y << 16 | x, and the pixel's candidates lo | hi << 16. Null: each block
+  // matches its own.
   uint32_t* wide_list;
-  uint32_t* wide_keys;   // per entry: best cost << 16 | d, all ones between launches
-  unsigned* wide_count;  // [0] entries, [1] blocks of the finishing kernel done
+  unsigned* wide_count;  // [0] entries, [1] blocks of wide_kernel done
   unsigned wide_capacity;
-  int wide_chunks;       // 32-disparity chunks of the widest interval
   int mask_words;  // needed-disparity bitmask words
   int list_cap;    // needed-disparity list entries
 };
@@ -698,12 +696,13 @@ __device__ void match_wide_pixel(const MatchViews& v, bool left, bool want_subpi
 // image), so the tile's union is its pixels' own intervals and the streaming
 // passes waste little. The range's pairs may be split over `slices` blocks
 // per tile, which meet in the level's per-pixel keys.
-template <int kBest, bool kWithSlots>
+template <int kBest, bool kWithSlots, int kRows>
 __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_constant__ Args a) {
-  __shared__ uint32_t s_info[kTileH * kRegionW];  // per output pixel: lo | hi << 16
-  __shared__ uint32_t s_keys[kTileH * kRegionW];  // per output pixel: best cost << 16 | d
-  __shared__ uint16_t s_base[kPixels];            // first disparity of the pixel's cost slots
-  __shared__ uint8_t s_state[kPixels];
+  constexpr int kTilePixels = kTileW * kRows;
+  __shared__ uint32_t s_info[kRows * kRegionW];  // per output pixel: lo | hi << 16
+  __shared__ uint32_t s_keys[kRows * kRegionW];  // per output pixel: best cost << 16 | d
+  __shared__ uint16_t s_base[kTilePixels];           // first disparity of the pixel's cost slots
+  __shared__ uint8_t s_state[kTilePixels];
   __shared__ int s_count, s_flag;
   extern __shared__ __align__(16) unsigned char dyn[];
 
@@ -715,12 +714,12 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   const bool want_subpixel = kWithSlots && a.subpixel[view];
   const int slices = a.slices;
   const int width = v.census_ref.width, height = v.census_ref.height;
-  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
-  const int rows = mini(kTileH, height - y0);
+  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kRows;
+  const int rows = mini(kRows, height - y0);
   const int tid = threadIdx.x, warp = tid >> 5;
   const Range range = a.range;
 
-  const size_t slot_bytes = kWithSlots ? static_cast<size_t>(kPixels) * kCostSlots * sizeof(uint16_t) : 0;
+  const size_t slot_bytes = kWithSlots ? static_cast<size_t>(kTilePixels) * kCostSlots * sizeof(uint16_t) : 0;
   uint16_t* s_slots = reinterpret_cast<uint16_t*>(dyn);
   unsigned* s_needed = reinterpret_cast<unsigned*>(dyn + slot_bytes);
   uint16_t* s_list = reinterpret_cast<uint16_t*>(s_needed + a.mask_words);
@@ -733,11 +732,11 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   __syncthreads();
 
   // Every pixel's candidates; the needed set from their evaluation intervals.
-  constexpr int kRounds = (kPixels + kThreads - 1) / kThreads;
+  constexpr int kRounds = (kTilePixels + kThreads - 1) / kThreads;
   for (int r = 0; r < kRounds; ++r) {
     const int q = r * kThreads + tid;
     int first = 0, end = 0;
-    if (q < kPixels) {
+    if (q < kTilePixels) {
       const int ty = q / kTileW, tx = q - ty * kTileW;
       const int gx = x0 + tx, gy = y0 + ty;
       uint32_t info = kNoCandidates;
@@ -782,7 +781,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     for (int r = 0; r < kRounds; ++r) {
       const int q = r * kThreads + tid;
       int first = 0, end = 0;
-      if (q < kPixels) {
+      if (q < kTilePixels) {
         const int ty = q / kTileW, tx = q - ty * kTileW;
         const int gx = x0 + tx;
         uint32_t& info = s_info[ty * kRegionW + kMargin + tx];
@@ -811,7 +810,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   // the tile's disparities were split over several blocks.
   const bool split = slices > 1;
   if (split) {
-    for (int q = tid; q < kPixels; q += kThreads) {
+    for (int q = tid; q < kTilePixels; q += kThreads) {
       const int ty = q / kTileW, tx = q - ty * kTileW;
       const uint32_t key = s_keys[ty * kRegionW + kMargin + tx];
       if (s_state[q] == kMatched && key != kNoKey) atomicMin(&drow(v.scratch.best_keys, y0 + ty)[x0 + tx], key);
@@ -828,7 +827,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
     if (s_flag != 2) return;
     __threadfence();
   }
-  for (int q = tid; q < kPixels; q += kThreads) {
+  for (int q = tid; q < kTilePixels; q += kThreads) {
     if (s_state[q] != kMatched) continue;
     const int ty = q / kTileW, tx = q - ty * kTileW;
     const int gx = x0 + tx, gy = y0 + ty;
@@ -1185,51 +1184,98 @@ size_t dynamic_bytes(int mask_words, int list_cap) {
 
 }  // namespace phased
 
-// The wide pixels the matching blocks listed: one warp per (pixel, 32
-// disparities), all over the GPU (a pixel's interval can span hundreds), the
-// best of each chunk into the entry's key; then one warp per pixel writes
-// the result and its sub-pixel offset.
-template <int kBest>
-__global__ void __launch_bounds__(kThreads) wide_costs_kernel(const __grid_constant__ Args a) {
-  const unsigned count = min(*reinterpret_cast<volatile unsigned*>(a.wide_count), a.wide_capacity);
-  const unsigned items = count * static_cast<unsigned>(a.wide_chunks);
-  const int lane = threadIdx.x & 31;
-  for (unsigned item = blockIdx.x * kWarps + (threadIdx.x >> 5); item < items; item += gridDim.x * kWarps) {
-    const unsigned j = item / a.wide_chunks;
-    const int chunk = static_cast<int>(item - j * a.wide_chunks);
-    const uint32_t span = a.wide_list[2 * j + 1];
-    const int lo = static_cast<int>(span & 0xFFFFu), hi = static_cast<int>(span >> 16);
-    if (lo + 32 * chunk >= hi) continue;
-    const uint32_t e = a.wide_list[2 * j];
-    const int view = static_cast<int>(e >> 31);
-    const int gx = static_cast<int>(e & 0xFFFFu), gy = static_cast<int>((e >> 16) & 0x7FFFu);
-    const MatchViews& v = a.v[view];
-    const int sign = a.left[view] ? -1 : 1;
-    const int d = lo + 32 * chunk + lane;
-    uint32_t key = kNoKey;
-    if (d < hi && !(v.mask_other.data && drow(v.mask_other, gy)[gx + sign * d] == 0))
-      key = static_cast<uint32_t>(window_cost_direct<kBest>(v, sign, gx, gy, d)) << 16 | static_cast<uint32_t>(d);
-    key = __reduce_min_sync(kFull, key);
-    if (lane == 0 && key != kNoKey) atomicMin(&a.wide_keys[j], key);
-  }
-}
+// The wide pixels the matching blocks listed, one block an entry, all over
+// the GPU. The block stages the pixel's 15 x 15 reference census and the
+// other view's columns for kWideThreads consecutive disparities in shared
+// memory (coalesced loads, all in flight together), then each thread sums
+// the window of one disparity from shared memory (window_cost_direct's sums
+// in the same order). The block's smallest key (cost << 16 | d) is the
+// result; with sub-pixel the costs of its neighbours come from the block's
+// cost array, which holds the whole evaluation interval.
+constexpr int kWideThreads = 128;
+constexpr int kWideSpan = 15;                                // window side
+constexpr int kWideColumns = kWideSpan + kWideThreads - 1;   // other-view columns of one pass
+constexpr int kWideGrid = 528;                               // 4 per H100 SM
+
+size_t wide_dynamic_bytes(int range_width) { return static_cast<size_t>(range_width + 2) * sizeof(uint16_t); }
 
 template <int kBest>
-__global__ void __launch_bounds__(kThreads) wide_finish_kernel(const __grid_constant__ Args a) {
+__global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constant__ Args a) {
+  __shared__ uint32_t s_ref[kWideSpan * kWideSpan];
+  __shared__ uint32_t s_other[kWideSpan * kWideColumns];
+  __shared__ uint32_t s_key;
+  extern __shared__ uint16_t s_cost[];  // window costs of the evaluation interval (sub-pixel)
   const unsigned count = min(*reinterpret_cast<volatile unsigned*>(a.wide_count), a.wide_capacity);
-  const int lane = threadIdx.x & 31;
-  for (unsigned j = blockIdx.x * kWarps + (threadIdx.x >> 5); j < count; j += gridDim.x * kWarps) {
-    const uint32_t e = a.wide_list[2 * j];
+  const int tid = threadIdx.x;
+  for (unsigned j = blockIdx.x; j < count; j += gridDim.x) {
+    const uint32_t e = a.wide_list[2 * j], span = a.wide_list[2 * j + 1];
     const int view = static_cast<int>(e >> 31);
     const int gx = static_cast<int>(e & 0xFFFFu), gy = static_cast<int>((e >> 16) & 0x7FFFu);
-    write_wide_result<kBest>(a.v[view], a.left[view] ? -1 : 1, a.subpixel[view], a.range, gx, gy, a.wide_keys[j]);
-    __syncwarp();
-    if (lane == 0) a.wide_keys[j] = kNoKey;
+    const int lo = static_cast<int>(span & 0xFFFFu), hi = static_cast<int>(span >> 16);
+    const MatchViews& v = a.v[view];
+    const bool left = a.left[view], subpixel = a.subpixel[view];
+    const int width = v.census_ref.width, height = v.census_ref.height;
+    int first, end;
+    evaluation_interval(lo, hi, gx, a.range, subpixel, &first, &end);
+    // Which window rows and columns lie in the image (outside pixels add 0).
+    unsigned row_in = 0, col_in = 0;
+#pragma unroll
+    for (int i = 0; i < kWideSpan; ++i) {
+      row_in |= (gy + i - 7 >= 0 && gy + i - 7 < height) ? 1u << i : 0u;
+      col_in |= (gx + i - 7 >= 0 && gx + i - 7 < width) ? 1u << i : 0u;
+    }
+    if (tid == 0) s_key = kNoKey;
+    for (int i = tid; i < kWideSpan * kWideSpan; i += kWideThreads) {
+      const int r = i / kWideSpan, c = i - r * kWideSpan;
+      s_ref[i] = (row_in >> r & col_in >> c & 1u) ? drow(v.census_ref, gy + r - 7)[gx + c - 7] : 0u;
+    }
+    for (int d0 = first; d0 < end; d0 += kWideThreads) {
+      // Staged column k is image column base + k, clamped: thread t's window
+      // column c at disparity d0 + t reads column c - t + kWideThreads - 1
+      // (left reference, x - d) or c + t (right, x + d).
+      const int base = left ? gx - 7 - d0 - (kWideThreads - 1) : gx - 7 + d0;
+      __syncthreads();  // the previous pass has read s_other
+      for (int i = tid; i < kWideSpan * kWideColumns; i += kWideThreads) {
+        const int r = i / kWideColumns, k = i - r * kWideColumns;
+        s_other[i] = (row_in >> r & 1u) ? __ldg(drow(v.census_other, gy + r - 7) + clampi(base + k, 0, width - 1)) : 0u;
+      }
+      __syncthreads();
+      const int d = d0 + tid;
+      const int k0 = left ? kWideThreads - 1 - tid : tid;
+      int sums[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+      for (int r = 0; r < kWideSpan; ++r) {
+#pragma unroll
+        for (int c = 0; c < kWideSpan; ++c) {
+          const int cost = census_cost(s_ref[r * kWideSpan + c], s_other[r * kWideColumns + k0 + c]);
+          sums[(r / 5) * 3 + c / 5] += (row_in >> r & col_in >> c & 1u) ? cost : 0;
+        }
+      }
+      if (d < end) {
+        const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
+        const int cost = window_cost_in_registers<kBest>(sums[4], around);
+        if (subpixel) s_cost[d - first] = static_cast<uint16_t>(cost);
+        const bool ok = d >= lo && d < hi && !(v.mask_other.data && drow(v.mask_other, gy)[gx + (left ? -d : d)] == 0);
+        if (ok) atomicMin(&s_key, static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d));
+      }
+    }
+    __syncthreads();
+    if (tid == 0) {
+      const uint32_t key = s_key;
+      const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+      drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
+      if (subpixel) {
+        int offset = 0;
+        if (subpixel_neighbours_in_range(best, gx, a.range.lo, a.range.hi))
+          offset = subpixel_offset_q4(s_cost[best - 1 - first], static_cast<int>(key >> 16), s_cost[best + 1 - first]);
+        drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+      }
+    }
+    __syncthreads();  // s_key and s_cost are free again
   }
-  // The last block out empties the list for the next launch (every block of
-  // both kernels has read the count by then).
-  __syncthreads();
-  if (threadIdx.x == 0) {
+  // The last block out empties the list for the next launch (every block
+  // has read the count by then).
+  if (tid == 0) {
     __threadfence();
     if (atomicAdd(&a.wide_count[1], 1u) == gridDim.x - 1) {
       a.wide_count[0] = 0u;
@@ -1238,8 +1284,8 @@ __global__ void __launch_bounds__(kThreads) wide_finish_kernel(const __grid_cons
   }
 }
 
-size_t dynamic_bytes(bool slots, int mask_words, int list_cap) {
-  const size_t slot_bytes = slots ? static_cast<size_t>(kPixels) * kCostSlots * sizeof(uint16_t) : 0;
+size_t dynamic_bytes(bool slots, int rows, int mask_words, int list_cap) {
+  const size_t slot_bytes = slots ? static_cast<size_t>(kTileW) * rows * kCostSlots * sizeof(uint16_t) : 0;
   // Cost slots, needed set, list.
   return slot_bytes + static_cast<size_t>(mask_words) * 4 + ((list_cap * 2 + 3) & ~3);
 }
@@ -1247,18 +1293,42 @@ size_t dynamic_bytes(bool slots, int mask_words, int list_cap) {
 bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }
 
 template <int kBest>
-void launch_wide(const Args& a, bool wide_kernel, cudaStream_t stream) {
-  if (wide_kernel) {
-    wide_costs_kernel<kBest><<<2 * kWideBlocks, kThreads, 0, stream>>>(a);
-    wide_finish_kernel<kBest><<<kWideBlocks, kThreads, 0, stream>>>(a);
-  }
+void launch_wide(const Args& a, bool with_list, cudaStream_t stream) {
+  if (with_list)
+    wide_kernel<kBest><<<kWideGrid, kWideThreads, wide_dynamic_bytes(a.list_cap), stream>>>(a);
 }
 
 template <int kBest, bool kWithSlots>
-cudaError_t launch_one(const Args& a, dim3 grid, size_t shared, bool wide_kernel, cudaStream_t stream) {
-  stream_match_kernel<kBest, kWithSlots><<<grid, kThreads, shared, stream>>>(a);
-  launch_wide<kBest>(a, wide_kernel, stream);
+cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t stream) {
+  const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
+  const dim3 grid((width + kTileW - 1) / kTileW, (height + rows - 1) / rows, views * a.slices);
+  const size_t shared = dynamic_bytes(kWithSlots, rows, a.mask_words, a.list_cap);
+  if (rows == kTallTileH)
+    stream_match_kernel<kBest, kWithSlots, kTallTileH><<<grid, kThreads, shared, stream>>>(a);
+  else
+    stream_match_kernel<kBest, kWithSlots, kTileH><<<grid, kThreads, shared, stream>>>(a);
   return cudaGetLastError();
+}
+
+// The coarsest level's tile height: kTallTileH where its grid takes no more
+// waves (2 blocks per SM) than kTileH's would, counted in the row steps of a
+// pass (tile rows plus the window margins). At 1024x768 x 256 (a 256x192
+// level) 32-row tiles make 288 blocks, a second wave of 24 on the H100's 264
+// slots; 48-row tiles make 192, one wave of longer passes.
+int full_range_rows(int width, int height, int blocks_per_tile) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
+    cudaGetLastError();
+    return kTileH;
+  }
+  const long long slots = 2LL * sms;
+  auto cost = [&](int rows) {
+    const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
+                             blocks_per_tile;
+    return (blocks + slots - 1) / slots * (rows + 2 * kMargin);
+  };
+  return cost(kTallTileH) <= cost(kTileH) ? kTallTileH : kTileH;
 }
 
 template <int kBest>
@@ -1298,16 +1368,14 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
   }
   const MatchScratch& sc = views[0].scratch;
   const bool wide_kernel =
-      !full_range && sc.wide_pixels != nullptr && sc.wide_keys != nullptr && sc.wide_counters != nullptr;
+      !full_range && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
   if (wide_kernel) {
     a.wide_list = sc.wide_pixels;
-    a.wide_keys = sc.wide_keys;
     a.wide_count = sc.wide_counters;
     a.wide_capacity = sc.wide_capacity / 2;
-    a.wide_chunks = (range_width + 31) / 32;
   }
-  const dim3 grid((width + kTileW - 1) / kTileW, (height + kTileH - 1) / kTileH, count * a.slices);
   if (!full_range) {
+    const dim3 grid((width + kTileW - 1) / kTileW, (height + kTileH - 1) / kTileH, count);
     bool masks = false;
     for (int i = 0; i < count; ++i) masks = masks || views[i].mask_other.data != nullptr;
     switch (p.best) {
@@ -1317,18 +1385,19 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
       default: return cudaErrorInvalidValue;
     }
   }
-  const size_t shared = dynamic_bytes(slots, a.mask_words, a.list_cap);
+  const int rows = full_range_rows(width, height, count * a.slices);
   switch (p.best) {
-    case 0: return slots ? launch_one<0, true>(a, grid, shared, wide_kernel, stream)
-                         : launch_one<0, false>(a, grid, shared, wide_kernel, stream);
-    case 1: return slots ? launch_one<1, true>(a, grid, shared, wide_kernel, stream)
-                         : launch_one<1, false>(a, grid, shared, wide_kernel, stream);
-    case 2: return slots ? launch_one<2, true>(a, grid, shared, wide_kernel, stream)
-                         : launch_one<2, false>(a, grid, shared, wide_kernel, stream);
+    case 0: return slots ? launch_full_range<0, true>(a, rows, count, stream)
+                         : launch_full_range<0, false>(a, rows, count, stream);
+    case 1: return slots ? launch_full_range<1, true>(a, rows, count, stream)
+                         : launch_full_range<1, false>(a, rows, count, stream);
+    case 2: return slots ? launch_full_range<2, true>(a, rows, count, stream)
+                         : launch_full_range<2, false>(a, rows, count, stream);
     default: return cudaErrorInvalidValue;
   }
 }
 
+// Tiles of kTileH rows: the most any level's grid has (tiles_done counters).
 int tile_count(int width, int height) {
   return ((width + kTileW - 1) / kTileW) * ((height + kTileH - 1) / kTileH);
 }
@@ -1350,12 +1419,18 @@ cudaError_t prepare_match(int radius) {
   // Every engine sets the same value (the device's maximum), so engines with
   // different radii never lower each other's limit.
   for (cudaError_t r : {raise_limit<0>(optin), raise_limit<1>(optin), raise_limit<2>(optin), raise_limit<4>(optin),
-                        raise_one(streaming::stream_match_kernel<0, false>, optin),
-                        raise_one(streaming::stream_match_kernel<0, true>, optin),
-                        raise_one(streaming::stream_match_kernel<1, false>, optin),
-                        raise_one(streaming::stream_match_kernel<1, true>, optin),
-                        raise_one(streaming::stream_match_kernel<2, false>, optin),
-                        raise_one(streaming::stream_match_kernel<2, true>, optin),
+                        raise_one(streaming::stream_match_kernel<0, false, streaming::kTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<0, false, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<0, true, streaming::kTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<0, true, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<1, false, streaming::kTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<1, false, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<1, true, streaming::kTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<1, true, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<2, false, streaming::kTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<2, false, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<2, true, streaming::kTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<2, true, streaming::kTallTileH>, optin),
                         raise_one(streaming::phased::refine_kernel<0, false>, optin),
                         raise_one(streaming::phased::refine_kernel<0, true>, optin),
                         raise_one(streaming::phased::refine_kernel<1, false>, optin),

@@ -17,15 +17,13 @@ namespace cs::cuda {
 // Refinement: pixels whose candidate interval is wide (holes beside
 // outliers) are matched one by one, by a second kernel over the whole GPU,
 // from a list (wide_pixels: wide_capacity words, two an entry; pixels beyond
-// it are matched by their tile's block) with a key per entry (wide_keys,
-// wide_capacity / 2 of them, all ones before the first launch and after
-// every launch). wide_counters: two, zero likewise.
+// it are matched by their tile's block). wide_counters: two, zero before the
+// first launch; every launch leaves them so again.
 // Without a list each tile's block matches its own.
 struct MatchScratch {
   ImageView<uint32_t> best_keys;   // the level's size
   unsigned* tiles_done = nullptr;  // match_tile_count(width, height) counters
   uint32_t* wide_pixels = nullptr;
-  uint32_t* wide_keys = nullptr;
   unsigned wide_capacity = 0;
   unsigned* wide_counters = nullptr;
 };

@@ -266,12 +266,10 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       if (left) sub_without_list = download(sub);
       if (streaming_kernel) {
         constexpr unsigned kCapacity = 40;
-        uint32_t *wide = nullptr, *keys = nullptr;
+        uint32_t* wide = nullptr;
         unsigned* counters = nullptr;
         ASSERT_CUDA(cudaMalloc(&wide, kCapacity * sizeof(uint32_t)));
-        ASSERT_CUDA(cudaMalloc(&keys, kCapacity * sizeof(uint32_t)));
         ASSERT_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
-        ASSERT_CUDA(cudaMemset(keys, 0xFF, kCapacity * sizeof(uint32_t)));
         ASSERT_CUDA(cudaMemset(counters, 0, 2 * sizeof(unsigned)));
         MatchViews vl = v;
         auto out3 = make_device<int16_t>(c.w, c.h);
@@ -279,7 +277,6 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         vl.disparity = out3.view();
         if (left) vl.subpixel_offset = sub3.view();
         vl.scratch.wide_pixels = wide;
-        vl.scratch.wide_keys = keys;
         vl.scratch.wide_capacity = kCapacity;
         vl.scratch.wide_counters = counters;
         for (int run = 0; run < 2; ++run) {  // the second run checks the scratch was left reset
@@ -290,7 +287,6 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
           }
         }
         cudaFree(wide);
-        cudaFree(keys);
         cudaFree(counters);
       }
 

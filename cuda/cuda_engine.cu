@@ -222,9 +222,15 @@ struct CudaEngine::Impl {
         CS_CUDA_TRY(cudaMemset2DAsync(k.data, k.pitch, 0xFF, C.width * sizeof(uint32_t), C.height, stream));
         CS_CUDA_TRY(cudaMemsetAsync(match_tiles[v].view().data, 0, match_tiles[v].bytes(), stream));
       }
-      // Wide pixels are rare (a few per cent at most); more go to their tiles' blocks.
-      // Two words an entry (matching.h).
-      CS_CUDA_TRY(match_wide.allocate(2 * std::max(4096, w * h / 8), 1));
+      // Wide pixels (holes beside outliers), two words an entry (matching.h).
+      // The room is also the list's budget: a tile that does not fit matches
+      // its own, which is cheaper where wide pixels are everywhere. On the
+      // H100 (bench/RESULTS.md) room for w * h / 32 entries lists all of
+      // 1024x768 x 512's (18k at level 0: 1.29 ms; streaming any of them in
+      // place, 1.6-2.0 ms) and a fraction of 640x480 x 512's 77k, where a
+      // third of the left view is occluded (2.42 ms; w * h / 8: 3.24, all
+      // of them: 3.62).
+      CS_CUDA_TRY(match_wide.allocate(2 * std::max(4096, w * h / 32), 1));
       CS_CUDA_TRY(match_wide_counters.allocate(2, 1));
       CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters.view().data, 0, match_wide_counters.bytes(), stream));
     }

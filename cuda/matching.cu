@@ -318,27 +318,18 @@ constexpr int kPixels = kTileW * kTileH;
 constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step (holes whose
                                  // neighbours span up to 2 coarser disparities; wider: direct)
 constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
-// A tile's wide pixels are streamed by its own block (over the rows they
-// occupy, for the union of their candidates) or go to the level's list for
-// wide_kernel, which spreads them over the whole GPU. Streaming in
-// place wins while it costs at most kWideStreamSteps warp row steps (about
-// one more pass of every warp over the tile). Beyond that the block would
-// finish long after the others (a straggler in the grid's last wave), so the
-// list is preferred unless the rough instruction counts say streaming is
-// kListBias times cheaper: a streaming step (one region row, two
-// disparities, 64 columns) against one direct window cost per lane (225
-// pixel costs) over 32 lanes. Measured on the H100 (bench/RESULTS.md): with
-// no bias 1024x768x256 took 0.53 ms (tiles with many wide pixels straggle);
-// with the list for everything over kWideStreamSteps 0.44 ms, but
-// 640x480x512 (a wide pixel in 1-3 % of the pixels) 14 ms against 2.3; bias
-// 4 gives 0.45 and 4.1 ms.
-constexpr int kWideStreamSteps = kWarps * (kTileH + 2 * kMargin);
-constexpr int kStreamStepCost = 100;
-constexpr int kDirectCost = 70;  // per (pixel, candidate)
-constexpr int kListBias = 4;
-constexpr int kOverflow = 0x8000;  // s_wide entry the level's list had no room for
+// A tile's wide pixels go to the level's list for wide_kernel, which
+// spreads them over the whole GPU, when the list has room for all of them;
+// else (or without a list) the tile's block streams them itself, over the
+// rows they occupy, for the union of their candidates: a tile streamed in
+// place finishes long after the others. Measured on the H100
+// (bench/RESULTS.md): listing every wide pixel beats every per-tile rule
+// that streamed some tiles in place (1024x768x512 1.30 ms against 1.6-2.0,
+// 1024x768x256 0.320 against 0.329-0.367), unless wide pixels are
+// everywhere: the list's room is its budget (cuda_engine.cu).
 constexpr int kMaxSlices = 16;
 constexpr unsigned kNoKey = 0xFFFFFFFFu;
+constexpr unsigned kNoRoom = 0xFFFFFFFFu;
 constexpr unsigned kNoCandidates = 0xFFFFFFFFu;  // lo = hi = 0xFFFF: nothing admissible
 constexpr uint16_t kNoSlots = 0xFFFF;
 constexpr unsigned kFull = 0xFFFFFFFFu;
@@ -422,39 +413,8 @@ struct ColumnWindow<2> {
 };
 
 // The window cost at (x, y, d) straight from the definition (stages.h
-// window_cost), for the few pixels matched one by one.
-template <int kBest>
-__device__ int window_cost_direct(const MatchViews& v, int sign, int x, int y, int d) {
-  const int w = v.census_ref.width, h = v.census_ref.height;
-  int sums[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll
-  for (int band = 0; band < 3; ++band) {
-    // All rows unrolled: the 75 loads of a band are in flight together
-    // (this runs one pixel per lane, latency-bound).
-#pragma unroll
-    for (int j = 0; j < 5; ++j) {
-      const int yy = y + (band - 1) * 5 + j - 2;
-      if (yy < 0 || yy >= h) continue;
-      const uint32_t* ref = drow(v.census_ref, yy);
-      const uint32_t* other = drow(v.census_other, yy);
-#pragma unroll
-      for (int col = 0; col < 3; ++col) {
-        int s = 0;
-#pragma unroll
-        for (int i = 0; i < 5; ++i) {
-          const int xx = x + (col - 1) * 5 + i - 2;
-          if (xx >= 0 && xx < w) s += census_cost(__ldg(ref + xx), __ldg(other + clampi(xx + sign * d, 0, w - 1)));
-        }
-        sums[band * 3 + col] += s;
-      }
-    }
-  }
-  const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
-  return window_cost_in_registers<kBest>(sums[4], around);
-}
-
-// window_cost_direct with the warp's lanes over the 15 x 15 pixels (every
-// lane gets the result).
+// window_cost), the warp's lanes over the 15 x 15 pixels (every lane gets
+// the result).
 template <int kBest>
 __device__ int window_cost_by_warp(const MatchViews& v, int sign, int x, int y, int d) {
   const int w = v.census_ref.width, h = v.census_ref.height;
@@ -658,35 +618,6 @@ __device__ void write_wide_result(const MatchViews& v, int sign, bool want_subpi
     offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
   }
   if ((threadIdx.x & 31) == 0) {
-    drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
-    if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
-  }
-}
-
-// Matches one wide pixel with one warp (lanes over its candidates, costs
-// straight from the definition) and writes its results.
-template <int kBest>
-__device__ void match_wide_pixel(const MatchViews& v, bool left, bool want_subpixel, Range range, int hole_radius,
-                                 int gx, int gy) {
-  const int lane = threadIdx.x & 31;
-  const int sign = left ? -1 : 1;
-  int lo = 0, hi = 0;
-  candidates(v, left, range, hole_radius, gx, gy, &lo, &hi);
-  uint32_t key = kNoKey;
-  for (int d = lo + lane; d < hi; d += 32) {
-    if (v.mask_other.data && drow(v.mask_other, gy)[gx + sign * d] == 0) continue;
-    const int c = window_cost_direct<kBest>(v, sign, gx, gy, d);
-    key = min(key, static_cast<uint32_t>(c) << 16 | static_cast<uint32_t>(d));
-  }
-  key = __reduce_min_sync(kFull, key);
-  const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
-  int offset = 0;
-  if (want_subpixel && subpixel_neighbours_in_range(best, gx, range.lo, range.hi)) {
-    const int c = lane < 2 ? window_cost_direct<kBest>(v, sign, gx, gy, best - 1 + 2 * lane) : 0;
-    const int cm = __shfl_sync(kFull, c, 0), cp = __shfl_sync(kFull, c, 1);
-    offset = subpixel_offset_q4(cm, static_cast<int>(key >> 16), cp);
-  }
-  if (lane == 0) {
     drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
     if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
   }
@@ -991,7 +922,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   __shared__ uint16_t s_wide[kPixels];  // wide pixels
   __shared__ uint8_t s_state[kPixels];
   __shared__ int s_count, s_wide_count;
-  __shared__ int s_wide_top, s_wide_bottom, s_wide_span;
+  __shared__ int s_wide_top, s_wide_bottom;
+  __shared__ unsigned s_wide_base;
   extern __shared__ __align__(16) unsigned char dyn[];
 
   const int view = blockIdx.z;
@@ -1019,7 +951,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
     s_wide_count = 0;
     s_wide_top = INT_MAX;
     s_wide_bottom = -1;
-    s_wide_span = 0;
   }
   __syncthreads();
 
@@ -1049,7 +980,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
             s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
             atomicMin(&s_wide_top, ty);
             atomicMax(&s_wide_bottom, ty);
-            atomicAdd(&s_wide_span, hi - lo);
           }
         }
       }
@@ -1116,44 +1046,45 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   __syncthreads();
   run(s_count, 0, rows + 10, false);
 
-  // The wide pixels: streamed here over the rows they occupy for the union of
-  // their candidates, or sent to the level's list (the same rule as
-  // stream_match_kernel's).
+  // The wide pixels: to the level's list when it has room for all of them
+  // (one reservation per block, so a tile is never split), else streamed
+  // here over the rows they occupy for the union of their candidates.
   if (s_wide_count > 0) {
-    if (warp == 0) list_needed(s_wide_needed, a.mask_words, range.lo, s_list, &s_count);
-    __syncthreads();
-    const int n = s_count, pairs = (n + 1) >> 1;
-    const int top = s_wide_top, wide_rows = s_wide_bottom - top + 1;
-    const long long steps = static_cast<long long>(pairs) * (wide_rows + 2 * kMargin);
-    const bool streamed = a.wide_list == nullptr || steps <= kWideStreamSteps ||
-                          kListBias * steps * kStreamStepCost <= static_cast<long long>(s_wide_span) * kDirectCost;
-    if (streamed) {
-      run(n, top, top + wide_rows + 10, true);
-      for (int j = warp; j < s_wide_count; j += kWarps) {
-        const int q = s_wide[j];
-        const int ty = q / kTileW;
-        write_wide_result<kBest>(v, sign, want_subpixel, range, x0 + q - ty * kTileW, y0 + ty, s_keys[q]);
+    if (tid == 0) {
+      unsigned base = kNoRoom;
+      if (a.wide_list) {
+        unsigned old = *reinterpret_cast<volatile unsigned*>(a.wide_count);
+        while (old + s_wide_count <= a.wide_capacity) {
+          const unsigned seen = atomicCAS(a.wide_count, old, old + s_wide_count);
+          if (seen == old) {
+            base = old;
+            break;
+          }
+          old = seen;
+        }
       }
-    } else {
+      s_wide_base = base;
+    }
+    __syncthreads();
+    const unsigned base = s_wide_base;
+    if (base != kNoRoom) {
       for (int j = tid; j < s_wide_count; j += kThreads) {
         const int q = s_wide[j];
         const int ty = q / kTileW;
         const int gx = x0 + q - ty * kTileW, gy = y0 + ty;
-        const unsigned e = atomicAdd(a.wide_count, 1u);
-        if (e < a.wide_capacity) {
-          a.wide_list[2 * e] = static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 | static_cast<uint32_t>(gx);
-          a.wide_list[2 * e + 1] = s_info[q];
-        }
-        else
-          s_wide[j] = static_cast<uint16_t>(q | kOverflow);
+        a.wide_list[2 * (base + j)] =
+            static_cast<uint32_t>(view) << 31 | static_cast<uint32_t>(gy) << 16 | static_cast<uint32_t>(gx);
+        a.wide_list[2 * (base + j) + 1] = s_info[q];
       }
+    } else {
+      if (warp == 0) list_needed(s_wide_needed, a.mask_words, range.lo, s_list, &s_count);
       __syncthreads();
+      const int top = s_wide_top, wide_rows = s_wide_bottom - top + 1;
+      run(s_count, top, top + wide_rows + 10, true);
       for (int j = warp; j < s_wide_count; j += kWarps) {
         const int q = s_wide[j];
-        if (!(q & kOverflow)) continue;
-        const int ty = (q & ~kOverflow) / kTileW;
-        match_wide_pixel<kBest>(v, left, want_subpixel, range, a.hole_radius, x0 + (q & ~kOverflow) - ty * kTileW,
-                                y0 + ty);
+        const int ty = q / kTileW;
+        write_wide_result<kBest>(v, sign, want_subpixel, range, x0 + q - ty * kTileW, y0 + ty, s_keys[q]);
       }
     }
   }
@@ -1188,8 +1119,7 @@ size_t dynamic_bytes(int mask_words, int list_cap) {
 // the GPU. The block stages the pixel's 15 x 15 reference census and the
 // other view's columns for kWideThreads consecutive disparities in shared
 // memory (coalesced loads, all in flight together), then each thread sums
-// the window of one disparity from shared memory (window_cost_direct's sums
-// in the same order). The block's smallest key (cost << 16 | d) is the
+// the window of one disparity from shared memory. The block's smallest key (cost << 16 | d) is the
 // result; with sub-pixel the costs of its neighbours come from the block's
 // cost array, which holds the whole evaluation interval.
 constexpr int kWideThreads = 128;

@@ -27,11 +27,23 @@ __device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray
   const int x0 = bx * kTileX - kLeft;
   const int y0 = by * kTileY - kR;
   const int tid = threadIdx.y * kThreadsX + threadIdx.x;
-  for (int i = tid; i < kSharedX * kSharedY; i += kThreadsX * kThreadsY) {
-    const int sy = i / kSharedX, sx = i - sy * kSharedX;
-    const int gx = clampi(x0 + sx, 0, gray.width - 1);
-    const int gy = clampi(y0 + sy, 0, gray.height - 1);
-    tile[sy][sx] = drow(gray, gy)[gx];
+  // Four bytes a thread: one word load where the word lies in the image and
+  // the row is word-aligned, else byte by byte with the reads clamped.
+  constexpr int kWords = kSharedX / 4;
+  const bool aligned = (reinterpret_cast<uintptr_t>(gray.data) & 3) == 0 && (gray.pitch & 3) == 0;
+  for (int i = tid; i < kWords * kSharedY; i += kThreadsX * kThreadsY) {
+    const int sy = i / kWords, sx = 4 * (i - sy * kWords);
+    const int gx = x0 + sx;
+    const uint8_t* row = drow(gray, clampi(y0 + sy, 0, gray.height - 1));
+    uint32_t word;
+    if (aligned && gx >= 0 && gx + 4 <= gray.width) {
+      word = *reinterpret_cast<const uint32_t*>(row + gx);
+    } else {
+      word = 0;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) word |= static_cast<uint32_t>(row[clampi(gx + k, 0, gray.width - 1)]) << (8 * k);
+    }
+    *reinterpret_cast<uint32_t*>(&tile[sy][sx]) = word;
   }
   __syncthreads();
   const int x = bx * kTileX + kPixelsPerThread * threadIdx.x;
@@ -58,11 +70,17 @@ __device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray
       ++bit;
     }
   }
-  uint32_t* out = drow(census, y) + x;
+  uint32_t code[kPixelsPerThread];
 #pragma unroll
-  for (int k = 0; k < kPixelsPerThread; ++k) {
-    if (x + k >= gray.width) break;
-    out[k] = ((acc[0] >> (8 * k)) & 0xFFu) | ((acc[1] >> (8 * k)) & 0xFFu) << 8 | ((acc[2] >> (8 * k)) & 0xFFu) << 16;
+  for (int k = 0; k < kPixelsPerThread; ++k)
+    code[k] = ((acc[0] >> (8 * k)) & 0xFFu) | ((acc[1] >> (8 * k)) & 0xFFu) << 8 | ((acc[2] >> (8 * k)) & 0xFFu) << 16;
+  uint32_t* out = drow(census, y) + x;
+  if (x + kPixelsPerThread <= gray.width && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
+    *reinterpret_cast<uint4*>(out) = make_uint4(code[0], code[1], code[2], code[3]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPixelsPerThread; ++k)
+      if (x + k < gray.width) out[k] = code[k];
   }
 }
 

@@ -311,10 +311,9 @@ constexpr int kMargin = 7;  // s + r for r = 2: region columns/rows around the t
 constexpr int kRegionW = 64;
 constexpr int kTileW = kRegionW - 2 * kMargin;
 constexpr int kTileH = 32;
-constexpr int kTallTileH = 48;  // the coarsest level's alternative (full_range_rows)
+constexpr int kTallTileH = 48;  // the coarsest level's alternative (tile_rows)
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kPixels = kTileW * kTileH;
 constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step (holes whose
                                  // neighbours span up to 2 coarser disparities; wider: direct)
 constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
@@ -796,10 +795,13 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
 // neighbours are kept as the specification reads, with no atomics.
 namespace phased {
 
-constexpr int kChunkPairs = 4;               // S planes held at once
-constexpr int kSRows = kTileH + 10;          // S rows of a tile: 5 above and below its output rows
-constexpr int kPlaneWords = kSRows * kRegionW;
+constexpr int kChunkPairs = 4;  // S planes held at once
 constexpr int kBlocksPerSm = 3;
+constexpr int kShortTileH = 24;  // the alternative tile height (refine_rows)
+
+// Words of one S plane for tiles of kRows rows: 5 S rows above and below the
+// tile's output rows.
+__host__ __device__ constexpr int plane_words(int rows) { return (rows + 10) * kRegionW; }
 
 // Phase 1, one warp: S of disparities d0 (low half) and d1 (high half) for
 // the plane rows [sb, se) (plane row r is image row y0 - 5 + r; plane column
@@ -882,7 +884,7 @@ __device__ __forceinline__ void visit(Track& s, const MatchViews& v, int gx, int
 }
 
 // Phase 2 for one pixel over the chunk's pairs [p0, p0 + np) of the list.
-template <int kBest, bool kMasks, bool kTrack>
+template <int kBest, bool kMasks, bool kTrack, int kRows>
 __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int x0, int y0, int q, int lo, int hi,
                                               int first, int end, const uint16_t* list, int n, int p0, int np,
                                               const uint32_t* planes, uint32_t* s_keys, uint32_t* s_sub,
@@ -902,7 +904,7 @@ __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int
     const int i = 2 * (p0 + j);
     const int d0 = list[i], d1 = i + 1 < n ? list[i + 1] : d0;
     if (d1 < first || d0 >= end) continue;
-    const uint32_t w = window_pair<kBest>(planes + j * kPlaneWords, tx, ty);
+    const uint32_t w = window_pair<kBest>(planes + j * plane_words(kRows), tx, ty);
     if (d0 >= first) visit<kMasks, kTrack>(s, v, gx, gy, sign, lo, hi, d0, w & 0xFFFFu);
     if (d1 != d0 && d1 < end) visit<kMasks, kTrack>(s, v, gx, gy, sign, lo, hi, d1, w >> 16);
   }
@@ -913,8 +915,10 @@ __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int
   }
 }
 
-template <int kBest, bool kMasks>
+template <int kBest, bool kMasks, int kRows>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __grid_constant__ Args a) {
+  constexpr int kPixels = kTileW * kRows;
+  constexpr int kPlaneWords = plane_words(kRows);
   __shared__ uint32_t s_info[kPixels];  // candidates lo | hi << 16
   __shared__ uint32_t s_keys[kPixels];  // best cost << 16 | d
   __shared__ uint32_t s_sub[kPixels];   // sub-pixel neighbours' costs cm | cp << 16 of the current best
@@ -932,8 +936,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   const int sign = left ? -1 : 1;
   const bool want_subpixel = a.subpixel[view];
   const int width = v.census_ref.width, height = v.census_ref.height;
-  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kTileH;
-  const int rows = mini(kTileH, height - y0);
+  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kRows;
+  const int rows = mini(kRows, height - y0);
   const int tid = threadIdx.x, warp = tid >> 5;
   const Range range = a.range;
 
@@ -1022,10 +1026,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           evaluation_interval(lo, hi, x0 + q % kTileW, range, want_subpixel, &first, &end);
           if (end <= d_lo || first > d_hi) continue;
           if (want_subpixel)
-            pixel_windows<kBest, kMasks, true>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
+            pixel_windows<kBest, kMasks, true, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
                                                s_keys, s_sub, s_prev);
           else
-            pixel_windows<kBest, kMasks, false>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
+            pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
                                                 s_keys, s_sub, s_prev);
         }
       } else {
@@ -1034,7 +1038,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           const uint32_t info = s_info[q];
           const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
           if (hi <= d_lo || lo > d_hi) continue;
-          pixel_windows<kBest, kMasks, false>(v, sign, x0, y0, q, lo, hi, lo, hi, s_list, n, p0, np, planes, s_keys,
+          pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, lo, hi, s_list, n, p0, np, planes, s_keys,
                                               s_sub, s_prev);
         }
       }
@@ -1108,8 +1112,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   }
 }
 
-size_t dynamic_bytes(int mask_words, int list_cap) {
-  return static_cast<size_t>(kChunkPairs) * kPlaneWords * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
+size_t dynamic_bytes(int rows, int mask_words, int list_cap) {
+  return static_cast<size_t>(kChunkPairs) * plane_words(rows) * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
          ((list_cap * 2 + 3) & ~3);
 }
 
@@ -1240,34 +1244,48 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t s
   return cudaGetLastError();
 }
 
-// The coarsest level's tile height: kTallTileH where its grid takes no more
-// waves (2 blocks per SM) than kTileH's would, counted in the row steps of a
-// pass (tile rows plus the window margins). At 1024x768 x 256 (a 256x192
-// level) 32-row tiles make 288 blocks, a second wave of 24 on the H100's 264
-// slots; 48-row tiles make 192, one wave of longer passes.
-int full_range_rows(int width, int height, int blocks_per_tile) {
+// Of two tile heights, `preferred` unless `other` makes a grid that costs
+// fewer row steps per block slot: the grid's waves (blocks over
+// blocks_per_sm times the SMs, rounded up) times the row steps of a pass
+// (tile rows plus the window margins). The coarsest level chooses between
+// 48 and 32 rows: at 1024x768 x 256 (a 256x192 level) 32-row tiles make 288
+// blocks, a second wave of 24 on the H100's 264 slots, 48-row tiles 192 (one
+// wave of longer passes). Refinement chooses between 32 and 24: level 1 of
+// 1024x768 (512x384) makes 264 blocks of 32 rows, 2 per SM where 3 fit, or
+// 352 of 24 rows.
+int tile_rows(int width, int height, int blocks_per_tile, int blocks_per_sm, int preferred, int other) {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
     cudaGetLastError();
-    return kTileH;
+    return preferred;
   }
-  const long long slots = 2LL * sms;
+  const long long slots = static_cast<long long>(blocks_per_sm) * sms;
   auto cost = [&](int rows) {
     const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
                              blocks_per_tile;
     return (blocks + slots - 1) / slots * (rows + 2 * kMargin);
   };
-  return cost(kTallTileH) <= cost(kTileH) ? kTallTileH : kTileH;
+  return cost(other) < cost(preferred) ? other : preferred;
+}
+
+template <int kBest, int kRows>
+void launch_refine_rows(const Args& a, int views, bool masks, cudaStream_t stream) {
+  const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
+  const dim3 grid((width + kTileW - 1) / kTileW, (height + kRows - 1) / kRows, views);
+  const size_t shared = phased::dynamic_bytes(kRows, a.mask_words, a.list_cap);
+  if (masks)
+    phased::refine_kernel<kBest, true, kRows><<<grid, kThreads, shared, stream>>>(a);
+  else
+    phased::refine_kernel<kBest, false, kRows><<<grid, kThreads, shared, stream>>>(a);
 }
 
 template <int kBest>
-cudaError_t launch_refine(const Args& a, dim3 grid, bool masks, bool wide_kernel, cudaStream_t stream) {
-  const size_t shared = phased::dynamic_bytes(a.mask_words, a.list_cap);
-  if (masks)
-    phased::refine_kernel<kBest, true><<<grid, kThreads, shared, stream>>>(a);
+cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool wide_kernel, cudaStream_t stream) {
+  if (rows == phased::kShortTileH)
+    launch_refine_rows<kBest, phased::kShortTileH>(a, views, masks, stream);
   else
-    phased::refine_kernel<kBest, false><<<grid, kThreads, shared, stream>>>(a);
+    launch_refine_rows<kBest, kTileH>(a, views, masks, stream);
   launch_wide<kBest>(a, wide_kernel, stream);
   return cudaGetLastError();
 }
@@ -1305,17 +1323,21 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     a.wide_capacity = sc.wide_capacity / 2;
   }
   if (!full_range) {
-    const dim3 grid((width + kTileW - 1) / kTileW, (height + kTileH - 1) / kTileH, count);
+    int rows = p.tile_rows;
+    if (rows == 0) rows = tile_rows(width, height, count, phased::kBlocksPerSm, kTileH, phased::kShortTileH);
+    if (rows != kTileH && rows != phased::kShortTileH) return cudaErrorInvalidValue;
     bool masks = false;
     for (int i = 0; i < count; ++i) masks = masks || views[i].mask_other.data != nullptr;
     switch (p.best) {
-      case 0: return launch_refine<0>(a, grid, masks, wide_kernel, stream);
-      case 1: return launch_refine<1>(a, grid, masks, wide_kernel, stream);
-      case 2: return launch_refine<2>(a, grid, masks, wide_kernel, stream);
+      case 0: return launch_refine<0>(a, rows, count, masks, wide_kernel, stream);
+      case 1: return launch_refine<1>(a, rows, count, masks, wide_kernel, stream);
+      case 2: return launch_refine<2>(a, rows, count, masks, wide_kernel, stream);
       default: return cudaErrorInvalidValue;
     }
   }
-  const int rows = full_range_rows(width, height, count * a.slices);
+  int rows = p.tile_rows;
+  if (rows == 0) rows = tile_rows(width, height, count * a.slices, 2, kTallTileH, kTileH);
+  if (rows != kTileH && rows != kTallTileH) return cudaErrorInvalidValue;
   switch (p.best) {
     case 0: return slots ? launch_full_range<0, true>(a, rows, count, stream)
                          : launch_full_range<0, false>(a, rows, count, stream);
@@ -1327,7 +1349,7 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
   }
 }
 
-// Tiles of kTileH rows: the most any level's grid has (tiles_done counters).
+// Tiles of kTileH rows: the most a full-range grid has (tiles_done counters).
 int tile_count(int width, int height) {
   return ((width + kTileW - 1) / kTileW) * ((height + kTileH - 1) / kTileH);
 }
@@ -1361,12 +1383,18 @@ cudaError_t prepare_match(int radius) {
                         raise_one(streaming::stream_match_kernel<2, false, streaming::kTallTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTallTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, false>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, true>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, false>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, true>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, false>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, true>, optin)})
+                        raise_one(streaming::phased::refine_kernel<0, false, streaming::kTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<0, false, streaming::phased::kShortTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<0, true, streaming::kTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<0, true, streaming::phased::kShortTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, false, streaming::kTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, false, streaming::phased::kShortTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, true, streaming::kTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, true, streaming::phased::kShortTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, false, streaming::kTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, false, streaming::phased::kShortTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, true, streaming::kTileH>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, true, streaming::phased::kShortTileH>, optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }

@@ -47,6 +47,9 @@ struct MatchParams {
   int radius = 2;
   int best = 2;  // 0, 1, 2 or 4 (WindowVariant)
   int hole_radius = 2;
+  // Tile height of the radius-2 kernels: 0 chooses per grid (the usual);
+  // else 32 or 48 at the coarsest level, 32 or 24 below it (tests force each).
+  int tile_rows = 0;
 };
 
 // Shared memory one block needs for this radius (for the caller's checks).

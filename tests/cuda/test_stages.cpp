@@ -243,12 +243,46 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       mp.best = c.best;
       mp.hole_radius = 2;
 
+      // Sub-pixel: the offsets the matcher kept give finish_disparity's Q4.
+      auto check_subpixel = [&](const Image<int16_t>& disparity, const DeviceImage<int16_t>& out,
+                                const DeviceImage<int8_t>& offsets, const char* what) {
+        Image<uint16_t> q4(c.w, c.h);
+        finish_disparity(in.census_left, in.census_right, disparity, c.range, c.radius, c.best, true, q4.view());
+        auto dq4 = make_device<uint16_t>(c.w, c.h);
+        FrameCounters* counters = nullptr;
+        ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
+        ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
+        ASSERT_CUDA(enqueue_finish(out.cview(), offsets.cview(), {}, dq4.view(), counters, nullptr));
+        EXPECT_TRUE(same_image(q4, download(dq4))) << "sub-pixel, " << what;
+        FrameCounters host{};
+        ASSERT_CUDA(cudaMemcpy(&host, counters, sizeof(host), cudaMemcpyDeviceToHost));
+        size_t valid = 0;
+        for (auto d : disparity.pixels) valid += d >= 0;
+        EXPECT_EQ(host.valid_pixels, valid) << what;
+        EXPECT_EQ(host.foreground_pixels, static_cast<unsigned long long>(c.w) * c.h) << what;
+        cudaFree(counters);
+      };
+
+      // The radius-2 kernels come in two tile heights a level, chosen per
+      // grid; each is forced in turn (other kernels ignore the choice).
+      const bool streaming_kernel = c.radius == 2 && c.best != 4;
       Image<int16_t> expected;
       match_full_range(cref, coth, ref, mref, moth, c.range, c.radius, c.best, expected);
       auto out = make_device<int16_t>(c.w, c.h);
+      auto sub_full = make_device<int8_t>(c.w, c.h);
       v.disparity = out.view();
-      ASSERT_CUDA(enqueue_match(v, mp, nullptr));
-      EXPECT_TRUE(same_image(expected, download(out))) << "full range";
+      for (int rows : {32, 48}) {
+        mp.tile_rows = streaming_kernel ? rows : 0;
+        ASSERT_CUDA(enqueue_match(v, mp, nullptr));
+        EXPECT_TRUE(same_image(expected, download(out))) << "full range, tile rows " << rows;
+        if (left) {  // the coarsest level is also the finest when there is one level
+          MatchViews vs = v;
+          vs.subpixel_offset = sub_full.view();
+          ASSERT_CUDA(enqueue_match(vs, mp, nullptr));
+          EXPECT_TRUE(same_image(expected, download(out))) << "full range with sub-pixel, tile rows " << rows;
+          check_subpixel(expected, out, sub_full, "full range");
+        }
+      }
 
       refine_level(cref, coth, ref, mref, moth, coarser, c.range, c.radius, c.best, 2, expected);
       auto out2 = make_device<int16_t>(c.w, c.h);
@@ -256,12 +290,14 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       v.coarser = dcoarse.cview();
       v.disparity = out2.view();
       if (left) v.subpixel_offset = sub.view();
-      ASSERT_CUDA(enqueue_match(v, mp, nullptr));
-      EXPECT_TRUE(same_image(expected, download(out2))) << "refine";
+      for (int rows : {32, 24}) {
+        mp.tile_rows = streaming_kernel ? rows : 0;
+        ASSERT_CUDA(enqueue_match(v, mp, nullptr));
+        EXPECT_TRUE(same_image(expected, download(out2))) << "refine, tile rows " << rows;
+      }
 
-      // Again with a list of wide pixels (its kernels, the tiles' choice
-      // between list and streaming, and a list too short for them all).
-      const bool streaming_kernel = c.radius == 2 && c.best != 4;
+      // Again with a list of wide pixels (its kernel, and a list too short
+      // for them all: the tiles that do not fit match their own).
       Image<int8_t> sub_without_list;
       if (left) sub_without_list = download(sub);
       if (streaming_kernel) {
@@ -279,7 +315,8 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         vl.scratch.wide_pixels = wide;
         vl.scratch.wide_capacity = kCapacity;
         vl.scratch.wide_counters = counters;
-        for (int run = 0; run < 2; ++run) {  // the second run checks the scratch was left reset
+        for (int run = 0; run < 4; ++run) {  // later runs check the scratch was left reset
+          mp.tile_rows = run % 2 ? 24 : 32;
           ASSERT_CUDA(enqueue_match(vl, mp, nullptr));
           EXPECT_TRUE(same_image(expected, download(out3))) << "refine with wide list, run " << run;
           if (left) {
@@ -290,24 +327,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         cudaFree(counters);
       }
 
-      if (left) {
-        // Sub-pixel: the offsets the matcher kept give finish_disparity's Q4.
-        Image<uint16_t> q4(c.w, c.h);
-        finish_disparity(in.census_left, in.census_right, expected, c.range, c.radius, c.best, true, q4.view());
-        auto dq4 = make_device<uint16_t>(c.w, c.h);
-        FrameCounters* counters = nullptr;
-        ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
-        ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
-        ASSERT_CUDA(enqueue_finish(out2.cview(), as_const(sub.view()), {}, dq4.view(), counters, nullptr));
-        EXPECT_TRUE(same_image(q4, download(dq4))) << "sub-pixel";
-        FrameCounters host{};
-        ASSERT_CUDA(cudaMemcpy(&host, counters, sizeof(host), cudaMemcpyDeviceToHost));
-        size_t valid = 0;
-        for (auto d : expected.pixels) valid += d >= 0;
-        EXPECT_EQ(host.valid_pixels, valid);
-        EXPECT_EQ(host.foreground_pixels, static_cast<unsigned long long>(c.w) * c.h);
-        cudaFree(counters);
-      }
+      if (left) check_subpixel(expected, out2, sub, "refine");
     }
   }
 }

@@ -12,4 +12,10 @@ namespace cs::cuda {
 cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, ImageView<uint32_t> rgb,
                             cudaStream_t stream);
 
+// Both views of a pair (same format and size; rgb both set or both empty)
+// in one launch.
+cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, ImageView<uint8_t> gray_left,
+                                 ImageView<uint8_t> gray_right, ImageView<uint32_t> rgb_left,
+                                 ImageView<uint32_t> rgb_right, cudaStream_t stream);
+
 }  // namespace cs::cuda

@@ -471,9 +471,9 @@ struct CudaEngine::Impl {
     // (on the upload stream) is done; after it they may be refilled.
     for (int k : frame_slots) CS_CUDA_TRY(cudaStreamWaitEvent(stream, slots[k].uploaded, 0));
     last_from_upload = !frame_slots.empty();
-    for (int v = 0; v < 2; ++v)
-      CS_CUDA_TRY(enqueue_convert(v == 0 ? dl : dr, lv[0].gray[v].view(),
-                                  params.background ? lv[0].rgb[v].view() : ImageView<uint32_t>{}, stream));
+    CS_CUDA_TRY(enqueue_convert_pair(dl, dr, lv[0].gray[0].view(), lv[0].gray[1].view(),
+                                     params.background ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
+                                     params.background ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, stream));
     give_back_frame_slots();
     if (!graph_ready) {
       e = build_graph();
@@ -976,9 +976,9 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   t.on = true;
   t.stream = m.stream;
   t.mark("start");
-  for (int v = 0; v < 2; ++v)
-    CS_CUDA_TRY(enqueue_convert(v == 0 ? m.last_left : m.last_right, m.lv[0].gray[v].view(),
-                                m.params.background ? m.lv[0].rgb[v].view() : ImageView<uint32_t>{}, m.stream));
+  CS_CUDA_TRY(enqueue_convert_pair(m.last_left, m.last_right, m.lv[0].gray[0].view(), m.lv[0].gray[1].view(),
+                                   m.params.background ? m.lv[0].rgb[0].view() : ImageView<uint32_t>{},
+                                   m.params.background ? m.lv[0].rgb[1].view() : ImageView<uint32_t>{}, m.stream));
   t.mark("convert");
   e = m.enqueue_body(m.stream, &t);
   if (!e.empty()) return e;

@@ -1,6 +1,7 @@
 #include "matching.h"
 
 #include <climits>
+#include <initializer_list>
 
 #include "cuda_util.h"
 #include "stereo_math.h"
@@ -311,7 +312,8 @@ constexpr int kMargin = 7;  // s + r for r = 2: region columns/rows around the t
 constexpr int kRegionW = 64;
 constexpr int kTileW = kRegionW - 2 * kMargin;
 constexpr int kTileH = 32;
-constexpr int kTallTileH = 48;  // the coarsest level's alternative (tile_rows)
+constexpr int kTallTileH = 48;    // the coarsest level's alternatives (tile_rows)
+constexpr int kMiddleTileH = 40;
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step (holes whose
@@ -1239,34 +1241,42 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t s
   const size_t shared = dynamic_bytes(kWithSlots, rows, a.mask_words, a.list_cap);
   if (rows == kTallTileH)
     stream_match_kernel<kBest, kWithSlots, kTallTileH><<<grid, kThreads, shared, stream>>>(a);
+  else if (rows == kMiddleTileH)
+    stream_match_kernel<kBest, kWithSlots, kMiddleTileH><<<grid, kThreads, shared, stream>>>(a);
   else
     stream_match_kernel<kBest, kWithSlots, kTileH><<<grid, kThreads, shared, stream>>>(a);
   return cudaGetLastError();
 }
 
-// Of two tile heights, `preferred` unless `other` makes a grid that costs
-// fewer row steps per block slot: the grid's waves (blocks over
-// blocks_per_sm times the SMs, rounded up) times the row steps of a pass
-// (tile rows plus the window margins). The coarsest level chooses between
-// 48 and 32 rows: at 1024x768 x 256 (a 256x192 level) 32-row tiles make 288
-// blocks, a second wave of 24 on the H100's 264 slots, 48-row tiles 192 (one
-// wave of longer passes). Refinement chooses between 32 and 24: level 1 of
-// 1024x768 (512x384) makes 264 blocks of 32 rows, 2 per SM where 3 fit, or
-// 352 of 24 rows.
-int tile_rows(int width, int height, int blocks_per_tile, int blocks_per_sm, int preferred, int other) {
+// Of the tile heights a kernel comes in (`heights`, tallest first), the one
+// whose grid costs the fewest row steps per block slot: the grid's waves
+// (blocks over blocks_per_sm times the SMs, rounded up) times the row steps
+// of a pass (tile rows plus the window margins); ties to the taller, which
+// streams fewer margin rows a pixel. The coarsest level chooses among 48, 40
+// and 32 rows: at 1024x768 x 256 (a 256x192 level) 32-row tiles make 288
+// blocks, a second wave of 24 on the H100's 264 slots, 40-row tiles 240 (one
+// wave). Refinement chooses between 32 and 24: level 1 of 1024x768 (512x384)
+// makes 264 blocks of 32 rows, 2 per SM where 3 fit, or 352 of 24 rows.
+int tile_rows(int width, int height, int blocks_per_tile, int blocks_per_sm, std::initializer_list<int> heights) {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
     cudaGetLastError();
-    return preferred;
+    return *heights.begin();
   }
   const long long slots = static_cast<long long>(blocks_per_sm) * sms;
-  auto cost = [&](int rows) {
+  int best = 0;
+  long long best_cost = 0;
+  for (int rows : heights) {
     const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
                              blocks_per_tile;
-    return (blocks + slots - 1) / slots * (rows + 2 * kMargin);
-  };
-  return cost(other) < cost(preferred) ? other : preferred;
+    const long long cost = (blocks + slots - 1) / slots * (rows + 2 * kMargin);
+    if (best == 0 || cost < best_cost) {
+      best = rows;
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 template <int kBest, int kRows>
@@ -1324,7 +1334,7 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
   }
   if (!full_range) {
     int rows = p.tile_rows;
-    if (rows == 0) rows = tile_rows(width, height, count, phased::kBlocksPerSm, kTileH, phased::kShortTileH);
+    if (rows == 0) rows = tile_rows(width, height, count, phased::kBlocksPerSm, {kTileH, phased::kShortTileH});
     if (rows != kTileH && rows != phased::kShortTileH) return cudaErrorInvalidValue;
     bool masks = false;
     for (int i = 0; i < count; ++i) masks = masks || views[i].mask_other.data != nullptr;
@@ -1336,8 +1346,8 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     }
   }
   int rows = p.tile_rows;
-  if (rows == 0) rows = tile_rows(width, height, count * a.slices, 2, kTallTileH, kTileH);
-  if (rows != kTileH && rows != kTallTileH) return cudaErrorInvalidValue;
+  if (rows == 0) rows = tile_rows(width, height, count * a.slices, 2, {kTallTileH, kMiddleTileH, kTileH});
+  if (rows != kTileH && rows != kMiddleTileH && rows != kTallTileH) return cudaErrorInvalidValue;
   switch (p.best) {
     case 0: return slots ? launch_full_range<0, true>(a, rows, count, stream)
                          : launch_full_range<0, false>(a, rows, count, stream);
@@ -1373,16 +1383,22 @@ cudaError_t prepare_match(int radius) {
   for (cudaError_t r : {raise_limit<0>(optin), raise_limit<1>(optin), raise_limit<2>(optin), raise_limit<4>(optin),
                         raise_one(streaming::stream_match_kernel<0, false, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<0, false, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<0, false, streaming::kMiddleTileH>, optin),
                         raise_one(streaming::stream_match_kernel<0, true, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<0, true, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<0, true, streaming::kMiddleTileH>, optin),
                         raise_one(streaming::stream_match_kernel<1, false, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<1, false, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<1, false, streaming::kMiddleTileH>, optin),
                         raise_one(streaming::stream_match_kernel<1, true, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<1, true, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<1, true, streaming::kMiddleTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, false, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, false, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<2, false, streaming::kMiddleTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTallTileH>, optin),
+                        raise_one(streaming::stream_match_kernel<2, true, streaming::kMiddleTileH>, optin),
                         raise_one(streaming::phased::refine_kernel<0, false, streaming::kTileH>, optin),
                         raise_one(streaming::phased::refine_kernel<0, false, streaming::phased::kShortTileH>, optin),
                         raise_one(streaming::phased::refine_kernel<0, true, streaming::kTileH>, optin),

@@ -48,7 +48,8 @@ struct MatchParams {
   int best = 2;  // 0, 1, 2 or 4 (WindowVariant)
   int hole_radius = 2;
   // Tile height of the radius-2 kernels: 0 chooses per grid (the usual);
-  // else 32 or 48 at the coarsest level, 32 or 24 below it (tests force each).
+  // else 32, 40 or 48 at the coarsest level, 32 or 24 below it (tests force
+  // each).
   int tile_rows = 0;
 };
 

@@ -93,6 +93,31 @@ TEST(CudaStages, ConvertEveryFormat) {
       ASSERT_CUDA(enqueue_convert(t.device, dgray.view(), drgb.view(), nullptr));
       EXPECT_TRUE(same_image(gray, download(dgray)));
       EXPECT_TRUE(same_image(rgb, download(drgb)));
+
+      // A pair in one launch: a second frame on the left, the first on the
+      // right with its first plane at an odd address (byte loads).
+      TestFrame t2;
+      make_frame(f, size.first, size.second, 77 + static_cast<int>(f), &t2);
+      Image<uint8_t> gray2;
+      Image<uint32_t> rgb2;
+      convert_to_gray(t2.host, gray2);
+      convert_to_rgb(t2.host, rgb2);
+      const auto& plane0 = t.dev[0].view();
+      const int plane0_rows = plane0.height;
+      uint8_t* odd = nullptr;
+      ASSERT_CUDA(cudaMalloc(&odd, plane0.pitch * plane0_rows + 1));
+      ASSERT_CUDA(cudaMemcpy(odd + 1, plane0.data, plane0.pitch * plane0_rows, cudaMemcpyDeviceToDevice));
+      FrameView right = t.device;
+      right.plane[0] = odd + 1;
+      auto dgray2 = make_device<uint8_t>(size.first, size.second);
+      auto drgb2 = make_device<uint32_t>(size.first, size.second);
+      ASSERT_CUDA(enqueue_convert_pair(t2.device, right, dgray2.view(), dgray.view(), drgb2.view(), drgb.view(),
+                                       nullptr));
+      EXPECT_TRUE(same_image(gray2, download(dgray2))) << "pair, left";
+      EXPECT_TRUE(same_image(rgb2, download(drgb2))) << "pair, left";
+      EXPECT_TRUE(same_image(gray, download(dgray))) << "pair, right at an odd address";
+      EXPECT_TRUE(same_image(rgb, download(drgb))) << "pair, right at an odd address";
+      cudaFree(odd);
     }
 }
 
@@ -271,7 +296,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       auto out = make_device<int16_t>(c.w, c.h);
       auto sub_full = make_device<int8_t>(c.w, c.h);
       v.disparity = out.view();
-      for (int rows : {32, 48}) {
+      for (int rows : {32, 40, 48}) {
         mp.tile_rows = streaming_kernel ? rows : 0;
         ASSERT_CUDA(enqueue_match(v, mp, nullptr));
         EXPECT_TRUE(same_image(expected, download(out))) << "full range, tile rows " << rows;

@@ -281,7 +281,8 @@ cudaError_t raise_limit(int optin) {
 // ---------------------------------------------------------------- streaming kernel (r = 2)
 //
 // The fast path for sub-window radius 2 and the Box, Best1 and Best2
-// windows. A block owns a tile of kTileW x kTileH reference pixels. It first
+// windows. A block owns a tile of kTileW x kTileH reference pixels (or
+// another height, tile_rows). It first
 // works out which disparities some pixel of the tile needs (each pixel's
 // candidate interval, widened by one on each side where the sub-pixel step
 // wants C(d - 1) and C(d + 1)), then each warp takes pairs of those
@@ -316,9 +317,9 @@ constexpr int kTallTileH = 48;    // the coarsest level's alternatives (tile_row
 constexpr int kMiddleTileH = 40;
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step (holes whose
-                                 // neighbours span up to 2 coarser disparities; wider: direct)
-constexpr int kWideWidth = 24;   // evaluation intervals wider than this go pixel by pixel
+constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step at the coarsest
+                                 // level (a second round evaluates winners beyond them)
+constexpr int kWideWidth = 24;   // a pixel with a wider evaluation interval is wide (listed or streamed apart)
 // A tile's wide pixels go to the level's list for wide_kernel, which
 // spreads them over the whole GPU, when the list has room for all of them;
 // else (or without a list) the tile's block streams them itself, over the

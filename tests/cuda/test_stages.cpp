@@ -12,6 +12,7 @@
 #include "cross_check.h"
 #include "encode_output.h"
 #include "finish.h"
+#include "frame_checks.h"
 #include "gpu_test_util.h"
 #include "matching.h"
 #include "morphology.h"
@@ -21,17 +22,6 @@
 
 namespace cs::cuda::test {
 namespace {
-
-int bytes_per_pixel(PixelFormat f) {
-  switch (f) {
-    case PixelFormat::RGB:
-    case PixelFormat::BGR: return 3;
-    case PixelFormat::GRAY8:
-    case PixelFormat::I420:
-    case PixelFormat::NV12: return 1;
-    default: return 4;
-  }
-}
 
 // A random host frame with padded rows, and a device copy with other padding.
 struct TestFrame {
@@ -43,35 +33,39 @@ struct TestFrame {
 
 void make_frame(PixelFormat f, int w, int h, uint32_t seed, TestFrame* t) {
   std::mt19937 rng(seed);
-  const int cw = (w + 1) / 2, ch = (h + 1) / 2;
-  int row_bytes[3] = {w * bytes_per_pixel(f), 0, 0}, rows[3] = {h, 0, 0}, n = 1;
-  if (f == PixelFormat::I420) {
-    n = 3;
-    row_bytes[1] = row_bytes[2] = cw;
-    rows[1] = rows[2] = ch;
-  } else if (f == PixelFormat::NV12) {
-    n = 2;
-    row_bytes[1] = 2 * cw;
-    rows[1] = ch;
-  }
   t->host = FrameView{};
   t->host.format = f;
   t->host.width = w;
   t->host.height = h;
   t->device = t->host;
   t->device.memory = Memory::Device;
-  for (int i = 0; i < n; ++i) {
-    const int pitch = row_bytes[i] + 7;  // odd padding: a pitched view
-    t->planes[i].resize(static_cast<size_t>(pitch) * rows[i]);
+  const PlaneShape shape = plane_shape(t->host);
+  for (int i = 0; i < shape.count; ++i) {
+    const int row_bytes = static_cast<int>(shape.row_bytes[i]), rows = shape.rows[i];
+    const int pitch = row_bytes + 7;  // odd padding: a pitched view
+    t->planes[i].resize(static_cast<size_t>(pitch) * rows);
     for (auto& b : t->planes[i]) b = static_cast<uint8_t>(rng());
     t->host.plane[i] = t->planes[i].data();
     t->host.pitch[i] = pitch;
-    ASSERT_CUDA(t->dev[i].allocate(row_bytes[i], rows[i]));
-    ASSERT_CUDA(cudaMemcpy2D(t->dev[i].view().data, t->dev[i].view().pitch, t->planes[i].data(), pitch, row_bytes[i],
-                             rows[i], cudaMemcpyHostToDevice));
+    ASSERT_CUDA(t->dev[i].allocate(row_bytes, rows));
+    ASSERT_CUDA(cudaMemcpy2D(t->dev[i].view().data, t->dev[i].view().pitch, t->planes[i].data(), pitch, row_bytes,
+                             rows, cudaMemcpyHostToDevice));
     t->device.plane[i] = t->dev[i].view().data;
     t->device.pitch[i] = t->dev[i].view().pitch;
   }
+}
+
+// A random frame and the CPU reference's conversion of it.
+struct ConvertCase {
+  TestFrame frame;
+  Image<uint8_t> gray;
+  Image<uint32_t> rgb;
+};
+
+void make_convert_case(PixelFormat f, int w, int h, uint32_t seed, ConvertCase* c) {
+  make_frame(f, w, h, seed, &c->frame);
+  convert_to_gray(c->frame.host, c->gray);
+  convert_to_rgb(c->frame.host, c->rgb);
 }
 
 TEST(CudaStages, ConvertEveryFormat) {
@@ -82,12 +76,11 @@ TEST(CudaStages, ConvertEveryFormat) {
   for (PixelFormat f : formats)
     for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{64, 16}}) {
       SCOPED_TRACE(pixel_format_name(f));
-      TestFrame t;
-      make_frame(f, size.first, size.second, 11 + static_cast<int>(f), &t);
-      Image<uint8_t> gray;
-      Image<uint32_t> rgb;
-      convert_to_gray(t.host, gray);
-      convert_to_rgb(t.host, rgb);
+      ConvertCase first;
+      make_convert_case(f, size.first, size.second, 11 + static_cast<int>(f), &first);
+      const TestFrame& t = first.frame;
+      const Image<uint8_t>& gray = first.gray;
+      const Image<uint32_t>& rgb = first.rgb;
       auto dgray = make_device<uint8_t>(size.first, size.second);
       auto drgb = make_device<uint32_t>(size.first, size.second);
       ASSERT_CUDA(enqueue_convert(t.device, dgray.view(), drgb.view(), nullptr));
@@ -96,12 +89,8 @@ TEST(CudaStages, ConvertEveryFormat) {
 
       // A pair in one launch: a second frame on the left, the first on the
       // right with its first plane at an odd address (byte loads).
-      TestFrame t2;
-      make_frame(f, size.first, size.second, 77 + static_cast<int>(f), &t2);
-      Image<uint8_t> gray2;
-      Image<uint32_t> rgb2;
-      convert_to_gray(t2.host, gray2);
-      convert_to_rgb(t2.host, rgb2);
+      ConvertCase second;
+      make_convert_case(f, size.first, size.second, 77 + static_cast<int>(f), &second);
       const auto& plane0 = t.dev[0].view();
       const int plane0_rows = plane0.height;
       uint8_t* odd = nullptr;
@@ -111,10 +100,10 @@ TEST(CudaStages, ConvertEveryFormat) {
       right.plane[0] = odd + 1;
       auto dgray2 = make_device<uint8_t>(size.first, size.second);
       auto drgb2 = make_device<uint32_t>(size.first, size.second);
-      ASSERT_CUDA(enqueue_convert_pair(t2.device, right, dgray2.view(), dgray.view(), drgb2.view(), drgb.view(),
-                                       nullptr));
-      EXPECT_TRUE(same_image(gray2, download(dgray2))) << "pair, left";
-      EXPECT_TRUE(same_image(rgb2, download(drgb2))) << "pair, left";
+      ASSERT_CUDA(enqueue_convert_pair(second.frame.device, right, dgray2.view(), dgray.view(), drgb2.view(),
+                                       drgb.view(), nullptr));
+      EXPECT_TRUE(same_image(second.gray, download(dgray2))) << "pair, left";
+      EXPECT_TRUE(same_image(second.rgb, download(drgb2))) << "pair, left";
       EXPECT_TRUE(same_image(gray, download(dgray))) << "pair, right at an odd address";
       EXPECT_TRUE(same_image(rgb, download(drgb))) << "pair, right at an odd address";
       cudaFree(odd);

@@ -73,6 +73,8 @@ bool is_pinned(const void* ptr) {
 
 namespace {
 
+constexpr int kMaxSide = 16384;  // the largest view width and height (check_frame)
+
 struct Level {
   int width = 0, height = 0;
   Range range{0, 0};
@@ -447,6 +449,11 @@ struct CudaEngine::Impl {
     std::string e = check_view_pair(left, right);
     if (!e.empty()) return e;
     if (left.memory != right.memory) return "the left and right views are in different kinds of memory";
+    // The kernels keep row offsets of a level's planes in 32 bits and the
+    // wide-pixel list packs x and y into 16 and 15 bits.
+    if (left.width > kMaxSide || left.height > kMaxSide)
+      return "the CUDA engine takes views of up to " + std::to_string(kMaxSide) + " x " + std::to_string(kMaxSide) +
+             " pixels, not " + std::to_string(left.width) + " x " + std::to_string(left.height);
     e = params.validate_for_size(left.width, left.height);
     if (e.empty()) e = check_view_planes(left, "left");
     if (e.empty()) e = check_view_planes(right, "right");

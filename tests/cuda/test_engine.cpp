@@ -290,6 +290,13 @@ TEST(CudaEngine, BadInputGivesReasons) {
   EXPECT_NE(err, "");
   EXPECT_FALSE(make_cuda_engine(p, 1000, &err));
   EXPECT_NE(gpu->set_params(bad), "");
+  // Wider than the kernels' 32-bit row offsets and packed wide-pixel
+  // coordinates allow: refused by name, before anything is allocated.
+  const SyntheticPair huge = make_plane_pair(16385, 32, 4, 1);
+  std::vector<uint8_t> huge_out(16385 * 32 * 2);
+  OutputFrame huge_of{huge_out.data(), 16385 * 2, 16385, 32, Memory::Host};
+  const std::string refused = gpu->process(rgba_view(huge.left_rgba), rgba_view(huge.right_rgba), ep, huge_of);
+  EXPECT_NE(refused.find("up to 16384 x 16384"), std::string::npos) << refused;
   // Still works after the refusals.
   EXPECT_EQ(gpu->process(rgba_view(a.left_rgba), rgba_view(a.right_rgba), ep, of), "");
 }

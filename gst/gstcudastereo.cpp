@@ -119,6 +119,7 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 #endif
+#include "cuda_context_scope.h"
 #include "encode.h"
 #include "engine.h"
 #include "engine_factory.h"
@@ -483,30 +484,17 @@ cs::FrameView frame_view(const GstVideoFrame& frame, const cs::FrameView& whole,
 
 namespace {
 
-// Makes the element's GstCudaContext current on this thread for its
-// lifetime, so the engine's CUDA runtime calls run in the context the
-// neighbouring CUDA elements share (the engine adopts the current context).
-// Does nothing with the CPU engine.
-class CudaContextScope {
- public:
-  explicit CudaContextScope(GstCudaStereoPrivate* priv) {
+// The GstCudaContext the engine runs in, for CudaContextScope: the context
+// the neighbouring CUDA elements share (the engine adopts the current
+// context); null with the CPU engine.
+gpointer engine_context(const GstCudaStereoPrivate* priv) {
 #if HAVE_GST_CUDA
-    if (priv->engine_ctx) pushed_ = gst_cuda_context_push(priv->engine_ctx);
+  return priv->engine_ctx;
 #else
-    (void)priv;
+  (void)priv;
+  return nullptr;
 #endif
-  }
-  ~CudaContextScope() {
-#if HAVE_GST_CUDA
-    if (pushed_) gst_cuda_context_pop(nullptr);
-#endif
-  }
-  CudaContextScope(const CudaContextScope&) = delete;
-  CudaContextScope& operator=(const CudaContextScope&) = delete;
-
- private:
-  bool pushed_ = false;
-};
+}
 
 #if HAVE_GST_CUDA
 // True when some structure of `caps` names memory:CUDAMemory itself (ANY
@@ -673,7 +661,7 @@ static bool update_geometry(GstCudaStereo* self) {
   if (size_changed) {
     if (priv->geometry.valid && priv->engine) {
       GST_INFO_OBJECT(self, "view size changed to %dx%d: background model restarts", g.view_width, g.view_height);
-      CudaContextScope cuda_scope(priv);
+      CudaContextScope cuda_scope(engine_context(priv));
       priv->engine->reset_background();
     }
     priv->invalid_q4 = cs::Image<uint16_t>(g.view_width, g.view_height, 0);
@@ -955,7 +943,7 @@ static void count_uploaded_ahead(GstCudaStereoPrivate* priv) {
 static void release_uploads_locked(GstCudaStereoPrivate* priv, std::vector<Upload>& done) {
   if (done.empty()) return;
   if (priv->upload_engine) {
-    CudaContextScope cuda_scope(priv);
+    CudaContextScope cuda_scope(engine_context(priv));
     for (const Upload& u : done) cs_gst::release_upload(priv->upload_engine, u.device);
   }
   for (Upload& u : done) gst_buffer_unref(u.buffer);
@@ -1017,7 +1005,7 @@ static GstPadProbeReturn upload_ahead_probe(GstPad* pad, GstPadProbeInfo* info, 
   Upload u;
   std::string error;
   if (whole_frame_view(frame, false, &u.host)) {
-    CudaContextScope cuda_scope(priv);
+    CudaContextScope cuda_scope(engine_context(priv));
     error = cs_gst::upload_ahead(priv->upload_engine, u.host, &u.device);
   } else {
     error = "format not taken";
@@ -1296,7 +1284,7 @@ static GstFlowReturn gst_cuda_stereo_aggregate(GstAggregator* agg, gboolean time
   if (priv->right_pad) right = GST_AGGREGATOR_PAD(gst_object_ref(priv->right_pad));
   GST_OBJECT_UNLOCK(self);
 
-  CudaContextScope cuda_scope(priv);
+  CudaContextScope cuda_scope(engine_context(priv));
   GstFlowReturn ret = GST_FLOW_OK;
   if ((left || right) && !(left && right)) {
     GST_ELEMENT_ERROR(self, CORE, PAD, ("Two-pad input needs both sink_left and sink_right"),
@@ -1851,7 +1839,7 @@ static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
   }
   {
     // The engine frees its device memory in the context it was made in.
-    CudaContextScope cuda_scope(priv);
+    CudaContextScope cuda_scope(engine_context(priv));
     priv->engine.reset();
   }
 #if HAVE_GST_CUDA

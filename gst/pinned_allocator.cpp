@@ -9,6 +9,7 @@
 #if HAVE_GST_CUDA
 #include <gst/cuda/gstcudacontext.h>
 #endif
+#include "cuda_context_scope.h"
 #include "engine_factory.h"
 
 GST_DEBUG_CATEGORY_STATIC(pinned_debug);
@@ -37,28 +38,6 @@ G_DEFINE_TYPE(GstCudaStereoPinnedAllocator, gst_cuda_stereo_pinned_allocator, GS
 
 namespace {
 
-// Makes the allocator's CUDA context current for a scope.
-class ContextScope {
- public:
-  explicit ContextScope(GstCudaStereoPinnedAllocator* a) {
-#if HAVE_GST_CUDA
-    if (a->cuda_context) pushed_ = gst_cuda_context_push(GST_CUDA_CONTEXT(a->cuda_context));
-#else
-    (void)a;
-#endif
-  }
-  ~ContextScope() {
-#if HAVE_GST_CUDA
-    if (pushed_) gst_cuda_context_pop(nullptr);
-#endif
-  }
-  ContextScope(const ContextScope&) = delete;
-  ContextScope& operator=(const ContextScope&) = delete;
-
- private:
-  bool pushed_ = false;
-};
-
 gpointer pinned_map(GstMemory* mem, gsize, GstMapFlags) { return reinterpret_cast<PinnedMemory*>(mem)->data; }
 
 void pinned_unmap(GstMemory*) {}
@@ -83,7 +62,7 @@ GstMemory* pinned_alloc(GstAllocator* allocator, gsize size, GstAllocationParams
   std::string error;
   void* raw;
   {
-    ContextScope scope(self);
+    CudaContextScope scope(self->cuda_context);
     raw = cs_gst::alloc_pinned(maxsize + extra, &error);
   }
   if (!raw) {
@@ -108,7 +87,7 @@ GstMemory* pinned_alloc(GstAllocator* allocator, gsize size, GstAllocationParams
 void pinned_free(GstAllocator* allocator, GstMemory* mem) {
   auto* m = reinterpret_cast<PinnedMemory*>(mem);
   if (!mem->parent) {
-    ContextScope scope(reinterpret_cast<GstCudaStereoPinnedAllocator*>(allocator));
+    CudaContextScope scope(reinterpret_cast<GstCudaStereoPinnedAllocator*>(allocator)->cuda_context);
     cs_gst::free_pinned(m->data);
   }
   g_free(m);

@@ -419,28 +419,40 @@ GstBuffer* view_buffer(const cs::Image<uint32_t>& img, size_t index) {
   return b;
 }
 
-// appsrc ! sink_left, appsrc ! sink_right in system memory, each pushing
-// from its own streaming thread; GRAY16_LE out. The element's counter of
-// frames uploaded ahead goes to *uploaded_ahead.
-std::vector<Bytes> run_two_pads(const char* backend, const std::vector<int>& disparity, uint64_t* uploaded_ahead) {
+// Starts `cudastereo <props> ! GRAY16_LE ! appsink name=sink0` fed by two
+// appsrc on sink_left and sink_right (through cudaupload into CUDA memory
+// when `upload`), pushes frame i's views, pair(i) for i < frames, from the
+// test thread and ends both streams. The pipeline is PLAYING.
+template <typename PairOf>
+GstElement* start_two_pads(const std::string& props, bool upload, size_t frames, PairOf pair) {
   const std::string caps = "video/x-raw,format=RGBA,width=" + std::to_string(kW) + ",height=" + std::to_string(kH) +
                            ",framerate=25/1";
-  GstElement* pipeline = parse(std::string("cudastereo name=stereo backend=") + backend +
-                               " max-disparity=" + std::to_string(kMaxD) +
+  const std::string into = upload ? " ! cudaupload ! video/x-raw(memory:CUDAMemory) ! " : " ! ";
+  GstElement* pipeline = parse("cudastereo name=stereo " + props +
                                " ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false max-buffers=0 "
-                               "appsrc name=l format=time caps=\"" + caps + "\" ! stereo.sink_left "
-                               "appsrc name=r format=time caps=\"" + caps + "\" ! stereo.sink_right");
+                               "appsrc name=l format=time caps=\"" + caps + "\"" + into + "stereo.sink_left "
+                               "appsrc name=r format=time caps=\"" + caps + "\"" + into + "stereo.sink_right");
   fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
   for (const char* name : {"l", "r"}) {
     GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    for (size_t i = 0; i < disparity.size(); ++i) {
-      const cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, disparity[i], 500 + static_cast<uint32_t>(i));
-      GstBuffer* b = view_buffer(name[0] == 'l' ? pair.left_rgba : pair.right_rgba, i);
+    for (size_t i = 0; i < frames; ++i) {
+      const cs::SyntheticPair p = pair(i);
+      GstBuffer* b = view_buffer(name[0] == 'l' ? p.left_rgba : p.right_rgba, i);
       fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), b), GST_FLOW_OK);
     }
     gst_app_src_end_of_stream(GST_APP_SRC(src));
     gst_object_unref(src);
   }
+  return pipeline;
+}
+
+// appsrc ! sink_left, appsrc ! sink_right in system memory; GRAY16_LE out.
+// The element's counter of frames uploaded ahead goes to *uploaded_ahead.
+std::vector<Bytes> run_two_pads(const char* backend, const std::vector<int>& disparity, uint64_t* uploaded_ahead) {
+  GstElement* pipeline = start_two_pads(std::string("backend=") + backend + " max-disparity=" + std::to_string(kMaxD),
+                                        false, disparity.size(), [&](size_t i) {
+                                          return cs::make_plane_pair(kW, kH, disparity[i], 500 + static_cast<uint32_t>(i));
+                                        });
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink0");
   GstBus* bus = gst_element_get_bus(pipeline);
   std::vector<Bytes> outs;
@@ -593,26 +605,8 @@ GST_START_TEST(test_cuda_memory_two_pads) {
   require_element("cudaupload");
   const int d = 6;
   const cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, d, 21);
-  const std::string caps = "video/x-raw,format=RGBA,width=" + std::to_string(kW) + ",height=" + std::to_string(kH) +
-                           ",framerate=25/1";
-  GstElement* pipeline =
-      parse("cudastereo name=stereo backend=cuda subpixel=false max-disparity=" + std::to_string(kMaxD) +
-            " ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false "
-            "appsrc name=l format=time caps=\"" + caps + "\" ! cudaupload ! video/x-raw(memory:CUDAMemory) ! stereo.sink_left "
-            "appsrc name=r format=time caps=\"" + caps + "\" ! cudaupload ! video/x-raw(memory:CUDAMemory) ! stereo.sink_right");
-  fail_unless(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-  for (const char* name : {"l", "r"}) {
-    GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), name);
-    const cs::Image<uint32_t>& img = name[0] == 'l' ? pair.left_rgba : pair.right_rgba;
-    for (int i = 0; i < 3; ++i) {
-      GstBuffer* b = gst_buffer_new_memdup(img.pixels.data(), img.pixels.size() * 4);
-      GST_BUFFER_PTS(b) = i * kFrame;
-      GST_BUFFER_DURATION(b) = kFrame;
-      fail_unless_equals_int(gst_app_src_push_buffer(GST_APP_SRC(src), b), GST_FLOW_OK);
-    }
-    gst_app_src_end_of_stream(GST_APP_SRC(src));
-    gst_object_unref(src);
-  }
+  GstElement* pipeline = start_two_pads("backend=cuda subpixel=false max-disparity=" + std::to_string(kMaxD), true, 3,
+                                        [&](size_t) { return pair; });
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink0");
   int frames = 0;
   GstBus* bus = gst_element_get_bus(pipeline);

@@ -5,10 +5,6 @@
 #include <cstring>
 #include <string>
 
-#include "config.h"
-#if HAVE_GST_CUDA
-#include <gst/cuda/gstcudacontext.h>
-#endif
 #include "cuda_context_scope.h"
 #include "engine_factory.h"
 

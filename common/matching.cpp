@@ -69,7 +69,8 @@ void evaluate_intervals(const Image<uint32_t>& census_ref, const Image<uint32_t>
       for (int d = dmin; d < dmax; ++d) {
         active += needed[d - dmin];
         if (active <= 0) continue;
-        // Pixel costs of the tile and its margin; outside the image they add 0.
+        // Pixel costs of the tile and its margin: columns clamped to the
+        // image, rows outside it add 0.
         for (int ly = 0; ly < lh; ++ly) {
           const int y = ay + ly;
           int* irow = &integral[static_cast<size_t>(ly + 1) * (lw + 1)];
@@ -81,7 +82,7 @@ void evaluate_intervals(const Image<uint32_t>& census_ref, const Image<uint32_t>
           irow[0] = 0;
           for (int lx = 0; lx < lw; ++lx) {
             const int x = ax + lx;
-            if (row_inside && x >= 0 && x < w) run += census_cost(rref[x], roth[clampi(x + sign * d, 0, w - 1)]);
+            if (row_inside) run += census_cost(rref[clampi(x, 0, w - 1)], roth[clampi(x + sign * d, 0, w - 1)]);
             irow[lx + 1] = iprev[lx + 1] + run;
           }
         }
@@ -148,10 +149,8 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
     int sum = 0;
     for (int v = cy - radius; v <= cy + radius; ++v) {
       if (v < 0 || v >= h) continue;
-      for (int u = cx - radius; u <= cx + radius; ++u) {
-        if (u < 0 || u >= w) continue;
-        sum += census_cost(census_ref.at(u, v), census_other.at(clampi(u + sign * d, 0, w - 1), v));
-      }
+      for (int u = cx - radius; u <= cx + radius; ++u)
+        sum += census_cost(census_ref.at(clampi(u, 0, w - 1), v), census_other.at(clampi(u + sign * d, 0, w - 1), v));
     }
     return sum;
   };

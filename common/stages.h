@@ -100,12 +100,18 @@ void census_transform(const Image<uint8_t>& gray, Image<uint32_t>& census);
 
 // ---------------------------------------------------------------- 5. matching cost
 
-// Pixel cost of pixel q = (x, y) of the reference view at disparity d:
-//   left reference:  census_cost(L[x, y], R[clamp(x - d, 0, w - 1), y])
-//   right reference: census_cost(R[x, y], L[clamp(x + d, 0, w - 1), y])
-// Sub-window sum S(cx, cy) = sum of pixel costs over the (2r+1)^2 square
-// centred at (cx, cy), counting only pixels inside the image (outside
-// pixels add 0; the centre may itself be outside).
+// Pixel cost at column u of the reference view, row v, disparity d:
+//   left reference:  census_cost(L[clamp(u), v], R[clamp(u - d), v])
+//   right reference: census_cost(R[clamp(u), v], L[clamp(u + d), v])
+// with clamp to [0, w - 1]: columns beyond the image repeat its edge, in
+// both views. In rows outside the image it is 0. Sub-window sum S(cx, cy) =
+// sum of pixel costs over the (2r+1)^2 square centred at (cx, cy) (the
+// centre may itself be outside).
+// So both views read one cost volume: the right view's window cost at
+// (x, y, d) is the left view's at (x + d, y, d), borders included, and a
+// matcher may evaluate each window once for both. Every window counts the
+// same pixels whatever d is, so no disparity gains from a window cut short
+// by the image edge.
 // Window cost at (x, y): adaptive_window_cost(S(x, y), {S(x + i s, y + j s)
 // for the 8 (i, j) != (0, 0) in {-1,0,1}^2}, best) with s = 2r + 1.
 enum class Reference { Left, Right };

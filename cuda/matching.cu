@@ -141,10 +141,11 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
     union_lo = INT_MAX;
     union_hi = INT_MIN;
   }
-  // The reference census of the cost region, zero outside the image.
+  // The reference census of the cost region: columns clamped to the image,
+  // zero in rows outside it.
   for (int i = tid; i < g.cw * g.ch; i += kThreads) {
     const int gx = x0 - g.halo + i % g.cw, gy = y0 - g.halo + i / g.cw;
-    census_tile[i] = (gx >= 0 && gx < width && gy >= 0 && gy < height) ? drow(v.census_ref, gy)[gx] : 0u;
+    census_tile[i] = (gy >= 0 && gy < height) ? drow(v.census_ref, gy)[clampi(gx, 0, width - 1)] : 0u;
   }
   __syncthreads();
 
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
       const int cx = i % g.cw, cy = i / g.cw;
       const int gx = x0 - g.halo + cx, gy = y0 - g.halo + cy;
       int c = 0;
-      if (gx >= 0 && gx < width && gy >= 0 && gy < height) {
+      if (gy >= 0 && gy < height) {  // columns repeat the edge, rows outside add 0 (stages.h)
         const int ox = clampi(kLeft ? gx - d : gx + d, 0, width - 1);
         c = census_cost(census_tile[i], __ldg(drow(v.census_other, gy) + ox));
       }
@@ -353,6 +354,13 @@ struct Args {
   unsigned wide_capacity;
   int mask_words;  // needed-disparity bitmask words
   int list_cap;    // needed-disparity list entries
+  // The coarsest level with both views: only the left view's tiles run, and
+  // every admissible window they evaluate is also the right view's at the
+  // matched pixel (stages.h: one cost volume), offered to these per-pixel
+  // keys (cost << 16 | d); resolve_keys_kernel turns them into the right
+  // map. Null: each view matches its own tiles.
+  ImageView<uint32_t> right_keys;
+  int segments;  // full range: warps that stream one pair, each over a share of the tile's rows
 };
 
 __device__ __forceinline__ uint32_t vmin(uint32_t a, uint32_t b) { return __vminu2(a, b); }
@@ -429,8 +437,9 @@ __device__ int window_cost_by_warp(const MatchViews& v, int sign, int x, int y, 
     const int j = p / 15, i = p - j * 15;
     const int xx = x + i - 7, yy = y + j - 7;
     int c = 0;
-    if (xx >= 0 && xx < w && yy >= 0 && yy < h)
-      c = census_cost(__ldg(drow(v.census_ref, yy) + xx), __ldg(drow(v.census_other, yy) + clampi(xx + sign * d, 0, w - 1)));
+    if (yy >= 0 && yy < h)  // columns repeat the edge, rows outside add 0 (stages.h)
+      c = census_cost(__ldg(drow(v.census_ref, yy) + clampi(xx, 0, w - 1)),
+                      __ldg(drow(v.census_other, yy) + clampi(xx + sign * d, 0, w - 1)));
     const int sub = (j / 5) * 3 + i / 5;
 #pragma unroll
     for (int s = 0; s < 9; ++s) sums[s] += sub == s ? c : 0;
@@ -484,18 +493,16 @@ __device__ void list_needed(const unsigned* needed, int mask_words, int base, ui
 }
 
 // A lane's two region columns (2 lane and 2 lane + 1, image columns gxa and
-// gxb) for disparities d0 and d1: where their census words are read (columns
-// clamped to the image) and which cost bytes count (columns outside the
-// image add 0). Rows are clamped by the caller.
+// gxb) for disparities d0 and d1: where their census words are read, columns
+// clamped to the image in both views (stages.h: beyond the edge, the edge
+// repeats). Rows are clamped by the caller, and rows outside add nothing.
 struct LaneColumns {
-  uint32_t keep;  // byte mask of the packed costs (a d0, b d0, a d1, b d1)
   unsigned ra, rb, oa0, oa1, ob0, ob1;
 };
 
 __device__ __forceinline__ LaneColumns lane_columns(int width, int x0, int sign, int d0, int d1) {
   LaneColumns c;
   const int gxa = x0 - kMargin + 2 * static_cast<int>(threadIdx.x & 31), gxb = gxa + 1;
-  c.keep = ((gxa >= 0 && gxa < width) ? 0x00FF00FFu : 0u) | ((gxb >= 0 && gxb < width) ? 0xFF00FF00u : 0u);
   c.ra = clampi(gxa, 0, width - 1);
   c.rb = clampi(gxb, 0, width - 1);
   c.oa0 = clampi(gxa + sign * d0, 0, width - 1);
@@ -522,12 +529,14 @@ __device__ __forceinline__ RowWords row_words(const MatchViews& v, const LaneCol
           __ldg(other + c.oa1), __ldg(other + c.ob0), __ldg(other + c.ob1)};
 }
 
-// A row's pixel costs as four bytes (a d0, b d0, a d1, b d1), those of
-// columns outside the image and of rows outside it (!row_in) zero.
-__device__ __forceinline__ uint32_t row_costs(const RowWords& w, const LaneColumns& c, bool row_in) {
+// A row's pixel costs as four bytes (a d0, b d0, a d1, b d1), zero for a
+// row outside the image (!row_in). Masked with an AND rather than selected:
+// with the select, level-0 refinement took 141 against 131 us at 1024x768 x
+// 256 on the H100 (same instructions, other scheduling).
+__device__ __forceinline__ uint32_t row_costs(const RowWords& w, bool row_in) {
   const uint32_t a0 = __popc(w.ra ^ w.oa0), a1 = __popc(w.ra ^ w.oa1);
   const uint32_t b0 = __popc(w.rb ^ w.ob0), b1 = __popc(w.rb ^ w.ob1);
-  return (a0 | b0 << 8 | a1 << 16 | b1 << 24) & (row_in ? c.keep : 0u);
+  return (a0 | b0 << 8 | a1 << 16 | b1 << 24) & (row_in ? 0xFFFFFFFFu : 0u);
 }
 
 // Horizontal 5-sums of the vertical sums (four bytes: a d0, b d0, a d1, b
@@ -540,12 +549,39 @@ __device__ __forceinline__ uint2 horizontal_sums(uint32_t vsum) {
   return make_uint2(middle + __byte_perm(v_l, 0, 0x4240), middle + __byte_perm(v_r, 0, 0x4341));
 }
 
-// One pass of one warp over the tile for disparities d0 and d1 (d1 may
-// repeat d0). kMasks: the other view has a foreground mask (background mode).
+// The right view's share of one row of a left-reference pass (d0, d1):
+// column x's admissible key at d goes to right pixel x - d (the admissible
+// pairs of the two views are the same ones at full range). A lane holds
+// columns xa = x0 - kMargin + 2 lane and xa + 1; with d1 = d0 + 1 right
+// pixel xa - d0 takes (xa, d0) and (xa + 1, d1) from this lane, right pixel
+// xa + 1 - d0 takes (xa + 1, d0) and (xa + 2, d1) from the next, so each
+// right pixel gets one atomic a row. Every lane calls it.
+__device__ __forceinline__ void offer_right(uint32_t* row, int xa, int d0, int d1, uint32_t ka0, uint32_t ka1,
+                                            uint32_t kb0, uint32_t kb1) {
+  if (d1 == d0 + 1) {
+    const uint32_t next_a1 = __shfl_down_sync(kFull, ka1, 1);
+    const uint32_t ra = min(ka0, kb1);
+    const uint32_t rb = min(kb0, (threadIdx.x & 31) < 31 ? next_a1 : kNoKey);
+    if (ra != kNoKey) atomicMin(row + (xa - d0), ra);
+    if (rb != kNoKey) atomicMin(row + (xa + 1 - d0), rb);
+    return;
+  }
+  if (ka0 != kNoKey) atomicMin(row + (xa - d0), ka0);
+  if (kb0 != kNoKey) atomicMin(row + (xa + 1 - d0), kb0);
+  if (d1 == d0) return;
+  if (ka1 != kNoKey) atomicMin(row + (xa - d1), ka1);
+  if (kb1 != kNoKey) atomicMin(row + (xa + 1 - d1), kb1);
+}
+
+// One pass of one warp over tile rows [row_begin, row_end) for disparities
+// d0 and d1 (d1 may repeat d0). kMasks: the other view has a foreground mask
+// (background mode). right_keys: the right view's keys, offered every
+// admissible window (left reference only), or null.
 template <int kBest, bool kWithSlots, bool kMasks>
-__device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x0, int y0,
-                                            int rows, int d0, int d1, const uint32_t* s_info, uint32_t* s_keys,
-                                            const uint16_t* s_base, uint16_t* s_slots, bool slots) {
+__device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x0, int y0, int row_begin,
+                                            int row_end, int d0, int d1, const uint32_t* s_info, uint32_t* s_keys,
+                                            const uint16_t* s_base, uint16_t* s_slots, bool slots,
+                                            const ImageView<uint32_t>& right_keys) {
   const int height = v.census_ref.height;
   const int lane = threadIdx.x & 31;
   // Pixel costs travel as four bytes (column a, column b for d0; a, b for
@@ -558,8 +594,9 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
   uint32_t ring[5] = {0, 0, 0, 0, 0};
   ColumnWindow<kBest> win_a, win_b;
 
-  // Emits the window costs of one output pixel (region column col, tile row o).
-  auto emit = [&](uint32_t costs, int o, int col) {
+  // Emits the window costs of one output pixel (region column col, tile row
+  // o); k0 and k1 get the admissible keys (kNoKey where not).
+  auto emit = [&](uint32_t costs, int o, int col, uint32_t& k0, uint32_t& k1) {
     const uint32_t info = s_info[o * kRegionW + col];
     const uint32_t lo = info & 0xFFFFu, span = (info >> 16) - lo;
     const uint32_t c0 = costs & 0xFFFFu, c1 = costs >> 16;
@@ -570,8 +607,8 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
       ok0 = ok0 && mrow[sign * d0] != 0;
       ok1 = ok1 && mrow[sign * d1] != 0;
     }
-    const uint32_t k0 = ok0 ? (c0 << 16 | static_cast<uint32_t>(d0)) : kNoKey;
-    const uint32_t k1 = ok1 ? (c1 << 16 | static_cast<uint32_t>(d1)) : kNoKey;
+    k0 = ok0 ? (c0 << 16 | static_cast<uint32_t>(d0)) : kNoKey;
+    k1 = ok1 ? (c1 << 16 | static_cast<uint32_t>(d1)) : kNoKey;
     const uint32_t key = min(k0, k1);
     if (key != kNoKey) atomicMin(&s_keys[o * kRegionW + col], key);
     if (kWithSlots && slots) {
@@ -582,13 +619,13 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
     }
   };
 
-  // Region row i is image row y0 - kMargin + i (rows outside the image read
-  // the nearest one and add nothing).
-  const int steps = rows + 2 * kMargin;
-  const int top = y0 - kMargin;
+  // Step i reads image row y0 + row_begin - kMargin + i (rows outside the
+  // image read the nearest one and add nothing).
+  const int steps = row_end - row_begin + 2 * kMargin;
+  const int top = y0 + row_begin - kMargin;
   auto step = [&](int k, int i, const RowWords& words) {
     const int gy = top + i;
-    const uint32_t costs = row_costs(words, c, gy >= 0 && gy < height);
+    const uint32_t costs = row_costs(words, gy >= 0 && gy < height);
     // Vertical 5-sums centred on region row i - 2 (no byte ever borrows:
     // each stays >= the cost leaving it).
     vsum = vsum + costs - ring[k];
@@ -600,11 +637,14 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
     const uint32_t sb_m = __shfl_up_sync(kFull, sa, 2), sb_p = __shfl_down_sync(kFull, sa, 3);
     const uint32_t wa = win_a.step(k, sa_m, sa, sa_p);
     const uint32_t wb = win_b.step(k, sb_m, sb, sb_p);
-    // wa, wb are the windows of region row i - 7, i.e. tile row i - 14.
-    const int o = i - 2 * kMargin;
-    if (o >= 0) {
-      if (out_a) emit(wa, o, 2 * lane);
-      if (out_b) emit(wb, o, 2 * lane + 1);
+    // wa, wb are the windows of tile row row_begin + i - 14.
+    const int o = row_begin + i - 2 * kMargin;
+    if (o >= row_begin) {
+      uint32_t ka0 = kNoKey, ka1 = kNoKey, kb0 = kNoKey, kb1 = kNoKey;
+      if (out_a) emit(wa, o, 2 * lane, ka0, ka1);
+      if (out_b) emit(wb, o, 2 * lane + 1, kb0, kb1);
+      if (right_keys.data)
+        offer_right(drow(right_keys, y0 + o), x0 - kMargin + 2 * lane, d0, d1, ka0, ka1, kb0, kb1);
     }
   };
   auto load = [&](int i) { return row_words(v, c, clampi(top + i, 0, height - 1)); };
@@ -628,13 +668,16 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
 
 // Both template forms of stream_pair behind one run-time choice.
 template <int kBest, bool kWithSlots>
-__device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, int x0, int y0, int rows, int d0,
-                                                int d1, const uint32_t* s_info, uint32_t* s_keys,
-                                                const uint16_t* s_base, uint16_t* s_slots, bool slots) {
+__device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, int x0, int y0, int row_begin,
+                                                int row_end, int d0, int d1, const uint32_t* s_info,
+                                                uint32_t* s_keys, const uint16_t* s_base, uint16_t* s_slots,
+                                                bool slots, const ImageView<uint32_t>& right_keys) {
   if (v.mask_other.data)
-    stream_pair<kBest, kWithSlots, true>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots, slots);
+    stream_pair<kBest, kWithSlots, true>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
+                                         s_slots, slots, right_keys);
   else
-    stream_pair<kBest, kWithSlots, false>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots, slots);
+    stream_pair<kBest, kWithSlots, false>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
+                                          s_slots, slots, right_keys);
 }
 
 // One warp writes a wide pixel's result from its key (best cost << 16 | d)
@@ -729,12 +772,19 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
   for (int round = 0; round < 2; ++round) {
     if (warp == 0) list_needed(s_needed, a.mask_words, range.lo, s_list, &s_count);
     __syncthreads();
+    // The block takes kWarps / segments pairs at a time, each streamed by
+    // `segments` warps over a share of the tile's rows.
     const int n = s_count, pairs = (n + 1) >> 1;
-    for (int pi = slice * kWarps + warp; pi < pairs; pi += slices * kWarps) {
+    const int segments = a.segments, per_pass = kWarps / segments;
+    const int seg = warp % segments;
+    const int row_begin = rows * seg / segments, row_end = rows * (seg + 1) / segments;
+    for (int pi = slice * per_pass + warp / segments; pi < pairs; pi += slices * per_pass) {
       const int d0 = s_list[2 * pi];
       const int d1 = 2 * pi + 1 < n ? s_list[2 * pi + 1] : d0;
-      stream_pair_any<kBest, kWithSlots>(v, sign, x0, y0, rows, d0, d1, s_info, s_keys, s_base, s_slots,
-                                     want_subpixel);
+      if (row_begin < row_end)
+        stream_pair_any<kBest, kWithSlots>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
+                                           s_slots, want_subpixel,
+                                           round == 0 ? a.right_keys : ImageView<uint32_t>{});
     }
     __syncthreads();
     if (!want_subpixel || round == 1) break;
@@ -854,7 +904,7 @@ __device__ __forceinline__ void stream_sums(const MatchViews& v, int sign, int x
   auto step = [&](int k, int i) {
     const int gy = top + i;
     const RowWords words = row_words(v, c, clampi(gy, 0, height - 1));
-    const uint32_t costs = row_costs(words, c, gy >= 0 && gy < height);
+    const uint32_t costs = row_costs(words, gy >= 0 && gy < height);
     vsum = vsum + costs - ring[k];
     ring[k] = costs;
     const uint2 sums = horizontal_sums(vsum);
@@ -1060,11 +1110,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           evaluation_interval(lo, hi, x0 + q % kTileW, range, want_subpixel, &first, &end);
           if (end <= d_lo || first > d_hi) continue;
           if (want_subpixel)
-            pixel_windows<kBest, kMasks, true, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
-                                               s_keys, s_sub, s_prev);
+            pixel_windows<kBest, kMasks, true, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np,
+                                                      planes, s_keys, s_sub, s_prev);
           else
-            pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np, planes,
-                                                s_keys, s_sub, s_prev);
+            pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np,
+                                                       planes, s_keys, s_sub, s_prev);
         }
       } else {
         for (int j = tid; j < s_wide_count; j += kThreads) {
@@ -1072,8 +1122,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           const uint32_t info = s_info[q];
           const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
           if (hi <= d_lo || lo > d_hi) continue;
-          pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, lo, hi, s_list, n, p0, np, planes, s_keys,
-                                              s_sub, s_prev);
+          pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, lo, hi, s_list, n, p0, np, planes,
+                                                     s_keys, s_sub, s_prev);
         }
       }
       __syncthreads();
@@ -1185,17 +1235,14 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
     const int width = v.census_ref.width, height = v.census_ref.height;
     int first, end;
     evaluation_interval(lo, hi, gx, a.range, subpixel, &first, &end);
-    // Which window rows and columns lie in the image (outside pixels add 0).
-    unsigned row_in = 0, col_in = 0;
+    // Which window rows lie in the image (rows outside add 0; columns repeat the edge).
+    unsigned row_in = 0;
 #pragma unroll
-    for (int i = 0; i < kWideSpan; ++i) {
-      row_in |= (gy + i - 7 >= 0 && gy + i - 7 < height) ? 1u << i : 0u;
-      col_in |= (gx + i - 7 >= 0 && gx + i - 7 < width) ? 1u << i : 0u;
-    }
+    for (int i = 0; i < kWideSpan; ++i) row_in |= (gy + i - 7 >= 0 && gy + i - 7 < height) ? 1u << i : 0u;
     if (tid == 0) s_key = kNoKey;
     for (int i = tid; i < kWideSpan * kWideSpan; i += kWideThreads) {
       const int r = i / kWideSpan, c = i - r * kWideSpan;
-      s_ref[i] = (row_in >> r & col_in >> c & 1u) ? drow(v.census_ref, gy + r - 7)[gx + c - 7] : 0u;
+      s_ref[i] = (row_in >> r & 1u) ? drow(v.census_ref, gy + r - 7)[clampi(gx + c - 7, 0, width - 1)] : 0u;
     }
     for (int d0 = first; d0 < end; d0 += kWideThreads) {
       // Staged column k is image column base + k, clamped: thread t's window
@@ -1216,7 +1263,7 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
 #pragma unroll
         for (int c = 0; c < kWideSpan; ++c) {
           const int cost = census_cost(s_ref[r * kWideSpan + c], s_other[r * kWideColumns + k0 + c]);
-          sums[(r / 5) * 3 + c / 5] += (row_in >> r & col_in >> c & 1u) ? cost : 0;
+          sums[(r / 5) * 3 + c / 5] += (row_in >> r & 1u) ? cost : 0;
         }
       }
       if (d < end) {
@@ -1250,6 +1297,23 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
       a.wide_count[1] = 0u;
     }
   }
+}
+
+// The right view's map from the keys a shared-cost launch left (-1 where
+// none was admissible); the keys are reset for the next launch.
+__global__ void resolve_keys_kernel(ImageView<uint32_t> keys, ImageView<int16_t> disparity) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= keys.width || y >= keys.height) return;
+  uint32_t* key = drow(keys, y) + x;
+  const uint32_t k = *key;
+  *key = kNoKey;
+  drow(disparity, y)[x] = static_cast<int16_t>(k == kNoKey ? -1 : static_cast<int>(k & 0xFFFFu));
+}
+
+cudaError_t resolve_keys(const ImageView<uint32_t>& keys, const ImageView<int16_t>& disparity, cudaStream_t stream) {
+  const dim3 block(64, 4);
+  resolve_keys_kernel<<<grid_for(keys.width, keys.height, block), block, 0, stream>>>(keys, disparity);
+  return cudaGetLastError();
 }
 
 size_t dynamic_bytes(bool slots, int rows, int mask_words, int list_cap) {
@@ -1351,10 +1415,19 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
   a.mask_words = (range_width + 31) / 32;
   a.list_cap = range_width;
   const bool full_range = views[0].coarser.data == nullptr;
+  // Both views at the coarsest level: the left view's tiles serve the right
+  // view too (Args::right_keys).
+  const bool shared_costs =
+      full_range && count == 2 && left[0] && !left[1] && views[1].scratch.best_keys.data != nullptr;
+  if (shared_costs) a.right_keys = views[1].scratch.best_keys;
+  const int grid_views = shared_costs ? 1 : count;
+  // With one view's tiles there are half the blocks: two warps share each
+  // pair's rows, so that as many warps are in flight.
+  a.segments = shared_costs ? 2 : 1;
   a.slices = 1;
   if (full_range && scratch && !slots) {
-    const int pairs = (range_width + 1) / 2;
-    a.slices = clampi((pairs + kWarps - 1) / kWarps, 1, kMaxSlices);
+    const int pairs = (range_width + 1) / 2, per_pass = kWarps / a.segments;
+    a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
   }
   const MatchScratch& sc = views[0].scratch;
   const bool wide_kernel =
@@ -1378,17 +1451,23 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
     }
   }
   int rows = p.tile_rows;
-  if (rows == 0) rows = tile_rows(width, height, count * a.slices, 2, {kTallTileH, kMiddleTileH, kTileH});
+  if (rows == 0) rows = tile_rows(width, height, grid_views * a.slices, 2, {kTallTileH, kMiddleTileH, kTileH});
   if (rows != kTileH && rows != kMiddleTileH && rows != kTallTileH) return cudaErrorInvalidValue;
+  cudaError_t e = cudaErrorInvalidValue;
   switch (p.best) {
-    case 0: return slots ? launch_full_range<0, true>(a, rows, count, stream)
-                         : launch_full_range<0, false>(a, rows, count, stream);
-    case 1: return slots ? launch_full_range<1, true>(a, rows, count, stream)
-                         : launch_full_range<1, false>(a, rows, count, stream);
-    case 2: return slots ? launch_full_range<2, true>(a, rows, count, stream)
-                         : launch_full_range<2, false>(a, rows, count, stream);
-    default: return cudaErrorInvalidValue;
+    case 0: e = slots ? launch_full_range<0, true>(a, rows, grid_views, stream)
+                      : launch_full_range<0, false>(a, rows, grid_views, stream);
+            break;
+    case 1: e = slots ? launch_full_range<1, true>(a, rows, grid_views, stream)
+                      : launch_full_range<1, false>(a, rows, grid_views, stream);
+            break;
+    case 2: e = slots ? launch_full_range<2, true>(a, rows, grid_views, stream)
+                      : launch_full_range<2, false>(a, rows, grid_views, stream);
+            break;
+    default: break;
   }
+  if (e != cudaSuccess || !shared_costs) return e;
+  return resolve_keys(views[1].scratch.best_keys, views[1].disparity, stream);
 }
 
 // Tiles of kTileH rows: the most a full-range grid has (tiles_done counters).
@@ -1448,6 +1527,7 @@ cudaError_t prepare_match(int radius) {
 }
 
 int match_tile_count(int width, int height) { return streaming::tile_count(width, height); }
+
 
 cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cudaStream_t stream) {
   if (streaming::applies(params)) {

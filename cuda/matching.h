@@ -20,6 +20,11 @@ namespace cs::cuda {
 // it are matched by their tile's block). wide_counters: two, zero before the
 // first launch; every launch leaves them so again.
 // Without a list each tile's block matches its own.
+//
+// At the coarsest level enqueue_match_pair evaluates each window once for
+// both views (stages.h: one cost volume) when both have best_keys: the left
+// view's tiles offer every window to the key of the right pixel it matches
+// (same reset rule), and a last launch writes the right map from them.
 struct MatchScratch {
   ImageView<uint32_t> best_keys;   // the level's size
   unsigned* tiles_done = nullptr;  // match_tile_count(width, height) counters

@@ -218,10 +218,9 @@ int brute_window_cost(const Image<uint32_t>& a, const Image<uint32_t>& b, Refere
       int sum = 0;
       for (int v = y + j * s - r; v <= y + j * s + r; ++v)
         for (int u = x + i * s - r; u <= x + i * s + r; ++u) {
-          if (u < 0 || v < 0 || u >= w || v >= h) continue;
-          int m = ref == Reference::Left ? u - d : u + d;
-          m = std::min(std::max(m, 0), w - 1);
-          sum += popcount32(a.at(u, v) ^ b.at(m, v));
+          if (v < 0 || v >= h) continue;  // columns repeat the edge, rows outside add 0
+          const int m = ref == Reference::Left ? u - d : u + d;
+          sum += popcount32(a.at(std::min(std::max(u, 0), w - 1), v) ^ b.at(std::min(std::max(m, 0), w - 1), v));
         }
       if (i == 0 && j == 0)
         centre = sum;
@@ -255,6 +254,21 @@ TEST(Window, WindowCostMatchesBruteForceIncludingBorders) {
             for (int d : {0, 3, 9})
               ASSERT_EQ(window_cost(a, b, ref, x, y, d, r, best), brute_window_cost(a, b, ref, x, y, d, r, best))
                   << "x " << x << " y " << y << " d " << d << " r " << r << " best " << best;
+}
+
+// The two views read one cost volume: the right view's window at (x, d) is
+// the left view's at (x + d, d), at the borders too.
+TEST(Window, RightViewWindowIsTheLeftViewsAtTheMatchedPixel) {
+  const int w = 29, h = 13;
+  const Image<uint32_t> left = random_census(w, h, 5), right = random_census(w, h, 6);
+  for (int r : {1, 2})
+    for (int best : {0, 2})
+      for (int y = 0; y < h; y += 2)
+        for (int x = 0; x < w; ++x)
+          for (int d = 0; x + d < w; d += 3)
+            ASSERT_EQ(window_cost(right, left, Reference::Right, x, y, d, r, best),
+                      window_cost(left, right, Reference::Left, x + d, y, d, r, best))
+                << "x " << x << " y " << y << " d " << d << " r " << r << " best " << best;
 }
 
 TEST(Subpixel, ExactValuesOnKnownParabolas) {

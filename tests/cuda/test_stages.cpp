@@ -346,6 +346,71 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
   }
 }
 
+// Both views of a level in one call (enqueue_match_pair), as the engine
+// makes it: the radius-2 kernels evaluate each window once for both views
+// (stages.h: one cost volume). Each view must equal its own reference run;
+// a second run checks that the per-pixel keys were left reset.
+TEST(CudaStages, MatchPairSharesTheCostVolume) {
+  struct Case {
+    int w, h, best;
+    bool masks, subpixel;
+    Range range;
+  };
+  const Case cases[] = {{163, 71, 2, true, false, {0, 90}},  {131, 75, 1, false, true, {3, 70}},
+                        {120, 40, 0, false, false, {0, 60}}, {530, 36, 2, false, false, {0, 512}},
+                        {300, 70, 2, true, true, {2, 300}},  {75, 41, 2, false, false, {0, 24}}};
+  ASSERT_CUDA(prepare_match(2));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " best=" << c.best << " masks=" << c.masks
+                                      << " subpixel=" << c.subpixel);
+    const MatchInputs in = scene_inputs(c.w, c.h, 300 + c.w, c.masks);
+    auto dcl = upload(in.census_left), dcr = upload(in.census_right);
+    DeviceImage<uint8_t> dml, dmr;
+    if (c.masks) {
+      dml = upload(in.mask_left);
+      dmr = upload(in.mask_right);
+    }
+    const Image<uint8_t>* ml = c.masks ? &in.mask_left : nullptr;
+    const Image<uint8_t>* mr = c.masks ? &in.mask_right : nullptr;
+    Image<int16_t> want_left, want_right;
+    match_full_range(in.census_left, in.census_right, Reference::Left, ml, mr, c.range, 2, c.best, want_left);
+    match_full_range(in.census_right, in.census_left, Reference::Right, mr, ml, c.range, 2, c.best, want_right);
+
+    DeviceImage<uint32_t> keys[2];
+    DeviceImage<unsigned> tiles[2];
+    DeviceImage<int16_t> out[2];
+    MatchViews v[2];
+    for (int i = 0; i < 2; ++i) {
+      keys[i] = make_device<uint32_t>(c.w, c.h, 0xFF);
+      tiles[i] = make_device<unsigned>(match_tile_count(c.w, c.h), 1, 0);
+      out[i] = make_device<int16_t>(c.w, c.h);
+      v[i].census_ref = i == 0 ? dcl.cview() : dcr.cview();
+      v[i].census_other = i == 0 ? dcr.cview() : dcl.cview();
+      if (c.masks) {
+        v[i].mask_ref = i == 0 ? dml.cview() : dmr.cview();
+        v[i].mask_other = i == 0 ? dmr.cview() : dml.cview();
+      }
+      v[i].disparity = out[i].view();
+      v[i].scratch.best_keys = keys[i].view();
+      v[i].scratch.tiles_done = tiles[i].view().data;
+    }
+    auto sub = make_device<int8_t>(c.w, c.h);
+    if (c.subpixel) v[0].subpixel_offset = sub.view();
+    MatchParams mp;
+    mp.range = c.range;
+    mp.radius = 2;
+    mp.best = c.best;
+    for (int run = 0; run < 2; ++run)
+      for (int rows : {32, 40, 48}) {
+        mp.tile_rows = rows;
+        ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
+        EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, run " << run << ", tile rows " << rows;
+        EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, run " << run << ", tile rows " << rows;
+      }
+
+  }
+}
+
 TEST(CudaStages, BackgroundLevelOverFrames) {
   Params p;
   p.warmup_frames = 3;

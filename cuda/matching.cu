@@ -1235,7 +1235,8 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
     const int width = v.census_ref.width, height = v.census_ref.height;
     int first, end;
     evaluation_interval(lo, hi, gx, a.range, subpixel, &first, &end);
-    // Which window rows lie in the image (rows outside add 0; columns repeat the edge).
+    // Which window rows lie in the image: rows outside are staged as zero in
+    // both views, so they add 0 (columns repeat the edge).
     unsigned row_in = 0;
 #pragma unroll
     for (int i = 0; i < kWideSpan; ++i) row_in |= (gy + i - 7 >= 0 && gy + i - 7 < height) ? 1u << i : 0u;
@@ -1263,7 +1264,7 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
 #pragma unroll
         for (int c = 0; c < kWideSpan; ++c) {
           const int cost = census_cost(s_ref[r * kWideSpan + c], s_other[r * kWideColumns + k0 + c]);
-          sums[(r / 5) * 3 + c / 5] += (row_in >> r & 1u) ? cost : 0;
+          sums[(r / 5) * 3 + c / 5] += cost;  // rows outside: both staged words are 0
         }
       }
       if (d < end) {
@@ -1342,6 +1343,12 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t s
   else
     stream_match_kernel<kBest, kWithSlots, kTileH><<<grid, kThreads, shared, stream>>>(a);
   return cudaGetLastError();
+}
+
+template <int kBest>
+cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, cudaStream_t stream) {
+  return slots ? launch_full_range<kBest, true>(a, rows, views, stream)
+               : launch_full_range<kBest, false>(a, rows, views, stream);
 }
 
 // Of the tile heights a kernel comes in (`heights`, tallest first), the one
@@ -1455,15 +1462,9 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
   if (rows != kTileH && rows != kMiddleTileH && rows != kTallTileH) return cudaErrorInvalidValue;
   cudaError_t e = cudaErrorInvalidValue;
   switch (p.best) {
-    case 0: e = slots ? launch_full_range<0, true>(a, rows, grid_views, stream)
-                      : launch_full_range<0, false>(a, rows, grid_views, stream);
-            break;
-    case 1: e = slots ? launch_full_range<1, true>(a, rows, grid_views, stream)
-                      : launch_full_range<1, false>(a, rows, grid_views, stream);
-            break;
-    case 2: e = slots ? launch_full_range<2, true>(a, rows, grid_views, stream)
-                      : launch_full_range<2, false>(a, rows, grid_views, stream);
-            break;
+    case 0: e = launch_full_range<0>(a, rows, grid_views, slots, stream); break;
+    case 1: e = launch_full_range<1>(a, rows, grid_views, slots, stream); break;
+    case 2: e = launch_full_range<2>(a, rows, grid_views, slots, stream); break;
     default: break;
   }
   if (e != cudaSuccess || !shared_costs) return e;

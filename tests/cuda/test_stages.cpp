@@ -181,6 +181,33 @@ struct MatchInputs {
   Image<uint8_t> mask_left, mask_right;
 };
 
+// MatchInputs on the device ([0] left, [1] right; masks only where given),
+// and the MatchViews of either reference over them.
+struct DeviceMatchInputs {
+  DeviceImage<uint32_t> census[2];
+  DeviceImage<uint8_t> mask[2];
+
+  DeviceMatchInputs(const MatchInputs& in, bool masks) {
+    census[0] = upload(in.census_left);
+    census[1] = upload(in.census_right);
+    if (masks) {
+      mask[0] = upload(in.mask_left);
+      mask[1] = upload(in.mask_right);
+    }
+  }
+  MatchViews views(bool left) const {
+    const int r = left ? 0 : 1;
+    MatchViews v;
+    v.census_ref = census[r].cview();
+    v.census_other = census[1 - r].cview();
+    if (!mask[0].empty()) {
+      v.mask_ref = mask[r].cview();
+      v.mask_other = mask[1 - r].cview();
+    }
+    return v;
+  }
+};
+
 MatchInputs scene_inputs(int w, int h, uint32_t seed, bool masks) {
   const SyntheticPair pair = make_step_pair(w, h, 5, 13, seed);
   Image<uint8_t> gl, gr;
@@ -221,12 +248,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
                                       << " masks=" << c.masks);
     ASSERT_CUDA(prepare_match(c.radius));
     const MatchInputs in = scene_inputs(c.w, c.h, 100 + c.w, c.masks);
-    auto dcl = upload(in.census_left), dcr = upload(in.census_right);
-    DeviceImage<uint8_t> dml, dmr;
-    if (c.masks) {
-      dml = upload(in.mask_left);
-      dmr = upload(in.mask_right);
-    }
+    const DeviceMatchInputs din(in, c.masks);
     // A coarser map with holes for the refinement.
     std::mt19937 rng(c.w);
     Image<int16_t> coarser(c.w / 2, c.h / 2);
@@ -243,13 +265,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       const Image<uint32_t>& coth = left ? in.census_right : in.census_left;
       const Image<uint8_t>* mref = c.masks ? (left ? &in.mask_left : &in.mask_right) : nullptr;
       const Image<uint8_t>* moth = c.masks ? (left ? &in.mask_right : &in.mask_left) : nullptr;
-      MatchViews v;
-      v.census_ref = left ? dcl.cview() : dcr.cview();
-      v.census_other = left ? dcr.cview() : dcl.cview();
-      if (c.masks) {
-        v.mask_ref = left ? dml.cview() : dmr.cview();
-        v.mask_other = left ? dmr.cview() : dml.cview();
-      }
+      MatchViews v = din.views(left);
       MatchParams mp;
       mp.reference = ref;
       mp.range = c.range;
@@ -364,12 +380,7 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
     SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " best=" << c.best << " masks=" << c.masks
                                       << " subpixel=" << c.subpixel);
     const MatchInputs in = scene_inputs(c.w, c.h, 300 + c.w, c.masks);
-    auto dcl = upload(in.census_left), dcr = upload(in.census_right);
-    DeviceImage<uint8_t> dml, dmr;
-    if (c.masks) {
-      dml = upload(in.mask_left);
-      dmr = upload(in.mask_right);
-    }
+    const DeviceMatchInputs din(in, c.masks);
     const Image<uint8_t>* ml = c.masks ? &in.mask_left : nullptr;
     const Image<uint8_t>* mr = c.masks ? &in.mask_right : nullptr;
     Image<int16_t> want_left, want_right;
@@ -384,12 +395,7 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
       keys[i] = make_device<uint32_t>(c.w, c.h, 0xFF);
       tiles[i] = make_device<unsigned>(match_tile_count(c.w, c.h), 1, 0);
       out[i] = make_device<int16_t>(c.w, c.h);
-      v[i].census_ref = i == 0 ? dcl.cview() : dcr.cview();
-      v[i].census_other = i == 0 ? dcr.cview() : dcl.cview();
-      if (c.masks) {
-        v[i].mask_ref = i == 0 ? dml.cview() : dmr.cview();
-        v[i].mask_other = i == 0 ? dmr.cview() : dml.cview();
-      }
+      v[i] = din.views(i == 0);
       v[i].disparity = out[i].view();
       v[i].scratch.best_keys = keys[i].view();
       v[i].scratch.tiles_done = tiles[i].view().data;

@@ -6,8 +6,9 @@
 namespace cs::cuda {
 namespace {
 
-constexpr int kBlockX = 32;
-constexpr int kBlockY = 8;
+constexpr int kThreadsX = 32;
+constexpr int kThreadsY = 8;
+constexpr int kSide = 4;  // a thread converts kSide x kSide level-0 pixels
 
 // Byte offsets of R, G, B within a packed pixel, and its size.
 struct PackedLayout {
@@ -39,22 +40,46 @@ __device__ __forceinline__ uint32_t pack_rgb(int r, int g, int b) {
 // compiler copy the parameters to local memory.
 struct Views {
   FrameView in[2];
-  ImageView<uint8_t> gray[2];
+  ImageView<uint8_t> gray[2][kMaxConvertLevels];
   ImageView<uint32_t> rgb[2];
-  bool words;  // 4-byte pixels on 4-byte aligned rows: one load a pixel
+  int levels;       // intensity levels made: level 0, then its pyramid
+  bool words;       // 4-byte pixels on 4-byte aligned rows: one load a pixel
+  bool quads;       // ... on 16-byte aligned rows: one load for four pixels
+  bool gray_words;  // level-0 intensity rows 4-byte aligned: one store for four pixels
 };
 
+// The matching intensity of pixel (x, y) of `in` and, with kRgb, its colour.
 template <PixelFormat F, bool kRgb>
-__global__ void convert_packed(const __grid_constant__ Views w) {
-  const int z = blockIdx.z;
-  const FrameView& in = w.in[z];
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= in.width || y >= in.height) return;
+__device__ __forceinline__ uint8_t convert_one(const FrameView& in, bool words, int x, int y, uint32_t* rgb) {
+  if (F == PixelFormat::GRAY8) {
+    const int v = in.plane[0][y * in.pitch[0] + x];
+    if (kRgb) *rgb = pack_rgb(v, v, v);
+    return static_cast<uint8_t>(v);
+  }
+  if (F == PixelFormat::I420 || F == PixelFormat::NV12) {
+    // Matching uses Y as is; the colour of pixel (x, y) takes the chroma
+    // sample at (x / 2, y / 2).
+    const int luma = in.plane[0][y * in.pitch[0] + x];
+    if (kRgb) {
+      int u, v;
+      if (F == PixelFormat::NV12) {
+        const uint8_t* uv = in.plane[1] + (y / 2) * in.pitch[1] + (x / 2) * 2;
+        u = uv[0];
+        v = uv[1];
+      } else {
+        u = in.plane[1][(y / 2) * in.pitch[1] + x / 2];
+        v = in.plane[2][(y / 2) * in.pitch[2] + x / 2];
+      }
+      uint8_t c[3];
+      rgb_from_yuv(luma, u, v, c);
+      *rgb = pack_rgb(c[0], c[1], c[2]);
+    }
+    return static_cast<uint8_t>(luma);
+  }
   constexpr PackedLayout L = packed_layout(F);
   const uint8_t* p = in.plane[0] + y * in.pitch[0] + x * L.bytes;
   int r, g, b;
-  if (L.bytes == 4 && w.words) {
+  if (L.bytes == 4 && words) {
     const uint32_t px = *reinterpret_cast<const uint32_t*>(p);
     r = (px >> (8 * L.r)) & 255;
     g = (px >> (8 * L.g)) & 255;
@@ -64,84 +89,133 @@ __global__ void convert_packed(const __grid_constant__ Views w) {
     g = p[L.g];
     b = p[L.b];
   }
-  drow(w.gray[z], y)[x] = luma_from_rgb(r, g, b);
-  if (kRgb) drow(w.rgb[z], y)[x] = pack_rgb(r, g, b);
+  if (kRgb) *rgb = pack_rgb(r, g, b);
+  return luma_from_rgb(r, g, b);
 }
 
-template <bool kRgb>
-__global__ void convert_gray8(const __grid_constant__ Views w) {
-  const int z = blockIdx.z;
-  const FrameView& in = w.in[z];
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= in.width || y >= in.height) return;
-  const int v = in.plane[0][y * in.pitch[0] + x];
-  drow(w.gray[z], y)[x] = static_cast<uint8_t>(v);
-  if (kRgb) drow(w.rgb[z], y)[x] = pack_rgb(v, v, v);
-}
+__device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (8 * k)) & 255; }
 
-// I420 (kNv12 = false) and NV12: matching uses Y as is; the colour of pixel
-// (x, y) takes the chroma sample at (x / 2, y / 2).
-template <bool kNv12, bool kRgb>
-__global__ void convert_yuv(const __grid_constant__ Views w) {
+// A thread converts a kSide x kSide block of level-0 pixels and makes the
+// block's pixels of levels 1 and 2 from them (stages.h downsample: each the
+// average4 of its 2 x 2 block one level finer), so the first pyramid levels
+// cost no pass of their own. A level's pixel exists where its 2 x 2 block
+// does: level l + 1 is level l's width / 2 x height / 2.
+template <PixelFormat F, bool kRgb>
+__global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
   const int z = blockIdx.z;
   const FrameView& in = w.in[z];
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
+  const int bx = blockIdx.x * kThreadsX + threadIdx.x, by = blockIdx.y * kThreadsY + threadIdx.y;
+  const int x = kSide * bx, y = kSide * by;
   if (x >= in.width || y >= in.height) return;
-  const int luma = in.plane[0][y * in.pitch[0] + x];
-  drow(w.gray[z], y)[x] = static_cast<uint8_t>(luma);
-  if (!kRgb) return;
-  int u, v;
-  if (kNv12) {
-    const uint8_t* uv = in.plane[1] + (y / 2) * in.pitch[1] + (x / 2) * 2;
-    u = uv[0];
-    v = uv[1];
-  } else {
-    u = in.plane[1][(y / 2) * in.pitch[1] + x / 2];
-    v = in.plane[2][(y / 2) * in.pitch[2] + x / 2];
+  constexpr PackedLayout L = packed_layout(F);
+  constexpr bool kPacked4 = L.bytes == 4 && F != PixelFormat::GRAY8 && F != PixelFormat::I420 && F != PixelFormat::NV12;
+  const bool full = x + kSide <= in.width;
+  uint32_t gray[kSide];  // four intensity bytes a row
+#pragma unroll
+  for (int r = 0; r < kSide; ++r) {
+    gray[r] = 0;
+    const int yy = y + r;
+    if (yy >= in.height) continue;
+    uint32_t colour[kSide] = {0, 0, 0, 0};
+    if (kPacked4 && w.quads && full) {
+      const uint4 q = *reinterpret_cast<const uint4*>(in.plane[0] + yy * in.pitch[0] + x * 4);
+      const uint32_t px[kSide] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int k = 0; k < kSide; ++k) {
+        const int cr = byte_of(px[k], L.r), cg = byte_of(px[k], L.g), cb = byte_of(px[k], L.b);
+        gray[r] |= static_cast<uint32_t>(luma_from_rgb(cr, cg, cb)) << (8 * k);
+        if (kRgb) colour[k] = pack_rgb(cr, cg, cb);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kSide; ++k)
+        if (x + k < in.width) gray[r] |= static_cast<uint32_t>(convert_one<F, kRgb>(in, w.words, x + k, yy, &colour[k]))
+                                         << (8 * k);
+    }
+    uint8_t* out = drow(w.gray[z][0], yy) + x;
+    if (full && w.gray_words) {
+      *reinterpret_cast<uint32_t*>(out) = gray[r];
+    } else {
+#pragma unroll
+      for (int k = 0; k < kSide; ++k)
+        if (x + k < in.width) out[k] = static_cast<uint8_t>(byte_of(gray[r], k));
+    }
+    if (kRgb) {
+      uint32_t* rgb = drow(w.rgb[z], yy) + x;
+#pragma unroll
+      for (int k = 0; k < kSide; ++k)
+        if (x + k < in.width) rgb[k] = colour[k];
+    }
   }
-  uint8_t c[3];
-  rgb_from_yuv(luma, u, v, c);
-  drow(w.rgb[z], y)[x] = pack_rgb(c[0], c[1], c[2]);
+  if (w.levels < 2) return;
+  const ImageView<uint8_t>& l1 = w.gray[z][1];
+  uint32_t half[2] = {0, 0};  // level-1 pixels 2 bx + j of row 2 by + i: byte j of half[i]
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int x1 = 2 * bx + j, y1 = 2 * by + i;
+      if (x1 >= l1.width || y1 >= l1.height) continue;
+      const int v = average4(byte_of(gray[2 * i], 2 * j), byte_of(gray[2 * i], 2 * j + 1),
+                             byte_of(gray[2 * i + 1], 2 * j), byte_of(gray[2 * i + 1], 2 * j + 1));
+      drow(l1, y1)[x1] = static_cast<uint8_t>(v);
+      half[i] |= static_cast<uint32_t>(v) << (8 * j);
+    }
+  if (w.levels < 3) return;
+  const ImageView<uint8_t>& l2 = w.gray[z][2];
+  if (bx < l2.width && by < l2.height)
+    drow(l2, by)[bx] = average4(byte_of(half[0], 0), byte_of(half[0], 1), byte_of(half[1], 0), byte_of(half[1], 1));
 }
 
 template <bool kRgb>
 cudaError_t launch(const Views& w, int count, cudaStream_t stream) {
-  const dim3 block(kBlockX, kBlockY);
-  dim3 grid = grid_for(w.in[0].width, w.in[0].height, block);
+  const dim3 block(kThreadsX, kThreadsY);
+  dim3 grid = grid_for((w.in[0].width + kSide - 1) / kSide, (w.in[0].height + kSide - 1) / kSide, block);
   grid.z = count;
   switch (w.in[0].format) {
-#define CS_PACKED(F) \
-  case PixelFormat::F: convert_packed<PixelFormat::F, kRgb><<<grid, block, 0, stream>>>(w); break;
-    CS_PACKED(RGBA)
-    CS_PACKED(BGRA)
-    CS_PACKED(RGBx)
-    CS_PACKED(BGRx)
-    CS_PACKED(xRGB)
-    CS_PACKED(xBGR)
-    CS_PACKED(ARGB)
-    CS_PACKED(ABGR)
-    CS_PACKED(RGB)
-    CS_PACKED(BGR)
-#undef CS_PACKED
-    case PixelFormat::GRAY8: convert_gray8<kRgb><<<grid, block, 0, stream>>>(w); break;
-    case PixelFormat::I420: convert_yuv<false, kRgb><<<grid, block, 0, stream>>>(w); break;
-    case PixelFormat::NV12: convert_yuv<true, kRgb><<<grid, block, 0, stream>>>(w); break;
+#define CS_FORMAT(F) \
+  case PixelFormat::F: convert_kernel<PixelFormat::F, kRgb><<<grid, block, 0, stream>>>(w); break;
+    CS_FORMAT(RGBA)
+    CS_FORMAT(BGRA)
+    CS_FORMAT(RGBx)
+    CS_FORMAT(BGRx)
+    CS_FORMAT(xRGB)
+    CS_FORMAT(xBGR)
+    CS_FORMAT(ARGB)
+    CS_FORMAT(ABGR)
+    CS_FORMAT(RGB)
+    CS_FORMAT(BGR)
+    CS_FORMAT(GRAY8)
+    CS_FORMAT(I420)
+    CS_FORMAT(NV12)
+#undef CS_FORMAT
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }
 
-cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* gray, const ImageView<uint32_t>* rgb,
-                          int count, cudaStream_t stream) {
+bool aligned(const void* p, std::ptrdiff_t pitch, int bytes) {
+  return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0 && (pitch & (bytes - 1)) == 0;
+}
+
+cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
+                          const ImageView<uint32_t>* rgb, int count, cudaStream_t stream) {
+  if (levels < 1 || levels > kMaxConvertLevels) return cudaErrorInvalidValue;
   Views w{};
-  w.words = true;
+  w.levels = levels;
+  w.words = w.quads = w.gray_words = true;
   for (int i = 0; i < count; ++i) {
     w.in[i] = in[i];
-    w.gray[i] = gray[i];
+    for (int l = 0; l < levels; ++l) {
+      const ImageView<uint8_t>& g = gray[i][l];
+      const int want_w = in[i].width >> l, want_h = in[i].height >> l;
+      if (g.width != want_w || g.height != want_h) return cudaErrorInvalidValue;
+      w.gray[i][l] = g;
+    }
     w.rgb[i] = rgb[i];
-    w.words = w.words && (reinterpret_cast<uintptr_t>(in[i].plane[0]) & 3) == 0 && (in[i].pitch[0] & 3) == 0;
+    w.words = w.words && aligned(in[i].plane[0], in[i].pitch[0], 4);
+    w.quads = w.quads && aligned(in[i].plane[0], in[i].pitch[0], 16);
+    w.gray_words = w.gray_words && aligned(gray[i][0].data, gray[i][0].pitch, 4);
   }
   return rgb[0].data ? launch<true>(w, count, stream) : launch<false>(w, count, stream);
 }
@@ -150,19 +224,26 @@ cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* gray, c
 
 cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, ImageView<uint32_t> rgb,
                             cudaStream_t stream) {
-  return convert_views(&in, &gray, &rgb, 1, stream);
+  const ImageView<uint8_t>* levels[1] = {&gray};
+  return convert_views(&in, levels, 1, &rgb, 1, stream);
 }
 
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, ImageView<uint8_t> gray_left,
                                  ImageView<uint8_t> gray_right, ImageView<uint32_t> rgb_left,
                                  ImageView<uint32_t> rgb_right, cudaStream_t stream) {
+  return enqueue_convert_pair(left, right, &gray_left, &gray_right, 1, rgb_left, rgb_right, stream);
+}
+
+cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
+                                 const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
+                                 ImageView<uint32_t> rgb_right, cudaStream_t stream) {
   if (left.format != right.format || left.width != right.width || left.height != right.height ||
       (rgb_left.data == nullptr) != (rgb_right.data == nullptr))
     return cudaErrorInvalidValue;
   const FrameView in[2] = {left, right};
-  const ImageView<uint8_t> gray[2] = {gray_left, gray_right};
+  const ImageView<uint8_t>* gray[2] = {gray_left, gray_right};
   const ImageView<uint32_t> rgb[2] = {rgb_left, rgb_right};
-  return convert_views(in, gray, rgb, 2, stream);
+  return convert_views(in, gray, levels, rgb, 2, stream);
 }
 
 }  // namespace cs::cuda

@@ -18,4 +18,14 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
                                  ImageView<uint8_t> gray_right, ImageView<uint32_t> rgb_left,
                                  ImageView<uint32_t> rgb_right, cudaStream_t stream);
 
+// The most intensity levels the conversion makes in its own pass.
+constexpr int kMaxConvertLevels = 3;
+
+// Both views as above, and in the same pass levels 1 .. levels - 1 of each
+// view's intensity pyramid (stages.h downsample; levels <= kMaxConvertLevels):
+// gray_left[l] and gray_right[l] are level l, width >> l x height >> l.
+cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
+                                 const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
+                                 ImageView<uint32_t> rgb_right, cudaStream_t stream);
+
 }  // namespace cs::cuda

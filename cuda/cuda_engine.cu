@@ -273,14 +273,31 @@ struct CudaEngine::Impl {
     return {};
   }
 
+  // Intensity levels the conversion makes (the rest of the pyramid is the body's).
+  int converted_levels() const { return levels < kMaxConvertLevels ? levels : kMaxConvertLevels; }
+
+  // The frame's conversion (its input addresses change from frame to frame,
+  // so it stays out of the graph): level 0 and the first pyramid levels.
+  std::string enqueue_conversion(const FrameView& left, const FrameView& right, cudaStream_t s) {
+    ImageView<uint8_t> gray[2][kMaxConvertLevels];
+    for (int l = 0; l < converted_levels(); ++l)
+      for (int v = 0; v < 2; ++v) gray[v][l] = lv[l].gray[v].view();
+    const bool bg = params.background;
+    CS_CUDA_TRY(enqueue_convert_pair(left, right, gray[0], gray[1], converted_levels(),
+                                     bg ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
+                                     bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, s));
+    return {};
+  }
+
   // Everything from the pyramid to the Q4 map, at fixed addresses.
   std::string enqueue_body(cudaStream_t s, StageTimer* timer) {
     const Params& p = params;
     const bool bg = p.background;
     CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), s));
     for (int l = 1; l < levels; ++l) {
-      CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(), lv[l - 1].gray[1].cview(),
-                                          lv[l].gray[1].view(), s));
+      if (l >= converted_levels())
+        CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
+                                            lv[l - 1].gray[1].cview(), lv[l].gray[1].view(), s));
       if (bg)
         for (int v = 0; v < 2; ++v) CS_CUDA_TRY(enqueue_downsample(lv[l - 1].rgb[v].cview(), lv[l].rgb[v].view(), s));
     }
@@ -478,9 +495,8 @@ struct CudaEngine::Impl {
     // (on the upload stream) is done; after it they may be refilled.
     for (int k : frame_slots) CS_CUDA_TRY(cudaStreamWaitEvent(stream, slots[k].uploaded, 0));
     last_from_upload = !frame_slots.empty();
-    CS_CUDA_TRY(enqueue_convert_pair(dl, dr, lv[0].gray[0].view(), lv[0].gray[1].view(),
-                                     params.background ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
-                                     params.background ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, stream));
+    e = enqueue_conversion(dl, dr, stream);
+    if (!e.empty()) return e;
     give_back_frame_slots();
     if (!graph_ready) {
       e = build_graph();
@@ -983,9 +999,8 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   t.on = true;
   t.stream = m.stream;
   t.mark("start");
-  CS_CUDA_TRY(enqueue_convert_pair(m.last_left, m.last_right, m.lv[0].gray[0].view(), m.lv[0].gray[1].view(),
-                                   m.params.background ? m.lv[0].rgb[0].view() : ImageView<uint32_t>{},
-                                   m.params.background ? m.lv[0].rgb[1].view() : ImageView<uint32_t>{}, m.stream));
+  e = m.enqueue_conversion(m.last_left, m.last_right, m.stream);
+  if (!e.empty()) return e;
   t.mark("convert");
   e = m.enqueue_body(m.stream, &t);
   if (!e.empty()) return e;

@@ -9,41 +9,55 @@
 namespace cs::cuda {
 namespace {
 
+// The coarser level's span for the pixels of parent (px, py) (stages.h,
+// stage 7): [2 dmin - 2, 2 dmax + 3) over the parent's disparity or, where
+// it is invalid, over the valid ones within hole_radius; false when there are
+// none.
+__device__ bool parent_span(const MatchViews& v, int hole_radius, int px, int py, int* a, int* b) {
+  const int wc = v.coarser.width, hc = v.coarser.height;
+  const int dc = drow(v.coarser, py)[px];
+  int dmin = dc, dmax = dc;
+  if (dc < 0) {
+    dmin = INT_MAX;
+    dmax = -1;
+    for (int yy = maxi(py - hole_radius, 0); yy <= mini(py + hole_radius, hc - 1); ++yy) {
+      const int16_t* row = drow(v.coarser, yy);
+      for (int xx = maxi(px - hole_radius, 0); xx <= mini(px + hole_radius, wc - 1); ++xx) {
+        const int dd = row[xx];
+        if (dd >= 0) {
+          dmin = mini(dmin, dd);
+          dmax = maxi(dmax, dd);
+        }
+      }
+    }
+  }
+  *a = 2 * dmin - 2;
+  *b = 2 * dmax + 3;
+  return dmax >= 0;
+}
+
+// Candidates [a, b) clipped to non-negative disparities whose matched pixel
+// lies in the image; false when none is left.
+__device__ __forceinline__ bool admissible_span(bool left, int width, int x, int a, int b, int* lo, int* hi) {
+  *lo = maxi(a, 0);
+  *hi = mini(b, left ? x + 1 : width - x);
+  return *lo < *hi;
+}
+
 // Candidate interval [lo, hi) of reference pixel (x, y) (stages.h, stages 6
 // and 7, with the matched pixel inside the image); false when it has none.
 __device__ bool candidates(const MatchViews& v, bool left, Range range, int hole_radius, int x, int y, int* lo,
                            int* hi) {
-  const int width = v.census_ref.width;
   if (v.mask_ref.data && drow(v.mask_ref, y)[x] == 0) return false;
   int a = range.lo, b = range.hi;
   if (v.coarser.data) {
-    const int wc = v.coarser.width, hc = v.coarser.height;
-    const int px = mini(x / 2, wc - 1), py = mini(y / 2, hc - 1);
-    const int dc = drow(v.coarser, py)[px];
-    int dmin = dc, dmax = dc;
-    if (dc < 0) {
-      dmin = INT_MAX;
-      dmax = -1;
-      for (int yy = maxi(py - hole_radius, 0); yy <= mini(py + hole_radius, hc - 1); ++yy) {
-        const int16_t* row = drow(v.coarser, yy);
-        for (int xx = maxi(px - hole_radius, 0); xx <= mini(px + hole_radius, wc - 1); ++xx) {
-          const int dd = row[xx];
-          if (dd >= 0) {
-            dmin = mini(dmin, dd);
-            dmax = maxi(dmax, dd);
-          }
-        }
-      }
-    }
-    if (dmax < 0) return false;
-    a = maxi(a, 2 * dmin - 2);
-    b = mini(b, 2 * dmax + 3);
+    int pa, pb;
+    if (!parent_span(v, hole_radius, mini(x / 2, v.coarser.width - 1), mini(y / 2, v.coarser.height - 1), &pa, &pb))
+      return false;
+    a = maxi(a, pa);
+    b = mini(b, pb);
   }
-  a = maxi(a, 0);
-  b = mini(b, left ? x + 1 : width - x);
-  *lo = a;
-  *hi = b;
-  return a < b;
+  return admissible_span(left, v.census_ref.width, x, a, b, lo, hi);
 }
 
 // The disparities whose costs pixel x evaluates for its candidates [lo, hi):
@@ -880,7 +894,8 @@ namespace phased {
 
 constexpr int kChunkPairs = 4;  // S planes held at once
 constexpr int kBlocksPerSm = 3;
-constexpr int kShortTileH = 24;  // the alternative tile height (refine_rows)
+constexpr int kMiddleTileH = 28;  // the alternative tile heights (tile_rows)
+constexpr int kShortTileH = 24;
 
 // Words of one S plane for tiles of kRows rows: 5 S rows above and below the
 // tile's output rows.
@@ -1042,40 +1057,66 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   }
   __syncthreads();
 
-  // Every pixel's candidates; the needed set from the narrow pixels'
-  // evaluation intervals (with sub-pixel, one more on each side), the wide
-  // pixels' needed set from their candidates.
-  constexpr int kRounds = (kPixels + kThreads - 1) / kThreads;
+  // Every pixel's candidates, a 2 x 2 group of pixels a thread: x0 and y0
+  // are even, so the group's pixels share their coarser parent (one parent
+  // span, one hole search for four pixels) and their candidates differ only
+  // in the admissible upper end, so the group's narrow evaluation intervals
+  // (with sub-pixel, one more on each side) share their first disparity and
+  // their union is one interval; so is that of its wide pixels' candidates.
+  // The needed set from the narrow pixels' intervals, the wide pixels'
+  // needed set from their candidates.
+  static_assert(kTileW % 2 == 0 && kRows % 2 == 0, "2 x 2 groups need even tile sides");
+  constexpr int kGroupsW = kTileW / 2;
+  constexpr int kGroups = kGroupsW * (kRows / 2);
+  constexpr int kRounds = (kGroups + kThreads - 1) / kThreads;
   for (int r = 0; r < kRounds; ++r) {
-    const int q = r * kThreads + tid;
+    const int g = r * kThreads + tid;
     int first = 0, end = 0, wide_lo = 0, wide_hi = 0;
-    if (q < kPixels) {
-      const int ty = q / kTileW, tx = q - ty * kTileW;
-      const int gx = x0 + tx, gy = y0 + ty;
-      uint32_t info = kNoCandidates;
-      uint8_t state = kOutside;
-      int lo, hi;
-      if (gx < width && gy < height) {
-        state = kMatched;
-        if (candidates(v, left, range, a.hole_radius, gx, gy, &lo, &hi)) {
-          info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
-          evaluation_interval(lo, hi, gx, range, want_subpixel, &first, &end);
-          if (end - first > kWideWidth) {
-            state = kWide;
-            first = end = 0;
-            wide_lo = lo;
-            wide_hi = hi;
-            s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
-            atomicMin(&s_wide_top, ty);
-            atomicMax(&s_wide_bottom, ty);
+    if (g < kGroups) {
+      const int ty0 = 2 * (g / kGroupsW), tx0 = 2 * (g - (g / kGroupsW) * kGroupsW);
+      const int gx0 = x0 + tx0, gy0 = y0 + ty0;
+      int span_a = 0, span_b = 0;
+      bool span = false;
+      if (gx0 < width && gy0 < height) {
+        span = parent_span(v, a.hole_radius, mini(gx0 / 2, v.coarser.width - 1),
+                           mini(gy0 / 2, v.coarser.height - 1), &span_a, &span_b);
+        span_a = maxi(span_a, range.lo);
+        span_b = mini(span_b, range.hi);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const int tx = tx0 + (k & 1), ty = ty0 + (k >> 1);
+        const int gx = x0 + tx, gy = y0 + ty;
+        const int q = ty * kTileW + tx;
+        uint32_t info = kNoCandidates;
+        uint8_t state = kOutside;
+        if (gx < width && gy < height) {
+          state = kMatched;
+          int lo, hi;
+          if (span && (!v.mask_ref.data || drow(v.mask_ref, gy)[gx] != 0) &&
+              admissible_span(left, width, gx, span_a, span_b, &lo, &hi)) {
+            info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
+            int f, e;
+            evaluation_interval(lo, hi, gx, range, want_subpixel, &f, &e);
+            if (e - f > kWideWidth) {
+              state = kWide;
+              wide_lo = lo;
+              wide_hi = maxi(wide_hi, hi);
+              s_wide[atomicAdd(&s_wide_count, 1)] = static_cast<uint16_t>(q);
+              atomicMin(&s_wide_top, ty);
+              atomicMax(&s_wide_bottom, ty);
+            } else {
+              first = f;
+              end = maxi(end, e);
+            }
           }
         }
+        s_info[q] = info;
+        s_keys[q] = kNoKey;
+        s_sub[q] = 0;
+        s_prev[q] = 0;
+        s_state[q] = state;
       }
-      s_info[q] = info;
-      s_keys[q] = kNoKey;
-      s_sub[q] = 0;
-      s_prev[q] = 0;
-      s_state[q] = state;
     }
     mark_needed(s_needed, first, end, range.lo);
     if (__any_sync(kFull, wide_lo < wide_hi)) mark_needed(s_wide_needed, wide_lo, wide_hi, range.lo);
@@ -1397,6 +1438,8 @@ template <int kBest>
 cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool wide_kernel, cudaStream_t stream) {
   if (rows == phased::kShortTileH)
     launch_refine_rows<kBest, phased::kShortTileH>(a, views, masks, stream);
+  else if (rows == phased::kMiddleTileH)
+    launch_refine_rows<kBest, phased::kMiddleTileH>(a, views, masks, stream);
   else
     launch_refine_rows<kBest, kTileH>(a, views, masks, stream);
   launch_wide<kBest>(a, wide_kernel, stream);
@@ -1446,8 +1489,9 @@ cudaError_t launch(const MatchViews* views, const bool* left, int count, const M
   }
   if (!full_range) {
     int rows = p.tile_rows;
-    if (rows == 0) rows = tile_rows(width, height, count, phased::kBlocksPerSm, {kTileH, phased::kShortTileH});
-    if (rows != kTileH && rows != phased::kShortTileH) return cudaErrorInvalidValue;
+    if (rows == 0)
+      rows = tile_rows(width, height, count, phased::kBlocksPerSm, {kTileH, phased::kMiddleTileH, phased::kShortTileH});
+    if (rows != kTileH && rows != phased::kMiddleTileH && rows != phased::kShortTileH) return cudaErrorInvalidValue;
     bool masks = false;
     for (int i = 0; i < count; ++i) masks = masks || views[i].mask_other.data != nullptr;
     switch (p.best) {
@@ -1480,6 +1524,19 @@ int tile_count(int width, int height) {
 
 }  // namespace
 
+// Every window and mask form of the refinement kernel for tiles of kRows rows.
+template <int kRows>
+cudaError_t raise_refine(int optin) {
+  for (cudaError_t e : {raise_one(streaming::phased::refine_kernel<0, false, kRows>, optin),
+                        raise_one(streaming::phased::refine_kernel<0, true, kRows>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, false, kRows>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, true, kRows>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, false, kRows>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, true, kRows>, optin)})
+    if (e != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
 size_t match_shared_bytes(int radius) { return shared_ints(radius) * sizeof(int); }
 
 cudaError_t prepare_match(int radius) {
@@ -1511,18 +1568,8 @@ cudaError_t prepare_match(int radius) {
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTallTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kMiddleTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, false, streaming::kTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, false, streaming::phased::kShortTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, true, streaming::kTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, true, streaming::phased::kShortTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, false, streaming::kTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, false, streaming::phased::kShortTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, true, streaming::kTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, true, streaming::phased::kShortTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, false, streaming::kTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, false, streaming::phased::kShortTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, true, streaming::kTileH>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, true, streaming::phased::kShortTileH>, optin)})
+                        raise_refine<streaming::kTileH>(optin), raise_refine<streaming::phased::kMiddleTileH>(optin),
+                        raise_refine<streaming::phased::kShortTileH>(optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }

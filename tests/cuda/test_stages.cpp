@@ -74,7 +74,7 @@ TEST(CudaStages, ConvertEveryFormat) {
                                  PixelFormat::RGB,  PixelFormat::BGR,  PixelFormat::GRAY8, PixelFormat::I420,
                                  PixelFormat::NV12};
   for (PixelFormat f : formats)
-    for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{64, 16}}) {
+    for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{64, 16}, std::pair<int, int>{262, 45}}) {
       SCOPED_TRACE(pixel_format_name(f));
       ConvertCase first;
       make_convert_case(f, size.first, size.second, 11 + static_cast<int>(f), &first);
@@ -106,6 +106,31 @@ TEST(CudaStages, ConvertEveryFormat) {
       EXPECT_TRUE(same_image(second.rgb, download(drgb2))) << "pair, left";
       EXPECT_TRUE(same_image(gray, download(dgray))) << "pair, right at an odd address";
       EXPECT_TRUE(same_image(rgb, download(drgb))) << "pair, right at an odd address";
+
+      // The pair again with the first pyramid levels made in the same pass:
+      // each level must equal the reference's downsample of the one above
+      // (the right view at an aligned and at an odd address).
+      for (int levels = 1; levels <= kMaxConvertLevels; ++levels) {
+        const FrameView& right_in = levels == 2 ? right : t.device;
+        Image<uint8_t> want[2][kMaxConvertLevels];
+        want[0][0] = second.gray;
+        want[1][0] = gray;
+        DeviceImage<uint8_t> got[2][kMaxConvertLevels];
+        ImageView<uint8_t> views[2][kMaxConvertLevels];
+        for (int v = 0; v < 2; ++v)
+          for (int l = 0; l < levels; ++l) {
+            if (l > 0) downsample(want[v][l - 1], want[v][l]);
+            got[v][l] = make_device<uint8_t>(size.first >> l, size.second >> l, 0xAB);
+            views[v][l] = got[v][l].view();
+          }
+        ASSERT_CUDA(enqueue_convert_pair(second.frame.device, right_in, views[0], views[1], levels, drgb2.view(),
+                                         drgb.view(), nullptr));
+        for (int v = 0; v < 2; ++v)
+          for (int l = 0; l < levels; ++l)
+            EXPECT_TRUE(same_image(want[v][l], download(got[v][l])))
+                << "pair with " << levels << " levels, view " << v << ", level " << l;
+        EXPECT_TRUE(same_image(second.rgb, download(drgb2))) << "pair with " << levels << " levels, left colour";
+      }
       cudaFree(odd);
     }
 }
@@ -320,7 +345,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       v.coarser = dcoarse.cview();
       v.disparity = out2.view();
       if (left) v.subpixel_offset = sub.view();
-      for (int rows : {32, 24}) {
+      for (int rows : {32, 28, 24}) {
         mp.tile_rows = streaming_kernel ? rows : 0;
         ASSERT_CUDA(enqueue_match(v, mp, nullptr));
         EXPECT_TRUE(same_image(expected, download(out2))) << "refine, tile rows " << rows;
@@ -346,7 +371,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         vl.scratch.wide_capacity = kCapacity;
         vl.scratch.wide_counters = counters;
         for (int run = 0; run < 4; ++run) {  // later runs check the scratch was left reset
-          mp.tile_rows = run % 2 ? 24 : 32;
+          mp.tile_rows = run % 2 ? 24 : run ? 28 : 32;
           ASSERT_CUDA(enqueue_match(vl, mp, nullptr));
           EXPECT_TRUE(same_image(expected, download(out3))) << "refine with wide list, run " << run;
           if (left) {

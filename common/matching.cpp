@@ -222,17 +222,9 @@ void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const int dl = l0.at(x, y);
-      if (dl >= 0) {
-        const int xr = x - dl;
-        const bool ok = xr >= 0 && xr < w && r0.at(xr, y) >= 0 && std::abs(dl - r0.at(xr, y)) <= tolerance;
-        if (!ok) left.at(x, y) = -1;
-      }
+      if (dl >= 0 && !lr_consistent(dl, x - dl, w, &r0.at(0, y), tolerance)) left.at(x, y) = -1;
       const int dr = r0.at(x, y);
-      if (dr >= 0) {
-        const int xl = x + dr;
-        const bool ok = xl >= 0 && xl < w && l0.at(xl, y) >= 0 && std::abs(dr - l0.at(xl, y)) <= tolerance;
-        if (!ok) right.at(x, y) = -1;
-      }
+      if (dr >= 0 && !lr_consistent(dr, x + dr, w, &l0.at(0, y), tolerance)) right.at(x, y) = -1;
     }
 }
 

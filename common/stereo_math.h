@@ -81,6 +81,18 @@ CS_HD uint8_t average4(int a, int b, int c, int d) {
   return static_cast<uint8_t>((a + b + c + d + 2) >> 2);
 }
 
+// ---------------------------------------------------------------- cross-check
+
+// The left-right check of one pixel (stages.h cross_check): disparity d >= 0
+// of one view's map stays valid iff its matched column x_other (x - d for
+// the left map, x + d for the right) lies in the image of width w and the
+// other map's input value there is valid and within tolerance of d.
+CS_HD bool lr_consistent(int d, int x_other, int w, const int16_t* other_row, int tolerance) {
+  if (x_other < 0 || x_other >= w) return false;
+  const int d_other = other_row[x_other];
+  return d_other >= 0 && (d > d_other ? d - d_other : d_other - d) <= tolerance;
+}
+
 // ---------------------------------------------------------------- census
 
 // 5x5 census transform: 24 bits, neighbours in row-major order skipping the

@@ -108,8 +108,22 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
   const int x = kSide * bx, y = kSide * by;
   if (x >= in.width || y >= in.height) return;
   constexpr PackedLayout L = packed_layout(F);
-  constexpr bool kPacked4 = L.bytes == 4 && F != PixelFormat::GRAY8 && F != PixelFormat::I420 && F != PixelFormat::NV12;
+  constexpr bool kLuma8 = F == PixelFormat::GRAY8 || F == PixelFormat::I420 || F == PixelFormat::NV12;
+  constexpr bool kPacked4 = L.bytes == 4 && !kLuma8;
   const bool full = x + kSide <= in.width;
+  // Where the block lies inside the frame on aligned rows, all its rows are
+  // loaded first, one wide load a row (loads cannot pass the stores below).
+  const bool whole = full && y + kSide <= in.height && (kPacked4 ? w.quads : kLuma8 && w.words);
+  uint4 quad[kSide];
+  uint32_t word[kSide];
+  if (whole) {
+#pragma unroll
+    for (int r = 0; r < kSide; ++r) {
+      const uint8_t* row = in.plane[0] + (y + r) * in.pitch[0];
+      if (kPacked4) quad[r] = __ldg(reinterpret_cast<const uint4*>(row + x * 4));
+      else word[r] = __ldg(reinterpret_cast<const uint32_t*>(row + x));
+    }
+  }
   uint32_t gray[kSide];  // four intensity bytes a row
 #pragma unroll
   for (int r = 0; r < kSide; ++r) {
@@ -117,15 +131,16 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
     const int yy = y + r;
     if (yy >= in.height) continue;
     uint32_t colour[kSide] = {0, 0, 0, 0};
-    if (kPacked4 && w.quads && full) {
-      const uint4 q = *reinterpret_cast<const uint4*>(in.plane[0] + yy * in.pitch[0] + x * 4);
-      const uint32_t px[kSide] = {q.x, q.y, q.z, q.w};
+    if (kPacked4 && whole) {
+      const uint32_t px[kSide] = {quad[r].x, quad[r].y, quad[r].z, quad[r].w};
 #pragma unroll
       for (int k = 0; k < kSide; ++k) {
         const int cr = byte_of(px[k], L.r), cg = byte_of(px[k], L.g), cb = byte_of(px[k], L.b);
         gray[r] |= static_cast<uint32_t>(luma_from_rgb(cr, cg, cb)) << (8 * k);
         if (kRgb) colour[k] = pack_rgb(cr, cg, cb);
       }
+    } else if (kLuma8 && whole && !kRgb) {
+      gray[r] = word[r];
     } else {
 #pragma unroll
       for (int k = 0; k < kSide; ++k)

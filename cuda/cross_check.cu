@@ -17,20 +17,9 @@ __global__ void cross_check_kernel(ImageView<const int16_t> left, ImageView<cons
   if (x >= w || y >= left.height) return;
   const int16_t* lrow = drow(left, y);
   const int16_t* rrow = drow(right, y);
-  int dl = lrow[x];
-  if (dl >= 0) {
-    const int xr = x - dl;
-    const int dr = (xr >= 0 && xr < w) ? rrow[xr] : -1;
-    if (dr < 0 || abs(dl - dr) > tolerance) dl = -1;
-  }
-  drow(left_checked, y)[x] = static_cast<int16_t>(dl < 0 ? -1 : dl);
-  int dr = rrow[x];
-  if (dr >= 0) {
-    const int xl = x + dr;
-    const int dl2 = (xl >= 0 && xl < w) ? lrow[xl] : -1;
-    if (dl2 < 0 || abs(dr - dl2) > tolerance) dr = -1;
-  }
-  drow(right_checked, y)[x] = static_cast<int16_t>(dr < 0 ? -1 : dr);
+  const int dl = lrow[x], dr = rrow[x];
+  drow(left_checked, y)[x] = static_cast<int16_t>(dl >= 0 && lr_consistent(dl, x - dl, w, rrow, tolerance) ? dl : -1);
+  drow(right_checked, y)[x] = static_cast<int16_t>(dr >= 0 && lr_consistent(dr, x + dr, w, lrow, tolerance) ? dr : -1);
 }
 
 }  // namespace

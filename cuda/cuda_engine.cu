@@ -362,16 +362,19 @@ struct CudaEngine::Impl {
       mp.hole_radius = p.hole_search_radius;
       CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
       timer->mark(l == levels - 1 ? "match coarsest" : "refine");
-      if (p.lr_check) {
+      // Level 0's check is part of the finish (its left map alone is used;
+      // download_debug makes the checked maps when asked).
+      if (p.lr_check && l > 0) {
         CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), p.lr_tolerance, L.checked[0].view(),
                                         L.checked[1].view(), s));
         timer->mark("cross-check");
       }
     }
     const ImageView<const uint8_t> mask0 = bg ? lv[0].mask[0].cview() : ImageView<const uint8_t>{};
-    CS_CUDA_TRY(enqueue_finish(lv[0].final_view(0, p.lr_check),
+    CS_CUDA_TRY(enqueue_finish(lv[0].raw[0].cview(),
                                p.subpixel ? as_const(subpixel_offset.view()) : ImageView<const int8_t>{}, mask0,
-                               disparity_q4.view(), counters, s));
+                               disparity_q4.view(), counters, s,
+                               p.lr_check ? lv[0].raw[1].cview() : ImageView<const int16_t>{}, p.lr_tolerance));
     CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, s));
     timer->mark("finish");
     return {};
@@ -968,6 +971,11 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
     for (auto& s : errs)
       if (!s.empty()) return s;
     if (m.params.lr_check) {
+      if (l == 0) {
+        CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), m.params.lr_tolerance,
+                                        L.checked[0].view(), L.checked[1].view(), m.stream));
+        CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+      }
       e = download(L.checked[0], &d.disparity_left);
       if (e.empty()) e = download(L.checked[1], &d.disparity_right);
     } else {

@@ -19,7 +19,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
                                                                    ImageView<const int8_t> subpixel_offset,
                                                                    ImageView<const uint8_t> mask,
                                                                    ImageView<uint16_t> disparity_q4,
-                                                                   FrameCounters* counters) {
+                                                                   FrameCounters* counters,
+                                                                   ImageView<const int16_t> right, int tolerance) {
   __shared__ unsigned block_valid, block_foreground;
   if (threadIdx.x == 0 && threadIdx.y == 0) block_valid = block_foreground = 0;
   __syncthreads();
@@ -30,7 +31,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
     for (int k = 0; k < kPixelsPerThread; ++k) {
       const int x = blockIdx.x * kBlockX * kPixelsPerThread + k * kBlockX + threadIdx.x;
       if (x >= disparity.width) break;
-      const int d = drow(disparity, y)[x];
+      int d = drow(disparity, y)[x];
+      if (right.data && d >= 0 && !lr_consistent(d, x - d, disparity.width, drow(right, y), tolerance)) d = -1;
       int q4 = 0;
       if (d >= 0) {
         q4 = d * 16;
@@ -58,12 +60,13 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
 
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
-                           FrameCounters* counters, cudaStream_t stream) {
+                           FrameCounters* counters, cudaStream_t stream, ImageView<const int16_t> right,
+                           int tolerance) {
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((disparity.width + kBlockX * kPixelsPerThread - 1) / (kBlockX * kPixelsPerThread),
                   (disparity.height + kBlockY - 1) / kBlockY);
   finish_kernel<<<grid, block, 0, stream>>>(
-      disparity, subpixel_offset, mask, disparity_q4, counters);
+      disparity, subpixel_offset, mask, disparity_q4, counters, right, tolerance);
   return cudaGetLastError();
 }
 

@@ -893,6 +893,8 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
 namespace phased {
 
 constexpr int kChunkPairs = 4;  // S planes held at once
+constexpr uint32_t kFirstBelow = 0x8000u;     // s_info: the evaluation interval starts at lo - 1
+constexpr uint32_t kEndAbove = 0x80000000u;   // s_info: it ends at hi + 1
 constexpr int kBlocksPerSm = 3;
 constexpr int kMiddleTileH = 28;  // the alternative tile heights (tile_rows)
 constexpr int kShortTileH = 24;
@@ -916,27 +918,32 @@ __device__ __forceinline__ void stream_sums(const MatchViews& v, int sign, int x
   // centred on plane row sb + i - 4.
   const int steps = se - sb + 4;
   const int top = y0 - kMargin + sb;
-  auto step = [&](int k, int i) {
+  uint2* out = reinterpret_cast<uint2*>(plane + sb * kRegionW) + lane;  // plane row sb + i - 4 at step i
+  auto step = [&](int k, int i, bool store) {
     const int gy = top + i;
     const RowWords words = row_words(v, c, clampi(gy, 0, height - 1));
     const uint32_t costs = row_costs(words, gy >= 0 && gy < height);
     vsum = vsum + costs - ring[k];
     ring[k] = costs;
     const uint2 sums = horizontal_sums(vsum);
-    if (i >= 4) *reinterpret_cast<uint2*>(plane + (sb + i - 4) * kRegionW + 2 * lane) = sums;
+    if (store) out[(i - 4) * (kRegionW / 2)] = sums;
   };
-  // Whole blocks of 5 steps as straight-line code, then the rest step by
-  // step (as in stream_pair).
-  int i0 = 0;
+  // The first 4 steps only fill the vertical sums; then whole blocks of 5
+  // steps as straight-line code, each step storing its row, then the rest
+  // step by step (as in stream_pair). steps >= 5: the caller's rows are
+  // never empty.
+#pragma unroll
+  for (int k = 0; k < 4; ++k) step(k, k, false);
+  int i0 = 4;
   for (; i0 + 5 <= steps; i0 += 5) {
 #pragma unroll
-    for (int k = 0; k < 5; ++k) step(k, i0 + k);
+    for (int j = 0; j < 5; ++j) step((4 + j) % 5, i0 + j, true);
   }
   for (; i0 < steps; i0 += 5) {
 #pragma unroll
-    for (int k = 0; k < 5; ++k) {
-      if (i0 + k >= steps) break;
-      step(k, i0 + k);
+    for (int j = 0; j < 5; ++j) {
+      if (i0 + j >= steps) break;
+      step((4 + j) % 5, i0 + j, true);
     }
   }
 }
@@ -1018,7 +1025,7 @@ template <int kBest, bool kMasks, int kRows>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
   constexpr int kPlaneWords = plane_words(kRows);
-  __shared__ uint32_t s_info[kPixels];  // candidates lo | hi << 16
+  __shared__ uint32_t s_info[kPixels];  // candidates lo | hi << 16, a narrow pixel's with kFirstBelow and kEndAbove
   __shared__ uint32_t s_keys[kPixels];  // best cost << 16 | d
   __shared__ uint32_t s_sub[kPixels];   // sub-pixel neighbours' costs cm | cp << 16 of the current best
   __shared__ uint16_t s_prev[kPixels];  // cost of the last disparity evaluated
@@ -1108,6 +1115,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
             } else {
               first = f;
               end = maxi(end, e);
+              // The evaluation interval is [lo - 1 or lo, hi or hi + 1): the
+              // two flags say which (lo and hi are below 2^15: views are at most
+              // 16384 wide, cuda_engine.cu kMaxSide).
+              info |= (f < lo ? kFirstBelow : 0u) | (e > hi ? kEndAbove : 0u);
             }
           }
         }
@@ -1146,9 +1157,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           if (s_state[q] != kMatched) continue;
           const uint32_t info = s_info[q];
           if (info == kNoCandidates) continue;
-          const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
-          int first, end;
-          evaluation_interval(lo, hi, x0 + q % kTileW, range, want_subpixel, &first, &end);
+          const int lo = static_cast<int>(info & 0x7FFFu), hi = static_cast<int>((info >> 16) & 0x7FFFu);
+          const int first = lo - static_cast<int>((info & kFirstBelow) >> 15);
+          const int end = hi + static_cast<int>(info >> 31);
           if (end <= d_lo || first > d_hi) continue;
           if (want_subpixel)
             pixel_windows<kBest, kMasks, true, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np,
@@ -1399,8 +1410,10 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, cu
 // streams fewer margin rows a pixel. The coarsest level chooses among 48, 40
 // and 32 rows: at 1024x768 x 256 (a 256x192 level) 32-row tiles make 288
 // blocks, a second wave of 24 on the H100's 264 slots, 40-row tiles 240 (one
-// wave). Refinement chooses between 32 and 24: level 1 of 1024x768 (512x384)
-// makes 264 blocks of 32 rows, 2 per SM where 3 fit, or 352 of 24 rows.
+// wave). Refinement chooses among 32, 28 and 24: level 1 of 1024x768
+// (512x384) makes 264 blocks of 32 rows, 2 per SM where 3 fit, or 352 of 24
+// rows; level 0 makes 1008 blocks of 32 rows, 2.55 waves of the H100's 396
+// slots, or 1176 of 28 rows, 2.97 waves (113 against 116 us).
 int tile_rows(int width, int height, int blocks_per_tile, int blocks_per_sm, std::initializer_list<int> heights) {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||

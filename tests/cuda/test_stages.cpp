@@ -198,6 +198,25 @@ TEST(CudaStages, CrossCheck) {
     ASSERT_CUDA(enqueue_cross_check(dl.cview(), dr.cview(), tol, ol.view(), orr.view(), nullptr));
     EXPECT_TRUE(same_image(el, download(ol)));
     EXPECT_TRUE(same_image(er, download(orr)));
+
+    // The finish with the level-0 check folded in: the Q4 map and the valid
+    // count of the checked left map.
+    Image<uint16_t> want_q4(61, 17);
+    unsigned long long want_valid = 0;
+    for (size_t i = 0; i < el.pixels.size(); ++i) {
+      want_q4.pixels[i] = static_cast<uint16_t>(el.pixels[i] >= 0 ? el.pixels[i] * 16 : 0);
+      want_valid += el.pixels[i] >= 0;
+    }
+    auto q4 = make_device<uint16_t>(61, 17);
+    FrameCounters* counters = nullptr;
+    ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
+    ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
+    ASSERT_CUDA(enqueue_finish(dl.cview(), {}, {}, q4.view(), counters, nullptr, dr.cview(), tol));
+    FrameCounters host{};
+    ASSERT_CUDA(cudaMemcpy(&host, counters, sizeof(host), cudaMemcpyDeviceToHost));
+    cudaFree(counters);
+    EXPECT_TRUE(same_image(want_q4, download(q4))) << "finish with the check, tolerance " << tol;
+    EXPECT_EQ(host.valid_pixels, want_valid) << "finish with the check, tolerance " << tol;
   }
 }
 

@@ -6,8 +6,9 @@
 namespace cs::cuda {
 namespace {
 
-constexpr int kBlockX = 64;
-constexpr int kBlockY = 4;
+constexpr int kBlockX = 32;
+constexpr int kBlockY = 8;
+constexpr int kPixels = 4;  // consecutive pixels a thread
 
 struct EncodeArgs {
   OutputFormat format;
@@ -16,19 +17,16 @@ struct EncodeArgs {
   double k_q4;
   uint8_t invalid_rgb[3];
   bool alpha_from_mask;
+  int bytes;    // output bytes a pixel
+  bool vector;  // the Q4 rows and the output rows aligned for one access per four pixels
 };
 
-__global__ void encode_kernel(ImageView<const uint16_t> q4, ImageView<const uint8_t> mask, EncodeArgs a,
-                              uint8_t* dst, std::ptrdiff_t dst_pitch) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= q4.width || y >= q4.height) return;
-  const int q = drow(q4, y)[x];
-  uint8_t* row = dst + y * dst_pitch;
+// One output pixel from its Q4 disparity, as the low bytes of the result.
+__device__ __forceinline__ uint32_t encode_pixel(int q, bool foreground, const EncodeArgs& a) {
   switch (a.format) {
-    case OutputFormat::DisparityQ4: reinterpret_cast<uint16_t*>(row)[x] = static_cast<uint16_t>(q); break;
-    case OutputFormat::DepthMm: reinterpret_cast<uint16_t*>(row)[x] = depth_mm_from_q4(q, a.k_q4); break;
-    case OutputFormat::Gray8: row[x] = gray8_from_q4(q, a.max_disparity); break;
+    case OutputFormat::DisparityQ4: return static_cast<uint16_t>(q);
+    case OutputFormat::DepthMm: return depth_mm_from_q4(q, a.k_q4);
+    case OutputFormat::Gray8: return gray8_from_q4(q, a.max_disparity);
     default: {
       const bool bgr = a.format == OutputFormat::BGRA || a.format == OutputFormat::BGRx;
       const bool has_alpha = a.format == OutputFormat::RGBA || a.format == OutputFormat::BGRA;
@@ -43,12 +41,58 @@ __global__ void encode_kernel(ImageView<const uint16_t> q4, ImageView<const uint
         gr = a.lut[3 * g + 1];
         b = a.lut[3 * g + 2];
       }
-      const bool transparent = has_alpha && a.alpha_from_mask && mask.data && drow(mask, y)[x] == 0;
-      const uint32_t px = static_cast<uint32_t>(bgr ? b : r) | (static_cast<uint32_t>(gr) << 8) |
-                          (static_cast<uint32_t>(bgr ? r : b) << 16) | (static_cast<uint32_t>(transparent ? 0 : 255) << 24);
-      reinterpret_cast<uint32_t*>(row)[x] = px;  // bytes in memory order: c0, c1, c2, alpha
-      break;
+      const bool transparent = has_alpha && a.alpha_from_mask && !foreground;
+      // Bytes in memory order: c0, c1, c2, alpha.
+      return static_cast<uint32_t>(bgr ? b : r) | (static_cast<uint32_t>(gr) << 8) |
+             (static_cast<uint32_t>(bgr ? r : b) << 16) | (static_cast<uint32_t>(transparent ? 0 : 255) << 24);
     }
+  }
+}
+
+// A thread encodes kPixels consecutive pixels of a row: one load of their
+// Q4 values and one store of their output where the rows are aligned for it.
+__global__ void encode_kernel(ImageView<const uint16_t> q4, ImageView<const uint8_t> mask, EncodeArgs a,
+                              uint8_t* dst, std::ptrdiff_t dst_pitch) {
+  const int x = kPixels * (blockIdx.x * kBlockX + threadIdx.x);
+  const int y = blockIdx.y * kBlockY + threadIdx.y;
+  if (x >= q4.width || y >= q4.height) return;
+  const bool whole = a.vector && x + kPixels <= q4.width;
+  const uint16_t* qrow = drow(q4, y) + x;
+  int q[kPixels] = {0, 0, 0, 0};
+  if (whole) {
+    const uint2 w = *reinterpret_cast<const uint2*>(qrow);
+    q[0] = w.x & 0xFFFFu;
+    q[1] = w.x >> 16;
+    q[2] = w.y & 0xFFFFu;
+    q[3] = w.y >> 16;
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPixels; ++k)
+      if (x + k < q4.width) q[k] = qrow[k];
+  }
+  uint32_t out[kPixels];
+#pragma unroll
+  for (int k = 0; k < kPixels; ++k) {
+    const bool foreground = !mask.data || x + k >= q4.width || drow(mask, y)[x + k] != 0;
+    out[k] = encode_pixel(q[k], foreground, a);
+  }
+  uint8_t* row = dst + y * dst_pitch;
+  const int bytes = a.bytes;
+  if (whole) {
+    if (bytes == 1)
+      *reinterpret_cast<uint32_t*>(row + x) = out[0] | out[1] << 8 | out[2] << 16 | out[3] << 24;
+    else if (bytes == 2)
+      *reinterpret_cast<uint2*>(row + 2 * x) = make_uint2(out[0] | out[1] << 16, out[2] | out[3] << 16);
+    else
+      *reinterpret_cast<uint4*>(row + 4 * x) = make_uint4(out[0], out[1], out[2], out[3]);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < kPixels; ++k) {
+    if (x + k >= q4.width) break;
+    if (bytes == 1) row[x + k] = static_cast<uint8_t>(out[k]);
+    else if (bytes == 2) reinterpret_cast<uint16_t*>(row)[x + k] = static_cast<uint16_t>(out[k]);
+    else reinterpret_cast<uint32_t*>(row)[x + k] = out[k];
   }
 }
 
@@ -64,9 +108,16 @@ cudaError_t enqueue_encode(ImageView<const uint16_t> disparity_q4, ImageView<con
   a.k_q4 = params.baseline_mm * params.focal_px * 16.0;
   for (int i = 0; i < 3; ++i) a.invalid_rgb[i] = params.invalid_rgb[i];
   a.alpha_from_mask = params.alpha_from_mask;
+  a.bytes = output_bytes_per_pixel(params.format);
+  const int row_bytes = kPixels * a.bytes;
+  const auto aligned = [](uintptr_t address, std::ptrdiff_t pitch, int bytes) {
+    return (address % bytes) == 0 && (pitch % bytes) == 0;
+  };
+  a.vector = aligned(reinterpret_cast<uintptr_t>(disparity_q4.data), disparity_q4.pitch, 8) &&
+             aligned(reinterpret_cast<uintptr_t>(dst), dst_pitch, row_bytes);
   const dim3 block(kBlockX, kBlockY);
-  encode_kernel<<<grid_for(disparity_q4.width, disparity_q4.height, block), block, 0, stream>>>(disparity_q4, mask, a,
-                                                                                               dst, dst_pitch);
+  encode_kernel<<<grid_for((disparity_q4.width + kPixels - 1) / kPixels, disparity_q4.height, block), block, 0,
+                  stream>>>(disparity_q4, mask, a, dst, dst_pitch);
   return cudaGetLastError();
 }
 

@@ -557,6 +557,16 @@ TEST(CudaStages, EncodeEveryFormat) {
       auto out = make_device<uint8_t>(row, h);
       ASSERT_CUDA(enqueue_encode(dq4.cview(), dmask.cview(), ep, luts, out.view().data, out.view().pitch, nullptr));
       EXPECT_TRUE(same_image(expected, download(out)));
+      // Rows starting one pixel into the allocation (no wide stores).
+      const int bpp = output_bytes_per_pixel(f);
+      auto shifted = make_device<uint8_t>(row + bpp, h);
+      ASSERT_CUDA(enqueue_encode(dq4.cview(), dmask.cview(), ep, luts, shifted.view().data + bpp,
+                                 shifted.view().pitch, nullptr));
+      const Image<uint8_t> got = download(shifted);
+      Image<uint8_t> inner(row, h);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < row; ++x) inner.at(x, y) = got.at(x + bpp, y);
+      EXPECT_TRUE(same_image(expected, inner)) << "output rows one pixel in";
     }
   cudaFree(luts);
 }

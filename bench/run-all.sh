@@ -107,6 +107,7 @@ if want engine; then
     if [ $QUICK = 1 ]; then sizes="640x480 1920x1080"; ds="128 256"; frames=40; fi
     table=$(mktemp)
     stages=$(mktemp)
+    inflight=$(mktemp)
     for s in $sizes; do
       for d in $ds; do
         out=$(timeout 120 "$ENGINE_BENCH" --size "$s" --disparities "$d" --frames $frames 2>&1)
@@ -120,6 +121,7 @@ if want engine; then
                                  printf "| %s | %s | %s | error: %s | | | | |\n", s, d, m, $0; next }
             printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $9 }' >> "$table"
         echo "$out" | sed -n 's/^stages \([^ ]*\) D=\([0-9]*\) \([a-z-]*\) (median of 21, ms): \(.*\)$/| \1 | \2 | \3 | \4 |/p' >> "$stages"
+        echo "$out" | awk '$1 == "inflight" { printf "| %s | %s | %s | %s |\n", $2, $3, $4, $5 }' >> "$inflight"
       done
     done
     {
@@ -132,8 +134,14 @@ if want engine; then
       echo "| size | D | mode | stage ms |"
       echo "| --- | ---: | --- | --- |"
       cat "$stages"
+      echo
+      echo "Two frames in flight (full-frame; set_frames_in_flight(2), batches timed on the host clock to synchronize()):"
+      echo
+      echo "| size | D | ms/frame | fps |"
+      echo "| --- | ---: | ---: | ---: |"
+      cat "$inflight"
     } >> "$md"
-    rm -f "$table" "$stages"
+    rm -f "$table" "$stages" "$inflight"
   fi
 fi
 

@@ -140,6 +140,14 @@ struct CudaEngine::Impl {
   int device = 0;
   cudaStream_t stream = nullptr;
   cudaEvent_t ev_caller = nullptr, ev_done = nullptr;
+  // Two frames in flight (set_frames_in_flight): the second set of buffers,
+  // and in each set the other one, whose output writes come first.
+  std::unique_ptr<CudaEngine> twin;
+  Impl* peer = nullptr;
+  bool next_on_twin = false, last_on_twin = false;
+  uint64_t frames_queued = 0;         // both sets' frames (frame_index while there is a twin)
+  cudaEvent_t ev_output = nullptr;    // after this set's latest output writes
+  bool output_recorded = false;
   // The graph's side branch (the finer levels' census): its stream and the
   // events that fork it from and join it to `stream` during capture.
   cudaStream_t side_stream = nullptr;
@@ -544,6 +552,18 @@ struct CudaEngine::Impl {
     return {};
   }
 
+  // Output writes in enqueue order across the two sets of frames in flight:
+  // before them, wait for the other set's latest; after them, mark ours.
+  std::string before_output() {
+    if (peer && peer->output_recorded) CS_CUDA_TRY(cudaStreamWaitEvent(stream, peer->ev_output, 0));
+    return {};
+  }
+  std::string after_output() {
+    CS_CUDA_TRY(cudaEventRecord(ev_output, stream));
+    output_recorded = true;
+    return {};
+  }
+
   std::string finish_caller(cudaStream_t caller) {
     CS_CUDA_TRY(cudaEventRecord(ev_done, stream));
     if (caller) CS_CUDA_TRY(cudaStreamWaitEvent(caller, ev_done, 0));
@@ -667,6 +687,7 @@ CudaEngine::CudaEngine() : impl_(new Impl) {}
 
 CudaEngine::~CudaEngine() {
   Impl& m = *impl_;
+  if (m.twin) m.twin->synchronize();  // its frames may wait on this set's events
   if (m.stream) {
     m.ensure_device();
     cudaStreamSynchronize(m.stream);
@@ -688,6 +709,7 @@ CudaEngine::~CudaEngine() {
   if (m.staging) cudaFreeHost(m.staging);
   if (m.ev_caller) cudaEventDestroy(m.ev_caller);
   if (m.ev_done) cudaEventDestroy(m.ev_done);
+  if (m.ev_output) cudaEventDestroy(m.ev_output);
   if (m.ev_fork) cudaEventDestroy(m.ev_fork);
   if (m.ev_join) cudaEventDestroy(m.ev_join);
   if (m.side_stream) cudaStreamDestroy(m.side_stream);
@@ -730,6 +752,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_caller, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_done, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaStreamCreateWithPriority(&m.side_stream, cudaStreamNonBlocking, least));
+    CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_output, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_join, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
@@ -769,6 +792,10 @@ std::string CudaEngine::set_params(const Params& params) {
     e = m.allocate_background();
     if (!e.empty()) return e;
   }
+  if (m.twin) {
+    e = m.twin->set_params(params);
+    if (!e.empty()) return e;
+  }
   if (params.background != old.background || params.min_sigma != old.min_sigma ||
       params.warmup_frames != old.warmup_frames)
     return m.restart_background();
@@ -783,12 +810,14 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
   if (!e.empty()) return e;
   const int bpp = output_bytes_per_pixel(encode.format);
   if (out.memory == Memory::Device) {
-    e = enqueue(left, right, encode, out, nullptr);
+    e = enqueue_here(left, right, encode, out, nullptr);
+    if (e.empty()) frame_queued(this);
     return e.empty() ? synchronize() : e;
   }
   e = check_encode_params(encode);
   if (e.empty()) e = m.run_frame(left, right, nullptr);
   if (!e.empty()) return e;
+  frame_queued(this);
   const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * bpp;
   if (m.encoded.view().width != row || m.encoded.view().height != out.height)
     CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
@@ -813,8 +842,69 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
   return {};
 }
 
+CudaEngine* CudaEngine::lane_for(const FrameView& left, const FrameView& right, cudaStream_t stream) {
+  Impl& m = *impl_;
+  if (!m.twin || stream || m.params.background || left.memory != Memory::Device || right.memory != Memory::Device)
+    return this;
+  {
+    std::lock_guard<std::mutex> guard(m.upload_lock);
+    if (m.slot_holding(left.plane[0]) >= 0 || m.slot_holding(right.plane[0]) >= 0) return this;
+  }
+  CudaEngine* lane = m.next_on_twin ? m.twin.get() : this;
+  m.next_on_twin = !m.next_on_twin;
+  return lane;
+}
+
+void CudaEngine::frame_queued(const CudaEngine* lane) {
+  Impl& m = *impl_;
+  if (!m.twin) return;
+  m.last_on_twin = lane != this;
+  lane->impl_->pending.frame_index = ++m.frames_queued;
+}
+
+const CudaEngine& CudaEngine::last_lane() const { return impl_->last_on_twin ? *impl_->twin : *this; }
+
+std::string CudaEngine::set_frames_in_flight(int frames) {
+  Impl& m = *impl_;
+  if (frames != 1 && frames != 2) return "frames in flight must be 1 or 2, not " + std::to_string(frames);
+  if ((frames == 2) == (m.twin != nullptr)) return {};
+  std::string e = synchronize();
+  if (!e.empty()) return e;
+  if (frames == 1) {
+    m.twin.reset();
+    m.peer = nullptr;
+    m.next_on_twin = m.last_on_twin = false;
+    return {};
+  }
+  std::unique_ptr<CudaEngine> twin = create(m.params, m.device, &e);
+  if (!twin) return e;
+  m.twin = std::move(twin);
+  m.peer = m.twin->impl_.get();
+  m.twin->impl_->peer = &m;
+  m.frames_queued = m.frame_index;
+  return {};
+}
+
+int CudaEngine::frames_in_flight() const { return impl_->twin ? 2 : 1; }
+
 std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                                 const OutputFrame& out, cudaStream_t stream) {
+  CudaEngine* lane = lane_for(left, right, stream);
+  const std::string e = lane->enqueue_here(left, right, encode, out, stream);
+  if (e.empty()) frame_queued(lane);
+  return e;
+}
+
+std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const Outputs& out,
+                                cudaStream_t stream) {
+  CudaEngine* lane = lane_for(left, right, stream);
+  const std::string e = lane->enqueue_here(left, right, out, stream);
+  if (e.empty()) frame_queued(lane);
+  return e;
+}
+
+std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                                     const OutputFrame& out, cudaStream_t stream) {
   Impl& m = *impl_;
   const Impl::FrameSlots upload_slots(m, left, right);
   if (left.memory != Memory::Device || right.memory != Memory::Device)
@@ -827,14 +917,16 @@ std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, c
     return "the output frame's address and pitch must be multiples of its pixel size";
   e = check_encode_params(encode);
   if (e.empty()) e = m.run_frame(left, right, stream);
+  if (e.empty()) e = m.before_output();
   if (!e.empty()) return e;
   CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, out.data, out.pitch,
                              m.stream));
-  return m.finish_caller(stream);
+  e = m.after_output();
+  return e.empty() ? m.finish_caller(stream) : e;
 }
 
-std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const Outputs& out,
-                                cudaStream_t stream) {
+std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& right, const Outputs& out,
+                                     cudaStream_t stream) {
   Impl& m = *impl_;
   const Impl::FrameSlots upload_slots(m, left, right);
   if (left.memory != Memory::Device || right.memory != Memory::Device)
@@ -845,6 +937,7 @@ std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, c
   if (out.foreground.data && (out.foreground.width != left.width || out.foreground.height != left.height))
     return "the foreground output's size differs from the views'";
   std::string e = m.run_frame(left, right, stream);
+  if (e.empty()) e = m.before_output();
   if (!e.empty()) return e;
   if (out.disparity_q4.data)
     CS_CUDA_TRY(cudaMemcpy2DAsync(out.disparity_q4.data, out.disparity_q4.pitch, m.disparity_q4.view().data,
@@ -855,14 +948,15 @@ std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, c
     CS_CUDA_TRY(cudaMemcpy2DAsync(out.foreground.data, out.foreground.pitch, f.data, f.pitch, left.width, left.height,
                                   cudaMemcpyDeviceToDevice, m.stream));
   }
-  return m.finish_caller(stream);
+  e = m.after_output();
+  return e.empty() ? m.finish_caller(stream) : e;
 }
 
 std::string CudaEngine::synchronize() {
   std::string e = impl_->ensure_device();
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaStreamSynchronize(impl_->stream));
-  return {};
+  return impl_->twin ? impl_->twin->synchronize() : std::string();
 }
 
 std::string CudaEngine::upload_ahead(const FrameView& host_view, FrameView* device_view) {
@@ -955,9 +1049,11 @@ int CudaEngine::device() const { return impl_->device; }
 void CudaEngine::reset_background() {
   impl_->ensure_device();
   impl_->restart_background();
+  if (impl_->twin) impl_->twin->reset_background();
 }
 
 FrameStats CudaEngine::stats() const {
+  if (impl_->last_on_twin) return impl_->twin->stats();
   Impl& m = *impl_;
   FrameStats st = m.pending;
   if (!m.have_frame) return st;
@@ -990,6 +1086,7 @@ std::string download(const DeviceImage<T>& d, Image<T>* out) {
 }  // namespace
 
 std::string CudaEngine::download_debug(Matcher::Debug* out) {
+  if (impl_->last_on_twin) return impl_->twin->download_debug(out);
   Impl& m = *impl_;
   std::string e = synchronize();
   if (!e.empty()) return e;
@@ -1031,6 +1128,7 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
 }
 
 std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
+  if (impl_->last_on_twin) return impl_->twin->profile_stages(times);
   Impl& m = *impl_;
   if (!m.have_frame) return "no frame has been processed";
   if (m.last_from_upload)
@@ -1076,7 +1174,7 @@ size_t CudaEngine::device_bytes() const {
   std::lock_guard<std::mutex> guard(const_cast<std::mutex&>(m.upload_lock));
   for (const UploadSlot& s : m.slots)
     for (const auto& p : s.plane) n += p.bytes();
-  return n;
+  return m.twin ? n + m.twin->device_bytes() : n;
 }
 
 std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error) {

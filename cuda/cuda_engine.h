@@ -105,6 +105,21 @@ class CudaEngine final : public Engine {
   cudaStream_t stream() const;
   int device() const;
 
+  // ---- frames in flight
+  // 1 (the default): each frame's work follows the previous frame's on the
+  // engine's stream. 2: in full-frame mode (no background model), enqueue()
+  // calls without a caller stream alternate between two sets of buffers,
+  // streams and graphs (twice the device memory), so that one frame's
+  // matching overlaps the next one's where it leaves the GPU idle: more
+  // frames a second, each frame taking as long as before. Outputs are still
+  // written in enqueue order. Everything else (process(), background mode,
+  // views in upload slots, calls with a caller stream) uses the first set.
+  // stats(), download_debug() and profile_stages() speak of the last frame
+  // queued, whichever set ran it; stream() is the first set's stream, so
+  // wait for frames with synchronize().
+  std::string set_frames_in_flight(int frames);
+  int frames_in_flight() const;
+
   // ---- tests and tools
   // Copies the last frame's per-level intermediates (as cs::Matcher::Debug).
   std::string download_debug(Matcher::Debug* out);
@@ -117,6 +132,14 @@ class CudaEngine final : public Engine {
 
  private:
   CudaEngine();
+  // The set of buffers the next enqueue() takes (this engine or its twin).
+  CudaEngine* lane_for(const FrameView& left, const FrameView& right, cudaStream_t stream);
+  // After a frame queued on `lane`: the frame count and the last frame's set.
+  void frame_queued(const CudaEngine* lane);
+  const CudaEngine& last_lane() const;
+  std::string enqueue_here(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                           const OutputFrame& out, cudaStream_t stream);
+  std::string enqueue_here(const FrameView& left, const FrameView& right, const Outputs& out, cudaStream_t stream);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

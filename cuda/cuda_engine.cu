@@ -871,6 +871,7 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
   std::string e = synchronize();
   if (!e.empty()) return e;
   if (frames == 1) {
+    m.frame_index = m.frames_queued;  // the count goes on from both sets' frames
     m.twin.reset();
     m.peer = nullptr;
     m.next_on_twin = m.last_on_twin = false;

@@ -337,9 +337,11 @@ TEST(CudaEngine, TwoFramesInFlightMatchTheReference) {
   // Blocking calls and calls with a caller stream use the first set, after
   // what is queued; dropping the twin keeps the engine working.
   compare_frame(cpu, *gpu, rgba_view(pairs[2].left_rgba), rgba_view(pairs[2].right_rgba));
+  EXPECT_EQ(gpu->stats().frame_index, 4u * kFrames + 1);
   ASSERT_EQ(gpu->set_frames_in_flight(1), "");
   EXPECT_EQ(gpu->frames_in_flight(), 1);
   compare_frame(cpu, *gpu, rgba_view(pairs[3].left_rgba), rgba_view(pairs[3].right_rgba));
+  EXPECT_EQ(gpu->stats().frame_index, 4u * kFrames + 2);
 }
 
 TEST(CudaEngine, BadInputGivesReasons) {

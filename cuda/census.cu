@@ -30,7 +30,7 @@ __device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray
   // Four bytes a thread: one word load where the word lies in the image and
   // the row is word-aligned, else byte by byte with the reads clamped.
   constexpr int kWords = kSharedX / 4;
-  const bool aligned = (reinterpret_cast<uintptr_t>(gray.data) & 3) == 0 && (gray.pitch & 3) == 0;
+  const bool aligned = rows_aligned(gray.data, gray.pitch, 4);
   for (int i = tid; i < kWords * kSharedY; i += kThreadsX * kThreadsY) {
     const int sy = i / kWords, sx = 4 * (i - sy * kWords);
     const int gx = x0 + sx;

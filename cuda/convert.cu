@@ -209,10 +209,6 @@ cudaError_t launch(const Views& w, int count, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-bool aligned(const void* p, std::ptrdiff_t pitch, int bytes) {
-  return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0 && (pitch & (bytes - 1)) == 0;
-}
-
 cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
                           const ImageView<uint32_t>* rgb, int count, cudaStream_t stream) {
   if (levels < 1 || levels > kMaxConvertLevels) return cudaErrorInvalidValue;
@@ -228,9 +224,9 @@ cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* 
       w.gray[i][l] = g;
     }
     w.rgb[i] = rgb[i];
-    w.words = w.words && aligned(in[i].plane[0], in[i].pitch[0], 4);
-    w.quads = w.quads && aligned(in[i].plane[0], in[i].pitch[0], 16);
-    w.gray_words = w.gray_words && aligned(gray[i][0].data, gray[i][0].pitch, 4);
+    w.words = w.words && rows_aligned(in[i].plane[0], in[i].pitch[0], 4);
+    w.quads = w.quads && rows_aligned(in[i].plane[0], in[i].pitch[0], 16);
+    w.gray_words = w.gray_words && rows_aligned(gray[i][0].data, gray[i][0].pitch, 4);
   }
   return rgb[0].data ? launch<true>(w, count, stream) : launch<false>(w, count, stream);
 }

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -28,6 +29,15 @@ __device__ __forceinline__ T* drow(const ImageView<T>& v, int y) {
   return reinterpret_cast<T*>(reinterpret_cast<char*>(const_cast<std::remove_const_t<T>*>(v.data)) + y * v.pitch);
 }
 #endif
+
+// True when a plane's first row and its row pitch are both multiples of
+// `bytes` (a power of two): every row then takes accesses of that width.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline bool rows_aligned(const void* data, std::ptrdiff_t pitch, int bytes) {
+  return ((reinterpret_cast<uintptr_t>(data) | static_cast<uintptr_t>(pitch)) & static_cast<uintptr_t>(bytes - 1)) == 0;
+}
 
 template <typename T>
 ImageView<const T> as_const(const ImageView<T>& v) {

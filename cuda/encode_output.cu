@@ -109,12 +109,8 @@ cudaError_t enqueue_encode(ImageView<const uint16_t> disparity_q4, ImageView<con
   for (int i = 0; i < 3; ++i) a.invalid_rgb[i] = params.invalid_rgb[i];
   a.alpha_from_mask = params.alpha_from_mask;
   a.bytes = output_bytes_per_pixel(params.format);
-  const int row_bytes = kPixels * a.bytes;
-  const auto aligned = [](uintptr_t address, std::ptrdiff_t pitch, int bytes) {
-    return (address % bytes) == 0 && (pitch % bytes) == 0;
-  };
-  a.vector = aligned(reinterpret_cast<uintptr_t>(disparity_q4.data), disparity_q4.pitch, 8) &&
-             aligned(reinterpret_cast<uintptr_t>(dst), dst_pitch, row_bytes);
+  a.vector = rows_aligned(disparity_q4.data, disparity_q4.pitch, kPixels * sizeof(uint16_t)) &&
+             rows_aligned(dst, dst_pitch, kPixels * a.bytes);
   const dim3 block(kBlockX, kBlockY);
   encode_kernel<<<grid_for((disparity_q4.width + kPixels - 1) / kPixels, disparity_q4.height, block), block, 0,
                   stream>>>(disparity_q4, mask, a, dst, dst_pitch);

@@ -30,6 +30,53 @@ __device__ __forceinline__ T* drow(const ImageView<T>& v, int y) {
 }
 #endif
 
+#if defined(__CUDACC__)
+// Warp-wide reductions over all 32 lanes (every lane must call, every lane
+// gets the result). sm_80 and newer have single instructions for these
+// (__reduce_*_sync); sm_75 takes five butterfly shuffles. Both give the
+// same value: min, max, or and a wrapping unsigned sum are associative and
+// commutative, so the order of combination does not matter.
+__device__ __forceinline__ int warp_min(int v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_min_sync(0xFFFFFFFFu, v);
+#else
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+  return v;
+#endif
+}
+__device__ __forceinline__ int warp_max(int v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(0xFFFFFFFFu, v);
+#else
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
+  return v;
+#endif
+}
+__device__ __forceinline__ unsigned warp_or(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_or_sync(0xFFFFFFFFu, v);
+#else
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v |= __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+#endif
+}
+__device__ __forceinline__ unsigned warp_sum(unsigned v) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xFFFFFFFFu, v);
+#else
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  return v;
+#endif
+}
+__device__ __forceinline__ int warp_sum(int v) {
+  return static_cast<int>(warp_sum(static_cast<unsigned>(v)));
+}
+#endif
+
 // True when a plane's first row and its row pitch are both multiples of
 // `bytes` (a power of two): every row then takes accesses of that width.
 #if defined(__CUDACC__)

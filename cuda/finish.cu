@@ -43,8 +43,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
       foreground += mask.data ? drow(mask, y)[x] != 0 : 1u;
     }
   }
-  valid = __reduce_add_sync(0xFFFFFFFFu, valid);
-  foreground = __reduce_add_sync(0xFFFFFFFFu, foreground);
+  valid = warp_sum(valid);
+  foreground = warp_sum(foreground);
   if (threadIdx.x == 0) {
     atomicAdd(&block_valid, valid);
     atomicAdd(&block_foreground, foreground);

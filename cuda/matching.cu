@@ -459,7 +459,7 @@ __device__ int window_cost_by_warp(const MatchViews& v, int sign, int x, int y, 
     for (int s = 0; s < 9; ++s) sums[s] += sub == s ? c : 0;
   }
 #pragma unroll
-  for (int s = 0; s < 9; ++s) sums[s] = __reduce_add_sync(kFull, sums[s]);
+  for (int s = 0; s < 9; ++s) sums[s] = warp_sum(sums[s]);
   const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
   return window_cost_in_registers<kBest>(sums[4], around);
 }
@@ -468,15 +468,15 @@ __device__ int window_cost_by_warp(const MatchViews& v, int sign, int x, int y, 
 // needed set; every lane of the warp calls it, one atomic per word and warp.
 __device__ void mark_needed(unsigned* needed, int first, int end, int base) {
   const bool any = first < end;
-  const int word_lo = __reduce_min_sync(kFull, any ? (first - base) >> 5 : INT_MAX);
-  const int word_hi = __reduce_max_sync(kFull, any ? (end - 1 - base) >> 5 : -1);
+  const int word_lo = warp_min(any ? (first - base) >> 5 : INT_MAX);
+  const int word_hi = warp_max(any ? (end - 1 - base) >> 5 : -1);
   for (int word = word_lo; word <= word_hi; ++word) {
     unsigned bits = 0;
     if (any) {
       const int b0 = maxi(first - base - 32 * word, 0), b1 = mini(end - base - 32 * word, 32);
       if (b0 < b1) bits = (b1 == 32 ? kFull : (1u << b1) - 1u) & ~((1u << b0) - 1u);
     }
-    bits = __reduce_or_sync(kFull, bits);
+    bits = warp_or(bits);
     if ((threadIdx.x & 31) == 0 && bits) atomicOr(&needed[word], bits);
   }
 }

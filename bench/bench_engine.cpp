@@ -3,7 +3,7 @@
 //
 //   cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST]
 //                   [--sizes WxH,...] [--disparities D,...] [--frames N]
-//                   [--singles N] [--stages] [--no-inflight] [--full-only]
+//                   [--batch-ms MS] [--singles N] [--stages] [--no-inflight] [--full-only]
 //                   [--write-pairs DIR [--no-run]] [--profile] [--quick]
 //
 // Scenes (--scene, comma-separated):
@@ -26,7 +26,9 @@
 // For each scene x size x D: 20 frames of warm-up, then
 //   batch     9 batches of N frames enqueued back to back on the engine's
 //             stream between two CUDA events; median (min..max) ms a frame:
-//             frames one at a time, each after the previous one
+//             frames one at a time, each after the previous one. N: as many
+//             frames as take --batch-ms (150) by the warm-up's pace, 10 to
+//             --frames (200)
 //   single    --singles frames timed one by one (event, enqueue, event, wait),
 //             median: a frame on an idle GPU, launch included (as libSGM's
 //             sgm-bench times its device_ms_median)
@@ -93,6 +95,7 @@ struct Result {
   bool synthetic = true;
   std::string input;  // "gray" or "rgba"
   int levels = 0;
+  int frames_per_batch = 0;
   double batch_ms = 0, batch_min = 0, batch_max = 0;
   double single_ms = 0;
   double inflight_ms = 0;  // 0 when not measured
@@ -122,6 +125,7 @@ struct SourcePair {
 struct Options {
   std::string label = "pair";
   int frames = 200, singles = 50;
+  double batch_ms = 150;
   bool stages = false, inflight = true, profile = false;
 #if CS_BENCH_FILES
   const SourcePair* pair = nullptr;
@@ -244,15 +248,31 @@ Result run(const Config& c, const Options& o) {
     r.error = e;
     return r;
   };
-  for (int i = 0; i < 20; ++i)
-    if ((err = one(i)) != "") return fail(err);
-  if ((err = engine->synchronize()) != "") return fail(err);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  // Warm-up: 5 frames, then 15 timed to size the batches.
+  for (int i = 0; i < 20 && err.empty(); ++i) {
+    if (i == 5) cudaEventRecord(a, engine->stream());
+    err = one(i);
+  }
+  cudaEventRecord(b, engine->stream());
+  if (err.empty()) err = engine->synchronize();
+  float warm_ms = 0;
+  cudaEventElapsedTime(&warm_ms, a, b);
+  if (!err.empty()) {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return fail(err);
+  }
   r.levels = engine->stats().levels;
   if (o.profile) {
     cudaProfilerStart();
     err = one(0);
     if (err.empty()) err = engine->synchronize();
     cudaProfilerStop();
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
     if (!err.empty()) return fail(err);
     return r;
   }
@@ -261,14 +281,12 @@ Result run(const Config& c, const Options& o) {
   r.used_bytes = free0 > free1 ? free0 - free1 : 0;
   r.engine_bytes = engine->device_bytes();
 
-  // Larger frames take fewer frames a batch, so every size takes about as long.
-  const size_t pixels = static_cast<size_t>(c.width) * c.height;
-  const int n = pixels >= 3840u * 2160u ? std::max(10, o.frames / 10)
-                                        : (pixels >= 1920u * 1080u ? std::max(20, o.frames / 4) : o.frames);
+  // A batch lasts about o.batch_ms (at least 10 frames, at most o.frames), so
+  // that a slow configuration does not take the whole run.
+  const double frame_estimate = std::max(1e-3, warm_ms / 15.0);
+  const int n = std::clamp(static_cast<int>(o.batch_ms / frame_estimate + 0.5), std::min(10, o.frames), o.frames);
+  r.frames_per_batch = n;
   constexpr int kBatches = 9;
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
   std::vector<double> per_frame;
   for (int k = 0; k < kBatches && err.empty(); ++k) {
     cudaEventRecord(a, engine->stream());
@@ -358,8 +376,8 @@ void print_result_line(const Result& r, const Options& o) {
     std::printf(" profiled=1\n");
     return;
   }
-  std::printf(" batch_ms=%.4f batch_min_ms=%.4f batch_max_ms=%.4f single_ms=%.4f", r.batch_ms, r.batch_min,
-              r.batch_max, r.single_ms);
+  std::printf(" batch_ms=%.4f batch_min_ms=%.4f batch_max_ms=%.4f frames_per_batch=%d single_ms=%.4f", r.batch_ms,
+              r.batch_min, r.batch_max, r.frames_per_batch, r.single_ms);
   if (r.inflight_ms > 0) std::printf(" inflight_ms=%.4f", r.inflight_ms);
   std::printf(" fps=%.0f", 1000.0 / r.batch_ms);
   if (r.inflight_ms > 0) std::printf(" inflight_fps=%.0f", 1000.0 / r.inflight_ms);
@@ -394,15 +412,15 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) {
   const char* usage =
       "usage: cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST] [--sizes WxH,...]\n"
-      "         [--disparities D,...] [--frames N] [--singles N] [--stages] [--no-inflight] [--full-only]\n"
-      "         [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
+      "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--no-inflight]\n"
+      "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          slanted, sequence (synthetic, RGBA; sequence runs the background model)\n";
   Args args;
   std::string error = args.parse(argc, argv,
                                  {{"left", true}, {"right", true}, {"label", true}, {"scene", true},
                                   {"sizes", true}, {"size", true}, {"disparities", true}, {"frames", true},
-                                  {"singles", true}, {"stages", false}, {"no-inflight", false},
+                                  {"batch-ms", true}, {"singles", true}, {"stages", false}, {"no-inflight", false},
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"help", false}});
   if (args.has("help")) {
@@ -412,6 +430,7 @@ int main(int argc, char** argv) {
   Options o;
   args.integer("frames", o.frames, 1, 100000, error);
   args.integer("singles", o.singles, 1, 100000, error);
+  args.number("batch-ms", o.batch_ms, 1, 60000, error);
   o.stages = args.has("stages");
   o.inflight = !args.has("no-inflight");
   o.profile = args.has("profile");

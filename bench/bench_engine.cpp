@@ -57,6 +57,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -186,12 +187,25 @@ std::string host_frames(const Config& c, const Options& o, HostFrames* f) {
     }                                                                           \
   } while (0)
 
-// Device buffers freed on every way out of run().
+// Device buffers and the two timing events, freed on every way out of run().
 struct DeviceBuffers {
   std::vector<void*> list;
   ~DeviceBuffers() {
     for (void* d : list) cudaFree(d);
   }
+};
+struct EventPair {
+  cudaEvent_t a = nullptr, b = nullptr;
+  EventPair() {
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+  }
+  ~EventPair() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
 };
 
 Result run(const Config& c, const Options& o) {
@@ -248,9 +262,8 @@ Result run(const Config& c, const Options& o) {
     r.error = e;
     return r;
   };
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
+  EventPair events;
+  cudaEvent_t a = events.a, b = events.b;
   // Warm-up: 5 frames, then 15 timed to size the batches.
   for (int i = 0; i < 20 && err.empty(); ++i) {
     if (i == 5) cudaEventRecord(a, engine->stream());
@@ -260,19 +273,13 @@ Result run(const Config& c, const Options& o) {
   if (err.empty()) err = engine->synchronize();
   float warm_ms = 0;
   cudaEventElapsedTime(&warm_ms, a, b);
-  if (!err.empty()) {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return fail(err);
-  }
+  if (!err.empty()) return fail(err);
   r.levels = engine->stats().levels;
   if (o.profile) {
     cudaProfilerStart();
     err = one(0);
     if (err.empty()) err = engine->synchronize();
     cudaProfilerStop();
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
     if (!err.empty()) return fail(err);
     return r;
   }
@@ -307,8 +314,6 @@ Result run(const Config& c, const Options& o) {
     cudaEventElapsedTime(&ms, a, b);
     singles.push_back(ms);
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   if (!err.empty()) return fail(err);
   r.batch_ms = median(per_frame);
   r.batch_min = *std::min_element(per_frame.begin(), per_frame.end());
@@ -514,6 +519,8 @@ int main(int argc, char** argv) {
 #if CS_BENCH_FILES
   if (args.has("write-pairs")) {
     const std::string dir = args.text("write-pairs");
+    std::error_code made;
+    std::filesystem::create_directories(dir, made);
     std::map<std::string, bool> written;
     for (const Config& c : configs) {
       if (!is_grey_scene(c.scene)) continue;

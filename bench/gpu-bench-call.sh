@@ -62,7 +62,7 @@ if [ $DRY = 0 ] && ldd "$bench" 2>/dev/null | grep -q 'not found'; then
 fi
 
 start=$(date +%s)
-args=(--build "$BUILD" --out "$OUTDIR" --pair "$LEFT" "$RIGHT" --libsgm "$LIBSGM" --parts engine,cliff,libsgm)
+args=(--build "$BUILD" --out "$OUTDIR" --pair "$LEFT" "$RIGHT" --libsgm "$LIBSGM" --parts "engine,cliff,libsgm")
 [ -n "$LABEL" ] && args+=(--label "$LABEL")
 [ $QUICK = 1 ] && args+=(--quick)
 [ $DRY = 1 ] && args+=(--dry-run)

@@ -30,8 +30,6 @@
 # sub-pixel on, left-right check (max diff 1); output device-resident.
 # Exit code: 0 when every run gave a number, 1 otherwise, 2 for bad options.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
 BUILD=build LIBSGM="" LEFT="" RIGHT="" LABEL=pair OUTMD="" RESULTS=""
 CONFIGS="640x480:128 640x480:256 1024x768:128 1024x768:256 1920x1080:128 1920x1080:256 3840x2160:256"
 ROUNDS=2 ITERS=100 DRY=0

@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     --no-ncu) NCU=0; shift ;;
     --quick) QUICK=1; shift ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n 2,24p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,23p "$0"; exit 0 ;;
     *) echo "gpu-bench-call.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
     --results) RESULTS=$2; shift 2 ;;
     --quick) CONFIGS="640x480:128 1920x1080:256"; ITERS=30; shift ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,31p "$0"; exit 0 ;;
     *) echo "vs-libsgm.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -20,6 +20,12 @@
  *  - two pads: request `sink_left` and `sink_right` (requesting one removes
  *    the unused `sink` pad; requesting one while `sink` is linked fails).
  *
+ * Formats: RGB-family, GRAY8, I420, NV12, and the packed 4:2:2 YUY2 and UYVY
+ * of USB cameras (v4l2src straight in). Side by side, I420, NV12, YUY2 and
+ * UYVY need a frame width divisible by 4 so that each view starts on a
+ * whole chroma sample (YUY2/UYVY: a whole 2-pixel macropixel); other widths
+ * are refused with an error naming the widths that work.
+ *
  * Pairing (two pads): frames are paired by running time, not arrival order.
  * Two frames pair when their running times differ by at most half a frame
  * (duration of the buffer, else from the caps' framerate; exact equality

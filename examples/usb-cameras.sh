@@ -32,7 +32,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export GST_PLUGIN_PATH_1_0="${GST_PLUGIN_PATH_1_0:-$root/${BUILD:-build}/gst}"
 max_disparity=${MAX_DISPARITY:-64}
 read -ra sink <<< "${SINK:-autovideosink}"
-colour=(video/x-raw,format=RGBA ! videoconvert ! "${sink[@]}")
+colour=("video/x-raw,format=RGBA" ! videoconvert ! "${sink[@]}")
 
 mode=${1:-}
 shift || true
@@ -40,9 +40,9 @@ case $mode in
   side-by-side | mjpeg)
     device=${1:-/dev/video0} w=${2:-2560} h=${3:-720} fps=${4:-30}
     if [ "$mode" = side-by-side ]; then
-      source=(v4l2src device="$device" ! video/x-raw,format=YUY2,width="$w",height="$h",framerate="$fps"/1)
+      source=(v4l2src device="$device" ! "video/x-raw,format=YUY2,width=$w,height=$h,framerate=$fps/1")
     else
-      source=(v4l2src device="$device" ! image/jpeg,width="$w",height="$h",framerate="$fps"/1 ! jpegdec)
+      source=(v4l2src device="$device" ! "image/jpeg,width=$w,height=$h,framerate=$fps/1" ! jpegdec)
     fi
     cmd=(gst-launch-1.0 "${source[@]}" ! cudastereo input-layout=side-by-side max-disparity="$max_disparity"
          ! "${colour[@]}")

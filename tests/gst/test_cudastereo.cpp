@@ -666,10 +666,11 @@ bool same_q4(GstBuffer* a, GstBuffer* b, int w, int h) {
   GstVideoFrame fa, fb;
   fail_unless(gst_video_frame_map(&fa, &info, a, GST_MAP_READ));
   fail_unless(gst_video_frame_map(&fb, &info, b, GST_MAP_READ));
+  const uint8_t* pa = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&fa, 0));
+  const uint8_t* pb = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&fb, 0));
   bool same = true;
   for (int y = 0; y < h && same; ++y)
-    same = std::memcmp(static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&fa, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, 0),
-                       static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&fb, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, 0),
+    same = std::memcmp(pa + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, 0), pb + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, 0),
                        static_cast<size_t>(w) * 2) == 0;
   gst_video_frame_unmap(&fa);
   gst_video_frame_unmap(&fb);

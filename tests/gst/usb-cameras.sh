@@ -9,7 +9,7 @@ set -u
 example=$(realpath "${1:?the example script}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cd "$work"
+cd "$work" || exit 1
 frames=10
 failed=0
 
@@ -26,8 +26,10 @@ check() {
                  s#v4l2src device=[^ ]+#videotestsrc num-buffers=$frames#g" <<< "$line")
   echo "RUN ($name): $line"
   rm -f out.rgba
-  # Word splitting is what the example's own array held: no quoting needed.
-  if ! timeout 120 ${line/gst-launch-1.0/gst-launch-1.0 -q} > out.txt 2>&1; then
+  # The words of the example's own array (none holds a space here).
+  local words
+  read -ra words <<< "${line/gst-launch-1.0/gst-launch-1.0 -q}"
+  if ! timeout 120 "${words[@]}" > out.txt 2>&1; then
     echo "FAIL: $name"; cat out.txt; failed=1; return
   fi
   if grep -q "ERROR" out.txt; then echo "FAIL (error message): $name"; cat out.txt; failed=1; return; fi
@@ -45,7 +47,8 @@ check "two cameras" 320 240 two /dev/video0 /dev/video2 320 240 30
 
 if gst-inspect-1.0 nvh264dec > /dev/null 2>&1 && gst-inspect-1.0 openh264enc > /dev/null 2>&1; then
   gst-launch-1.0 -q videotestsrc pattern=ball num-buffers=$frames ! video/x-raw,format=I420,width=640,height=240 ! \
-    openh264enc ! h264parse ! matroskamux ! filesink location=sbs.mkv || { echo "FAIL: could not make sbs.mkv"; exit 1; }
+    openh264enc ! h264parse ! matroskamux ! filesink location=sbs.mkv ||
+    { echo "FAIL: could not make sbs.mkv"; exit 1; }
   check "recorded H.264" 320 240 h264 sbs.mkv
 else
   echo "SKIP (no GPU or no openh264enc): the nvh264dec line"

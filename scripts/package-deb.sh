@@ -104,6 +104,10 @@ printf 'Source: gst-cudastereo\n\nPackage: gstreamer1.0-cudastereo\nArchitecture
 mapfile -t elves < <(find "$root" -type f \( -name '*.so' -o -perm -u+x \) -exec sh -c 'head -c 4 "$1" | grep -q ELF && echo "$1"' _ {} \;)
 shlibs=$(cd "$stage" && dpkg-shlibdeps -O "${elves[@]}" 2> "$stage/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p') || {
   cat "$stage/shlibdeps.log" >&2; exit 1; }
+# GStreamer loads a plugin only into a core of at least the minor version it
+# was built against; the symbols file alone would allow older ones.
+gst_built=$(pkg-config --modversion gstreamer-1.0 | cut -d. -f1,2)
+shlibs=$(sed -E "s/libgstreamer1\.0-0 \(>= [^)]*\)/libgstreamer1.0-0 (>= $gst_built)/" <<< "$shlibs")
 # The GStreamer runtime libraries the plugin links (gstcuda, from -bad, only
 # with CUDA) must be named, or the package would install without them.
 needed_pkgs=(libgstreamer1.0-0 libgstreamer-plugins-base1.0-0)
@@ -201,6 +205,8 @@ control "$dev" gstreamer1.0-cudastereo-dev "gstreamer1.0-cudastereo (= $version)
  invalid value, disparity range, foreground fraction, levels, backend).
  The header needs no library: compile with
  \`pkg-config --cflags gstcudastereo-1.0\`."
+
+sed -i 's/^Section: video$/Section: libdevel/' "$dev/DEBIAN/control"
 
 mkdir -p "$dist"
 rm -f "$dist"/gstreamer1.0-cudastereo_*.deb "$dist"/gstreamer1.0-cudastereo-dev_*.deb

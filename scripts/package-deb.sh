@@ -56,8 +56,9 @@ setup_args=(--prefix=/usr --libdir="lib/$multiarch" --buildtype=release -Dtests=
 
 echo "== configuring $bdir"
 rm -rf "$bdir"
-meson setup "$bdir" "$cs_root" "${setup_args[@]}" > "$bdir.setup.log" 2>&1 || { cat "$bdir.setup.log"; exit 1; }
-mv "$bdir.setup.log" "$bdir/"
+setup_log=$(mktemp)
+meson setup "$bdir" "$cs_root" "${setup_args[@]}" > "$setup_log" 2>&1 || { cat "$setup_log"; rm -f "$setup_log"; exit 1; }
+mv "$setup_log" "$bdir/setup.log"
 echo "== building"
 ninja -C "$bdir" > "$bdir/build.log" 2>&1 || { tail -n 40 "$bdir/build.log"; exit 1; }
 

@@ -7,18 +7,21 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <sstream>
 
 #include "background.h"
 #include "census.h"
+#include "config.h"
 #include "convert.h"
 #include "cross_check.h"
 #include "cuda_util.h"
 #include "encode_output.h"
 #include "finish.h"
 #include "frame_checks.h"
+#include "gpu_code.h"
 #include "matching.h"
 #include "morphology.h"
 #include "pyramid.h"
@@ -716,7 +719,44 @@ CudaEngine::~CudaEngine() {
   if (m.stream) cudaStreamDestroy(m.stream);
 }
 
-std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_id, std::string* error) {
+// Whether the build's kernels run on `device` (current): empty, or the
+// user's sentence (gpu_code.h) with the CUDA call in *detail. Asked of one
+// kernel before anything else, since every kernel is built for the same
+// targets; without it the first kernel launch or attribute query fails with
+// a bare CUDA error deep in the set-up.
+namespace {
+std::string gpu_code_problem(int device, std::string* detail) {
+  const cudaError_t e = match_code_status();
+  if (e == cudaSuccess) return {};
+  cudaGetLastError();  // none of these is sticky
+  GpuCodeProblem problem = GpuCodeProblem::NoCode;
+  switch (e) {
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidKernelImage:
+    case cudaErrorInvalidPtx:
+      break;
+    case cudaErrorJitCompilationDisabled:
+    case cudaErrorJitCompilerNotFound:
+      problem = GpuCodeProblem::JitDisabled;
+      break;
+    case cudaErrorUnsupportedPtxVersion:
+      problem = GpuCodeProblem::DriverTooOld;
+      break;
+    default:
+      return cuda_error_text(e, "cudaFuncGetAttributes", __FILE__, __LINE__);
+  }
+  if (detail) *detail = cuda_error_text(e, "cudaFuncGetAttributes (matching kernel)", __FILE__, __LINE__);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    std::snprintf(prop.name, sizeof(prop.name), "CUDA device %d", device);
+  }
+  return no_gpu_code_message(prop.name, prop.major, prop.minor, CS_CUDA_ARCHS, problem);
+}
+}  // namespace
+
+std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_id, std::string* error,
+                                               std::string* detail) {
   auto fail = [&](const std::string& why) {
     if (error) *error = why;
     return std::unique_ptr<CudaEngine>();
@@ -735,6 +775,8 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
   }
   const int dev = device_id < 0 ? cur : device_id;
   if (dev != cur && cudaSetDevice(dev) != cudaSuccess) return fail("cannot make the CUDA device current");
+  e = gpu_code_problem(dev, detail);
+  if (!e.empty()) return fail(e);
 
   std::unique_ptr<CudaEngine> eng(new CudaEngine);
   Impl& m = *eng->impl_;
@@ -1178,8 +1220,9 @@ size_t CudaEngine::device_bytes() const {
   return m.twin ? n + m.twin->device_bytes() : n;
 }
 
-std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error) {
-  return CudaEngine::create(params, device_id, error);
+std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error,
+                                         std::string* detail) {
+  return CudaEngine::create(params, device_id, error, detail);
 }
 
 }  // namespace cs::cuda

@@ -47,9 +47,12 @@ struct StageTime {
 
 class CudaEngine final : public Engine {
  public:
-  // Null with a sentence in *error when there is no GPU, the parameters are
-  // invalid, or memory runs out.
-  static std::unique_ptr<CudaEngine> create(const Params& params, int device_id, std::string* error);
+  // Null with a sentence in *error when there is no GPU, the build has no
+  // code for it, the parameters are invalid, or memory runs out; *detail
+  // (optional) then gets what a developer wants besides (the failing CUDA
+  // call, file and line) where *error leaves it out.
+  static std::unique_ptr<CudaEngine> create(const Params& params, int device_id, std::string* error,
+                                            std::string* detail = nullptr);
   ~CudaEngine() override;
   CudaEngine(const CudaEngine&) = delete;
   CudaEngine& operator=(const CudaEngine&) = delete;
@@ -145,6 +148,7 @@ class CudaEngine final : public Engine {
 };
 
 // The Engine factory the element uses (a CudaEngine underneath).
-std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error);
+std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error,
+                                         std::string* detail = nullptr);
 
 }  // namespace cs::cuda

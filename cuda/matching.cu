@@ -1589,6 +1589,11 @@ cudaError_t prepare_match(int radius) {
 
 int match_tile_count(int width, int height) { return streaming::tile_count(width, height); }
 
+cudaError_t match_code_status() {
+  cudaFuncAttributes attr{};
+  return cudaFuncGetAttributes(&attr, streaming::stream_match_kernel<2, true, streaming::kTileH>);
+}
+
 
 cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cudaStream_t stream) {
   if (streaming::applies(params)) {

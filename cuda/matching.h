@@ -71,6 +71,11 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
 // Counters MatchScratch::tiles_done needs for a level of this size.
 int match_tile_count(int width, int height);
 
+// cudaSuccess when the build carries code this device runs (SASS for it,
+// or PTX the driver compiles); else the driver's reason
+// (cudaErrorNoKernelImageForDevice, cudaErrorJitCompilationDisabled, ...).
+cudaError_t match_code_status();
+
 // Raises the kernels' dynamic shared-memory limit to what `radius` needs;
 // call once per engine set-up (idempotent; never lowers the limit).
 cudaError_t prepare_match(int radius);

@@ -141,6 +141,9 @@ struct UploadSlot {
 struct CudaEngine::Impl {
   Params params;
   int device = 0;
+  // What the kernel configurations are chosen for (matching.h): the
+  // device's limits, or a smaller GPU's (emulate_device_limits).
+  DeviceLimits limits;
   cudaStream_t stream = nullptr;
   cudaEvent_t ev_caller = nullptr, ev_done = nullptr;
   // Two frames in flight (set_frames_in_flight): the second set of buffers,
@@ -393,6 +396,7 @@ struct CudaEngine::Impl {
       mp.radius = p.subwindow_radius;
       mp.best = static_cast<int>(p.window);
       mp.hole_radius = p.hole_search_radius;
+      mp.limits = &limits;
       CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
       timer->mark(l == levels - 1 ? "match coarsest" : "refine");
       // Level 0's check is part of the finish (its left map alone is used;
@@ -797,6 +801,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_output, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_join, cudaEventDisableTiming));
+    CS_CUDA_TRY(query_device_limits(dev, &m.limits));
     CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
     CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounters)));
     std::memset(m.counters_host, 0, sizeof(FrameCounters));
@@ -921,6 +926,7 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
   }
   std::unique_ptr<CudaEngine> twin = create(m.params, m.device, &e);
   if (!twin) return e;
+  twin->impl_->limits = m.limits;
   m.twin = std::move(twin);
   m.peer = m.twin->impl_.get();
   m.twin->impl_->peer = &m;
@@ -929,6 +935,18 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
 }
 
 int CudaEngine::frames_in_flight() const { return impl_->twin ? 2 : 1; }
+
+std::string CudaEngine::emulate_device_limits(const DeviceLimits& limits) {
+  Impl& m = *impl_;
+  std::string e = synchronize();
+  if (!e.empty()) return e;
+  m.limits = limits;
+  m.graph_ready = false;  // the graph holds the launches of the old configuration
+  if (m.twin) return m.twin->emulate_device_limits(limits);
+  return {};
+}
+
+const DeviceLimits& CudaEngine::device_limits() const { return impl_->limits; }
 
 std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                                 const OutputFrame& out, cudaStream_t stream) {

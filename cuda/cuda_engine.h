@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "device_limits.h"
 #include "engine.h"
 #include "matcher_debug.h"
 #include "stereo.h"
@@ -132,6 +133,11 @@ class CudaEngine final : public Engine {
   std::string profile_stages(std::vector<StageTime>* times);
   // Device memory the engine holds now, bytes.
   size_t device_bytes() const;
+  // Kernel configurations follow the device's limits (queried at create()).
+  // Tests pass a smaller GPU's (architecture_limits) to run, here, the
+  // configurations that GPU would run; they must not exceed this device's.
+  std::string emulate_device_limits(const DeviceLimits& limits);
+  const DeviceLimits& device_limits() const;
 
  private:
   CudaEngine();

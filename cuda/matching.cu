@@ -1355,7 +1355,10 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
 
 // The right view's map from the keys a shared-cost launch left (-1 where
 // none was admissible); the keys are reset for the next launch.
-__global__ void resolve_keys_kernel(ImageView<uint32_t> keys, ImageView<int16_t> disparity) {
+constexpr int kResolveX = 64, kResolveY = 4;
+
+__global__ void __launch_bounds__(kResolveX * kResolveY) resolve_keys_kernel(ImageView<uint32_t> keys,
+                                                                             ImageView<int16_t> disparity) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= keys.width || y >= keys.height) return;
   uint32_t* key = drow(keys, y) + x;
@@ -1365,7 +1368,7 @@ __global__ void resolve_keys_kernel(ImageView<uint32_t> keys, ImageView<int16_t>
 }
 
 cudaError_t resolve_keys(const ImageView<uint32_t>& keys, const ImageView<int16_t>& disparity, cudaStream_t stream) {
-  const dim3 block(64, 4);
+  const dim3 block(kResolveX, kResolveY);
   resolve_keys_kernel<<<grid_for(keys.width, keys.height, block), block, 0, stream>>>(keys, disparity);
   return cudaGetLastError();
 }
@@ -1689,6 +1692,46 @@ cudaError_t prepare_match(int radius) {
 }
 
 int match_tile_count(int width, int height) { return streaming::tile_count(width, height); }
+
+std::vector<KernelLaunch> match_kernel_launches(int range_width) {
+  using streaming::dynamic_bytes;
+  using streaming::kMiddleTileH;
+  using streaming::kTallTileH;
+  using streaming::kTileH;
+  using streaming::kWideThreads;
+  using streaming::wide_dynamic_bytes;
+  namespace phased = streaming::phased;
+  std::vector<KernelLaunch> out;
+  const int mask_words = (range_width + 31) / 32;
+  const std::string at = " at " + std::to_string(range_width) + " disparities";
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  // The engine falls back to the generic kernel where no radius-2 tile fits,
+  // and takes the smallest tiles where the taller ones do not: those must
+  // fit every target at the reference range.
+  for (int best : {0, 1, 2, 4})
+    for (bool left : {true, false})
+      out.push_back({"match_kernel<" + std::to_string(best) + ", " + flag(left) + ">", kThreads,
+                     match_shared_bytes(2), 0, best != 4, "generic tile, radius 2"});
+  for (int best : {0, 1, 2}) {
+    const std::string b = std::to_string(best);
+    for (bool slots : {false, true})
+      for (int rows : {kTileH, kMiddleTileH, kTallTileH})
+        out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ">",
+                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width), 2, rows == kTileH,
+                       std::to_string(rows) + " rows" + at});
+    for (bool masks : {false, true})
+      for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH})
+        out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
+                           ">",
+                       streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width), phased::kBlocksPerSm,
+                       rows == phased::kShortTileH, std::to_string(rows) + " rows" + at});
+    out.push_back({"streaming::wide_kernel<" + b + ">", kWideThreads, wide_dynamic_bytes(range_width), 0, true,
+                   "wide pixels" + at});
+  }
+  out.push_back(
+      {"streaming::resolve_keys_kernel", streaming::kResolveX * streaming::kResolveY, 0, 0, true, "right keys"});
+  return out;
+}
 
 cudaError_t match_code_status() {
   cudaFuncAttributes attr{};

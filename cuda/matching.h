@@ -4,6 +4,9 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+#include <vector>
+
 #include "device_limits.h"
 #include "stages.h"
 
@@ -95,6 +98,23 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
 // reference for `left`, right for `right`; params.reference is ignored).
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
                                cudaStream_t stream);
+
+// The launch configurations of the matching kernels, for the build-time
+// resource check (tests/cuda/kernel_resources.py, which reads registers and
+// static shared memory from the built code): the kernel as the compiler
+// names it, threads a block, dynamic shared bytes at `range_width`
+// disparities, the blocks an SM its launch bounds ask for, and whether the
+// engine relies on it fitting every target GPU (else it takes another tile
+// height, or the generic kernel, where it does not fit).
+struct KernelLaunch {
+  std::string kernel;
+  int threads = 0;
+  size_t dynamic_shared = 0;
+  int min_blocks_per_sm = 0;
+  bool required = false;
+  std::string what;
+};
+std::vector<KernelLaunch> match_kernel_launches(int range_width);
 
 // Counters MatchScratch::tiles_done needs for a level of this size.
 int match_tile_count(int width, int height);

@@ -86,6 +86,10 @@ int blocks_per_sm(const DeviceLimits& limits, const void* kernel, int threads, s
     return 0;
   }
   if (attr_out) *attr_out = attr;
+  return blocks_per_sm(limits, attr, threads, dynamic_shared);
+}
+
+int blocks_per_sm(const DeviceLimits& limits, const cudaFuncAttributes& attr, int threads, size_t dynamic_shared) {
   if (threads > limits.max_threads_per_block || threads > attr.maxThreadsPerBlock) return 0;
   if (attr.sharedSizeBytes + dynamic_shared > limits.shared_per_block_optin) return 0;
 

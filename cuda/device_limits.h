@@ -40,5 +40,8 @@ bool architecture_limits(int cc, int sms, DeviceLimits* out);
 // the query failed: *error, when given).
 int blocks_per_sm(const DeviceLimits& limits, const void* kernel, int threads, size_t dynamic_shared,
                   cudaFuncAttributes* attr = nullptr, cudaError_t* error = nullptr);
+// The same for a kernel given by its attributes (numRegs, sharedSizeBytes,
+// maxThreadsPerBlock): arithmetic only, no CUDA call.
+int blocks_per_sm(const DeviceLimits& limits, const cudaFuncAttributes& attr, int threads, size_t dynamic_shared);
 
 }  // namespace cs::cuda

@@ -1409,22 +1409,22 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, cu
 // The kernels behind a run-time (window, form, tile height), for their
 // attributes.
 template <int kBest, bool kWithSlots>
-const void* full_range_kernel(int rows) {
+const void* full_range_kernel_of(int rows) {
   if (rows == kTallTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTallTileH>);
   if (rows == kMiddleTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kMiddleTileH>);
   return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTileH>);
 }
 
-const void* full_range_kernel(int best, bool slots, int rows) {
+const void* full_range_kernel_of(int best, bool slots, int rows) {
   switch (best) {
-    case 0: return slots ? full_range_kernel<0, true>(rows) : full_range_kernel<0, false>(rows);
-    case 1: return slots ? full_range_kernel<1, true>(rows) : full_range_kernel<1, false>(rows);
-    default: return slots ? full_range_kernel<2, true>(rows) : full_range_kernel<2, false>(rows);
+    case 0: return slots ? full_range_kernel_of<0, true>(rows) : full_range_kernel_of<0, false>(rows);
+    case 1: return slots ? full_range_kernel_of<1, true>(rows) : full_range_kernel_of<1, false>(rows);
+    default: return slots ? full_range_kernel_of<2, true>(rows) : full_range_kernel_of<2, false>(rows);
   }
 }
 
 template <int kBest, bool kMasks>
-const void* refine_kernel(int rows) {
+const void* refine_kernel_of(int rows) {
   if (rows == phased::kShortTileH)
     return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH>);
   if (rows == phased::kMiddleTileH)
@@ -1432,11 +1432,11 @@ const void* refine_kernel(int rows) {
   return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH>);
 }
 
-const void* refine_kernel(int best, bool masks, int rows) {
+const void* refine_kernel_of(int best, bool masks, int rows) {
   switch (best) {
-    case 0: return masks ? refine_kernel<0, true>(rows) : refine_kernel<0, false>(rows);
-    case 1: return masks ? refine_kernel<1, true>(rows) : refine_kernel<1, false>(rows);
-    default: return masks ? refine_kernel<2, true>(rows) : refine_kernel<2, false>(rows);
+    case 0: return masks ? refine_kernel_of<0, true>(rows) : refine_kernel_of<0, false>(rows);
+    case 1: return masks ? refine_kernel_of<1, true>(rows) : refine_kernel_of<1, false>(rows);
+    default: return masks ? refine_kernel_of<2, true>(rows) : refine_kernel_of<2, false>(rows);
   }
 }
 
@@ -1556,13 +1556,13 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     out->kernel = MatchConfig::FullRange;
     return pick_tile_rows(
         limits, width, height, pl.grid_views * a.slices, {kTallTileH, kMiddleTileH, kTileH}, p.tile_rows,
-        [&](int rows) { return full_range_kernel(p.best, pl.slots, rows); },
+        [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows); },
         [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
   }
   out->kernel = MatchConfig::Refine;
   if (!pick_tile_rows(
           limits, width, height, pl.grid_views, {kTileH, phased::kMiddleTileH, phased::kShortTileH}, p.tile_rows,
-          [&](int rows) { return refine_kernel(p.best, pl.masks, rows); },
+          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows); },
           [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap); }, out))
     return false;
   if (pl.wide_list) {

@@ -56,7 +56,7 @@ __device__ __forceinline__ void warp_count(bool flag, unsigned long long* counte
     atomicAdd(counter, static_cast<unsigned long long>(__popc(votes)));
 }
 
-__global__ void background_kernel(BackgroundViews v, BackgroundLevelParams p) {
+__global__ void __launch_bounds__(kBlockX * kBlockY) background_kernel(BackgroundViews v, BackgroundLevelParams p) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   const int w = v.rgb.width, h = v.rgb.height;
@@ -101,7 +101,7 @@ __global__ void background_kernel(BackgroundViews v, BackgroundLevelParams p) {
   warp_count(tested, v.tests);
 }
 
-__global__ void count_frame_kernel(int* frames_seen) {
+__global__ void __launch_bounds__(1) count_frame_kernel(int* frames_seen) {
   if (*frames_seen < INT_MAX) ++*frames_seen;
 }
 

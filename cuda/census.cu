@@ -94,7 +94,7 @@ struct Batch {
   int count;
 };
 
-__global__ void census_batch_kernel(const __grid_constant__ Batch b) {
+__global__ void __launch_bounds__(kThreadsX * kThreadsY) census_batch_kernel(const __grid_constant__ Batch b) {
   int j = 0;
   while (j + 1 < b.count && static_cast<int>(blockIdx.x) >= b.first[j + 1]) ++j;
   const int t = static_cast<int>(blockIdx.x) - b.first[j];

@@ -9,8 +9,9 @@ namespace {
 constexpr int kBlockX = 64;
 constexpr int kBlockY = 4;
 
-__global__ void cross_check_kernel(ImageView<const int16_t> left, ImageView<const int16_t> right, int tolerance,
-                                   ImageView<int16_t> left_checked, ImageView<int16_t> right_checked) {
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+    cross_check_kernel(ImageView<const int16_t> left, ImageView<const int16_t> right, int tolerance,
+                       ImageView<int16_t> left_checked, ImageView<int16_t> right_checked) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   const int w = left.width;

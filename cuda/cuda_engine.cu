@@ -7,18 +7,21 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <sstream>
 
 #include "background.h"
 #include "census.h"
+#include "config.h"
 #include "convert.h"
 #include "cross_check.h"
 #include "cuda_util.h"
 #include "encode_output.h"
 #include "finish.h"
 #include "frame_checks.h"
+#include "gpu_code.h"
 #include "matching.h"
 #include "morphology.h"
 #include "pyramid.h"
@@ -138,6 +141,9 @@ struct UploadSlot {
 struct CudaEngine::Impl {
   Params params;
   int device = 0;
+  // What the kernel configurations are chosen for (matching.h): the
+  // device's limits, or a smaller GPU's (emulate_device_limits).
+  DeviceLimits limits;
   cudaStream_t stream = nullptr;
   cudaEvent_t ev_caller = nullptr, ev_done = nullptr;
   // Two frames in flight (set_frames_in_flight): the second set of buffers,
@@ -390,6 +396,7 @@ struct CudaEngine::Impl {
       mp.radius = p.subwindow_radius;
       mp.best = static_cast<int>(p.window);
       mp.hole_radius = p.hole_search_radius;
+      mp.limits = &limits;
       CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
       timer->mark(l == levels - 1 ? "match coarsest" : "refine");
       // Level 0's check is part of the finish (its left map alone is used;
@@ -716,7 +723,44 @@ CudaEngine::~CudaEngine() {
   if (m.stream) cudaStreamDestroy(m.stream);
 }
 
-std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_id, std::string* error) {
+// Whether the build's kernels run on `device` (current): empty, or the
+// user's sentence (gpu_code.h) with the CUDA call in *detail. Asked of one
+// kernel before anything else, since every kernel is built for the same
+// targets; without it the first kernel launch or attribute query fails with
+// a bare CUDA error deep in the set-up.
+namespace {
+std::string gpu_code_problem(int device, std::string* detail) {
+  const cudaError_t e = match_code_status();
+  if (e == cudaSuccess) return {};
+  cudaGetLastError();  // none of these is sticky
+  GpuCodeProblem problem = GpuCodeProblem::NoCode;
+  switch (e) {
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidKernelImage:
+    case cudaErrorInvalidPtx:
+      break;
+    case cudaErrorJitCompilationDisabled:
+    case cudaErrorJitCompilerNotFound:
+      problem = GpuCodeProblem::JitDisabled;
+      break;
+    case cudaErrorUnsupportedPtxVersion:
+      problem = GpuCodeProblem::DriverTooOld;
+      break;
+    default:
+      return cuda_error_text(e, "cudaFuncGetAttributes", __FILE__, __LINE__);
+  }
+  if (detail) *detail = cuda_error_text(e, "cudaFuncGetAttributes (matching kernel)", __FILE__, __LINE__);
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    std::snprintf(prop.name, sizeof(prop.name), "CUDA device %d", device);
+  }
+  return no_gpu_code_message(prop.name, prop.major, prop.minor, CS_CUDA_ARCHS, problem);
+}
+}  // namespace
+
+std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_id, std::string* error,
+                                               std::string* detail) {
   auto fail = [&](const std::string& why) {
     if (error) *error = why;
     return std::unique_ptr<CudaEngine>();
@@ -735,6 +779,8 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
   }
   const int dev = device_id < 0 ? cur : device_id;
   if (dev != cur && cudaSetDevice(dev) != cudaSuccess) return fail("cannot make the CUDA device current");
+  e = gpu_code_problem(dev, detail);
+  if (!e.empty()) return fail(e);
 
   std::unique_ptr<CudaEngine> eng(new CudaEngine);
   Impl& m = *eng->impl_;
@@ -755,6 +801,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_output, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_join, cudaEventDisableTiming));
+    CS_CUDA_TRY(query_device_limits(dev, &m.limits));
     CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
     CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounters)));
     std::memset(m.counters_host, 0, sizeof(FrameCounters));
@@ -879,6 +926,7 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
   }
   std::unique_ptr<CudaEngine> twin = create(m.params, m.device, &e);
   if (!twin) return e;
+  twin->impl_->limits = m.limits;
   m.twin = std::move(twin);
   m.peer = m.twin->impl_.get();
   m.twin->impl_->peer = &m;
@@ -887,6 +935,18 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
 }
 
 int CudaEngine::frames_in_flight() const { return impl_->twin ? 2 : 1; }
+
+std::string CudaEngine::emulate_device_limits(const DeviceLimits& limits) {
+  Impl& m = *impl_;
+  std::string e = synchronize();
+  if (!e.empty()) return e;
+  m.limits = limits;
+  m.graph_ready = false;  // the graph holds the launches of the old configuration
+  if (m.twin) return m.twin->emulate_device_limits(limits);
+  return {};
+}
+
+const DeviceLimits& CudaEngine::device_limits() const { return impl_->limits; }
 
 std::string CudaEngine::enqueue(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                                 const OutputFrame& out, cudaStream_t stream) {
@@ -1178,8 +1238,9 @@ size_t CudaEngine::device_bytes() const {
   return m.twin ? n + m.twin->device_bytes() : n;
 }
 
-std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error) {
-  return CudaEngine::create(params, device_id, error);
+std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error,
+                                         std::string* detail) {
+  return CudaEngine::create(params, device_id, error, detail);
 }
 
 }  // namespace cs::cuda

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "device_limits.h"
 #include "engine.h"
 #include "matcher_debug.h"
 #include "stereo.h"
@@ -47,9 +48,12 @@ struct StageTime {
 
 class CudaEngine final : public Engine {
  public:
-  // Null with a sentence in *error when there is no GPU, the parameters are
-  // invalid, or memory runs out.
-  static std::unique_ptr<CudaEngine> create(const Params& params, int device_id, std::string* error);
+  // Null with a sentence in *error when there is no GPU, the build has no
+  // code for it, the parameters are invalid, or memory runs out; *detail
+  // (optional) then gets what a developer wants besides (the failing CUDA
+  // call, file and line) where *error leaves it out.
+  static std::unique_ptr<CudaEngine> create(const Params& params, int device_id, std::string* error,
+                                            std::string* detail = nullptr);
   ~CudaEngine() override;
   CudaEngine(const CudaEngine&) = delete;
   CudaEngine& operator=(const CudaEngine&) = delete;
@@ -129,6 +133,11 @@ class CudaEngine final : public Engine {
   std::string profile_stages(std::vector<StageTime>* times);
   // Device memory the engine holds now, bytes.
   size_t device_bytes() const;
+  // Kernel configurations follow the device's limits (queried at create()).
+  // Tests pass a smaller GPU's (architecture_limits) to run, here, the
+  // configurations that GPU would run; they must not exceed this device's.
+  std::string emulate_device_limits(const DeviceLimits& limits);
+  const DeviceLimits& device_limits() const;
 
  private:
   CudaEngine();
@@ -145,6 +154,7 @@ class CudaEngine final : public Engine {
 };
 
 // The Engine factory the element uses (a CudaEngine underneath).
-std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error);
+std::unique_ptr<Engine> make_cuda_engine(const Params& params, int device_id, std::string* error,
+                                         std::string* detail = nullptr);
 
 }  // namespace cs::cuda

@@ -51,8 +51,9 @@ __device__ __forceinline__ uint32_t encode_pixel(int q, bool foreground, const E
 
 // A thread encodes kPixels consecutive pixels of a row: one load of their
 // Q4 values and one store of their output where the rows are aligned for it.
-__global__ void encode_kernel(ImageView<const uint16_t> q4, ImageView<const uint8_t> mask, EncodeArgs a,
-                              uint8_t* dst, std::ptrdiff_t dst_pitch) {
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+    encode_kernel(ImageView<const uint16_t> q4, ImageView<const uint8_t> mask, EncodeArgs a, uint8_t* dst,
+                  std::ptrdiff_t dst_pitch) {
   const int x = kPixels * (blockIdx.x * kBlockX + threadIdx.x);
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= q4.width || y >= q4.height) return;

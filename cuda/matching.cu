@@ -1,5 +1,6 @@
 #include "matching.h"
 
+#include <algorithm>
 #include <climits>
 #include <initializer_list>
 
@@ -1265,7 +1266,7 @@ size_t dynamic_bytes(int rows, int mask_words, int list_cap) {
 constexpr int kWideThreads = 128;
 constexpr int kWideSpan = 15;                                // window side
 constexpr int kWideColumns = kWideSpan + kWideThreads - 1;   // other-view columns of one pass
-constexpr int kWideGrid = 528;                               // 4 per H100 SM
+constexpr int kWideBlocksPerSm = 4;  // the wide kernel's grid: up to 4 blocks an SM (bench/RESULTS.md, H100)
 
 size_t wide_dynamic_bytes(int range_width) { return static_cast<size_t>(range_width + 2) * sizeof(uint16_t); }
 
@@ -1354,7 +1355,10 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
 
 // The right view's map from the keys a shared-cost launch left (-1 where
 // none was admissible); the keys are reset for the next launch.
-__global__ void resolve_keys_kernel(ImageView<uint32_t> keys, ImageView<int16_t> disparity) {
+constexpr int kResolveX = 64, kResolveY = 4;
+
+__global__ void __launch_bounds__(kResolveX * kResolveY) resolve_keys_kernel(ImageView<uint32_t> keys,
+                                                                             ImageView<int16_t> disparity) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= keys.width || y >= keys.height) return;
   uint32_t* key = drow(keys, y) + x;
@@ -1364,7 +1368,7 @@ __global__ void resolve_keys_kernel(ImageView<uint32_t> keys, ImageView<int16_t>
 }
 
 cudaError_t resolve_keys(const ImageView<uint32_t>& keys, const ImageView<int16_t>& disparity, cudaStream_t stream) {
-  const dim3 block(64, 4);
+  const dim3 block(kResolveX, kResolveY);
   resolve_keys_kernel<<<grid_for(keys.width, keys.height, block), block, 0, stream>>>(keys, disparity);
   return cudaGetLastError();
 }
@@ -1378,9 +1382,8 @@ size_t dynamic_bytes(bool slots, int rows, int mask_words, int list_cap) {
 bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }
 
 template <int kBest>
-void launch_wide(const Args& a, bool with_list, cudaStream_t stream) {
-  if (with_list)
-    wide_kernel<kBest><<<kWideGrid, kWideThreads, wide_dynamic_bytes(a.list_cap), stream>>>(a);
+void launch_wide(const Args& a, int grid, cudaStream_t stream) {
+  if (grid > 0) wide_kernel<kBest><<<grid, kWideThreads, wide_dynamic_bytes(a.list_cap), stream>>>(a);
 }
 
 template <int kBest, bool kWithSlots>
@@ -1403,37 +1406,179 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, cu
                : launch_full_range<kBest, false>(a, rows, views, stream);
 }
 
-// Of the tile heights a kernel comes in (`heights`, tallest first), the one
-// whose grid costs the fewest row steps per block slot: the grid's waves
-// (blocks over blocks_per_sm times the SMs, rounded up) times the row steps
-// of a pass (tile rows plus the window margins); ties to the taller, which
-// streams fewer margin rows a pixel. The coarsest level chooses among 48, 40
-// and 32 rows: at 1024x768 x 256 (a 256x192 level) 32-row tiles make 288
-// blocks, a second wave of 24 on the H100's 264 slots, 40-row tiles 240 (one
-// wave). Refinement chooses among 32, 28 and 24: level 1 of 1024x768
-// (512x384) makes 264 blocks of 32 rows, 2 per SM where 3 fit, or 352 of 24
-// rows; level 0 makes 1008 blocks of 32 rows, 2.55 waves of the H100's 396
-// slots, or 1176 of 28 rows, 2.97 waves (113 against 116 us).
-int tile_rows(int width, int height, int blocks_per_tile, int blocks_per_sm, std::initializer_list<int> heights) {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
-    cudaGetLastError();
-    return *heights.begin();
+// The kernels behind a run-time (window, form, tile height), for their
+// attributes.
+template <int kBest, bool kWithSlots>
+const void* full_range_kernel_of(int rows) {
+  if (rows == kTallTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTallTileH>);
+  if (rows == kMiddleTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kMiddleTileH>);
+  return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTileH>);
+}
+
+const void* full_range_kernel_of(int best, bool slots, int rows) {
+  switch (best) {
+    case 0: return slots ? full_range_kernel_of<0, true>(rows) : full_range_kernel_of<0, false>(rows);
+    case 1: return slots ? full_range_kernel_of<1, true>(rows) : full_range_kernel_of<1, false>(rows);
+    default: return slots ? full_range_kernel_of<2, true>(rows) : full_range_kernel_of<2, false>(rows);
   }
-  const long long slots = static_cast<long long>(blocks_per_sm) * sms;
-  int best = 0;
+}
+
+template <int kBest, bool kMasks>
+const void* refine_kernel_of(int rows) {
+  if (rows == phased::kShortTileH)
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH>);
+  if (rows == phased::kMiddleTileH)
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH>);
+  return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH>);
+}
+
+const void* refine_kernel_of(int best, bool masks, int rows) {
+  switch (best) {
+    case 0: return masks ? refine_kernel_of<0, true>(rows) : refine_kernel_of<0, false>(rows);
+    case 1: return masks ? refine_kernel_of<1, true>(rows) : refine_kernel_of<1, false>(rows);
+    default: return masks ? refine_kernel_of<2, true>(rows) : refine_kernel_of<2, false>(rows);
+  }
+}
+
+const void* wide_kernel_of(int best) {
+  switch (best) {
+    case 0: return reinterpret_cast<const void*>(wide_kernel<0>);
+    case 1: return reinterpret_cast<const void*>(wide_kernel<1>);
+    default: return reinterpret_cast<const void*>(wide_kernel<2>);
+  }
+}
+
+// Of the tile heights a kernel comes in (`heights`, tallest first; `forced`
+// alone when not 0), the one that fits the GPU and whose grid costs the
+// fewest row steps per block slot: the grid's waves (blocks over the
+// blocks one SM holds of that height, times the SMs, rounded up) times the
+// row steps of a pass (tile rows plus the window margins); ties to the
+// taller, which streams fewer margin rows a pixel. On the H100 (132 SMs)
+// the coarsest level chooses among 48, 40 and 32 rows: at 1024x768 x 256 (a
+// 256x192 level) 32-row tiles make 288 blocks, a second wave of 24 on 264
+// slots (2 a SM), 40-row tiles 240 (one wave). Refinement chooses among 32,
+// 28 and 24: level 1 of 1024x768 (512x384) makes 264 blocks of 32 rows, 2
+// per SM where 3 fit, or 352 of 24 rows; level 0 makes 1008 blocks of 32
+// rows, 2.55 waves of 396 slots, or 1176 of 28 rows, 2.97 waves (113
+// against 116 us). On a smaller GPU a height whose shared memory does not
+// fit is passed over, and the slots are that GPU's.
+// Returns false when no height fits.
+template <typename KernelOf, typename SharedOf>
+bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
+                    std::initializer_list<int> heights, int forced, KernelOf kernel_of, SharedOf dynamic_of,
+                    MatchConfig* out) {
+  bool found = false;
   long long best_cost = 0;
   for (int rows : heights) {
+    if (forced != 0 && rows != forced) continue;
+    const size_t dynamic = dynamic_of(rows);
+    cudaFuncAttributes attr{};
+    const int per_sm = blocks_per_sm(limits, kernel_of(rows), kThreads, dynamic, &attr);
+    if (per_sm <= 0) continue;
+    const long long slots = static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
     const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
                              blocks_per_tile;
     const long long cost = (blocks + slots - 1) / slots * (rows + 2 * kMargin);
-    if (best == 0 || cost < best_cost) {
-      best = rows;
+    if (!found || cost < best_cost) {
+      found = true;
       best_cost = cost;
+      out->tile_rows = rows;
+      out->threads = kThreads;
+      out->static_shared = attr.sharedSizeBytes;
+      out->dynamic_shared = dynamic;
+      out->registers = attr.numRegs;
+      out->blocks_per_sm = per_sm;
     }
   }
-  return best;
+  return found;
+}
+
+// A launch of `count` views (1 or 2) of one level: the kernels' arguments
+// and the choices that follow from the views.
+struct Plan {
+  Args a{};
+  bool full_range = false;
+  bool slots = false;         // full range: cost slots for the sub-pixel step
+  bool shared_costs = false;  // full range: the left view's tiles serve the right view too
+  bool masks = false;         // refinement: the other view has a foreground mask
+  bool wide_list = false;     // refinement: a list of wide pixels for wide_kernel
+  int grid_views = 1;
+};
+
+Plan plan(const MatchViews* views, const bool* left, int count, const MatchParams& p) {
+  Plan pl;
+  Args& a = pl.a;
+  bool scratch = true;
+  for (int i = 0; i < count; ++i) {
+    a.v[i] = views[i];
+    a.left[i] = left[i];
+    // The sub-pixel step is defined on the left-reference costs only.
+    a.subpixel[i] = left[i] && views[i].subpixel_offset.data != nullptr;
+    pl.slots = pl.slots || a.subpixel[i];
+    scratch = scratch && views[i].scratch.best_keys.data != nullptr && views[i].scratch.tiles_done != nullptr;
+    pl.masks = pl.masks || views[i].mask_other.data != nullptr;
+  }
+  a.range = p.range;
+  a.hole_radius = p.hole_radius;
+  const int range_width = maxi(p.range.hi - p.range.lo, 0);
+  a.mask_words = (range_width + 31) / 32;
+  a.list_cap = range_width;
+  pl.full_range = views[0].coarser.data == nullptr;
+  // Both views at the coarsest level: the left view's tiles serve the right
+  // view too (Args::right_keys).
+  pl.shared_costs = pl.full_range && count == 2 && left[0] && !left[1] && views[1].scratch.best_keys.data != nullptr;
+  if (pl.shared_costs) a.right_keys = views[1].scratch.best_keys;
+  pl.grid_views = pl.shared_costs ? 1 : count;
+  // With one view's tiles there are half the blocks: two warps share each
+  // pair's rows, so that as many warps are in flight.
+  a.segments = pl.shared_costs ? 2 : 1;
+  a.slices = 1;
+  if (pl.full_range && scratch && !pl.slots) {
+    const int pairs = (range_width + 1) / 2, per_pass = kWarps / a.segments;
+    a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
+  }
+  const MatchScratch& sc = views[0].scratch;
+  pl.wide_list = !pl.full_range && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
+  if (pl.wide_list) {
+    a.wide_list = sc.wide_pixels;
+    a.wide_count = sc.wide_counters;
+    a.wide_capacity = sc.wide_capacity / 2;
+  }
+  return pl;
+}
+
+// The streaming configuration of a plan on `limits`' GPU; false when no
+// tile height fits it (the caller takes the generic kernel).
+bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, MatchConfig* out) {
+  const Args& a = pl.a;
+  const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
+  if (pl.full_range) {
+    out->kernel = MatchConfig::FullRange;
+    return pick_tile_rows(
+        limits, width, height, pl.grid_views * a.slices, {kTallTileH, kMiddleTileH, kTileH}, p.tile_rows,
+        [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows); },
+        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
+  }
+  out->kernel = MatchConfig::Refine;
+  if (!pick_tile_rows(
+          limits, width, height, pl.grid_views, {kTileH, phased::kMiddleTileH, phased::kShortTileH}, p.tile_rows,
+          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows); },
+          [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap); }, out))
+    return false;
+  if (pl.wide_list) {
+    // Up to kWideBlocksPerSm blocks an SM, as many as fit: the list's
+    // entries are spread over the grid, whatever its size.
+    cudaFuncAttributes attr{};
+    const size_t dynamic = wide_dynamic_bytes(a.list_cap);
+    const int per_sm = blocks_per_sm(limits, wide_kernel_of(p.best), kWideThreads, dynamic, &attr);
+    // Without room for the wide kernel the tiles match their wide pixels
+    // themselves (no list).
+    out->wide_blocks_per_sm = per_sm;
+    out->wide_grid = std::min(per_sm, kWideBlocksPerSm) * std::max(limits.sm_count, 1);
+    out->wide_shared = attr.sharedSizeBytes + dynamic;
+    if (per_sm <= 0) out->wide_grid = 0;
+  }
+  return true;
 }
 
 template <int kBest, int kRows>
@@ -1448,84 +1593,43 @@ void launch_refine_rows(const Args& a, int views, bool masks, cudaStream_t strea
 }
 
 template <int kBest>
-cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool wide_kernel, cudaStream_t stream) {
+cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, int wide_grid, cudaStream_t stream) {
   if (rows == phased::kShortTileH)
     launch_refine_rows<kBest, phased::kShortTileH>(a, views, masks, stream);
   else if (rows == phased::kMiddleTileH)
     launch_refine_rows<kBest, phased::kMiddleTileH>(a, views, masks, stream);
   else
     launch_refine_rows<kBest, kTileH>(a, views, masks, stream);
-  launch_wide<kBest>(a, wide_kernel, stream);
+  launch_wide<kBest>(a, wide_grid, stream);
   return cudaGetLastError();
 }
 
-// count views (1 or 2) of the same level in one launch.
-cudaError_t launch(const MatchViews* views, const bool* left, int count, const MatchParams& p, cudaStream_t stream) {
-  Args a{};
-  const int width = views[0].census_ref.width, height = views[0].census_ref.height;
-  bool slots = false, scratch = true;
-  for (int i = 0; i < count; ++i) {
-    a.v[i] = views[i];
-    a.left[i] = left[i];
-    // The sub-pixel step is defined on the left-reference costs only.
-    a.subpixel[i] = left[i] && views[i].subpixel_offset.data != nullptr;
-    slots = slots || a.subpixel[i];
-    scratch = scratch && views[i].scratch.best_keys.data != nullptr && views[i].scratch.tiles_done != nullptr;
-  }
-  a.range = p.range;
-  a.hole_radius = p.hole_radius;
-  const int range_width = maxi(p.range.hi - p.range.lo, 0);
-  a.mask_words = (range_width + 31) / 32;
-  a.list_cap = range_width;
-  const bool full_range = views[0].coarser.data == nullptr;
-  // Both views at the coarsest level: the left view's tiles serve the right
-  // view too (Args::right_keys).
-  const bool shared_costs =
-      full_range && count == 2 && left[0] && !left[1] && views[1].scratch.best_keys.data != nullptr;
-  if (shared_costs) a.right_keys = views[1].scratch.best_keys;
-  const int grid_views = shared_costs ? 1 : count;
-  // With one view's tiles there are half the blocks: two warps share each
-  // pair's rows, so that as many warps are in flight.
-  a.segments = shared_costs ? 2 : 1;
-  a.slices = 1;
-  if (full_range && scratch && !slots) {
-    const int pairs = (range_width + 1) / 2, per_pass = kWarps / a.segments;
-    a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
-  }
-  const MatchScratch& sc = views[0].scratch;
-  const bool wide_kernel =
-      !full_range && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
-  if (wide_kernel) {
-    a.wide_list = sc.wide_pixels;
-    a.wide_count = sc.wide_counters;
-    a.wide_capacity = sc.wide_capacity / 2;
-  }
-  if (!full_range) {
-    int rows = p.tile_rows;
-    if (rows == 0)
-      rows = tile_rows(width, height, count, phased::kBlocksPerSm, {kTileH, phased::kMiddleTileH, phased::kShortTileH});
-    if (rows != kTileH && rows != phased::kMiddleTileH && rows != phased::kShortTileH) return cudaErrorInvalidValue;
-    bool masks = false;
-    for (int i = 0; i < count; ++i) masks = masks || views[i].mask_other.data != nullptr;
+// Launches a plan in the configuration chosen for it.
+cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, cudaStream_t stream) {
+  Args a = pl.a;
+  if (!pl.full_range) {
+    // No room for the wide kernel: every tile matches its own wide pixels.
+    if (c.wide_grid <= 0) {
+      a.wide_list = nullptr;
+      a.wide_count = nullptr;
+      a.wide_capacity = 0;
+    }
     switch (p.best) {
-      case 0: return launch_refine<0>(a, rows, count, masks, wide_kernel, stream);
-      case 1: return launch_refine<1>(a, rows, count, masks, wide_kernel, stream);
-      case 2: return launch_refine<2>(a, rows, count, masks, wide_kernel, stream);
+      case 0: return launch_refine<0>(a, c.tile_rows, pl.grid_views, pl.masks, c.wide_grid, stream);
+      case 1: return launch_refine<1>(a, c.tile_rows, pl.grid_views, pl.masks, c.wide_grid, stream);
+      case 2: return launch_refine<2>(a, c.tile_rows, pl.grid_views, pl.masks, c.wide_grid, stream);
       default: return cudaErrorInvalidValue;
     }
   }
-  int rows = p.tile_rows;
-  if (rows == 0) rows = tile_rows(width, height, grid_views * a.slices, 2, {kTallTileH, kMiddleTileH, kTileH});
-  if (rows != kTileH && rows != kMiddleTileH && rows != kTallTileH) return cudaErrorInvalidValue;
   cudaError_t e = cudaErrorInvalidValue;
   switch (p.best) {
-    case 0: e = launch_full_range<0>(a, rows, grid_views, slots, stream); break;
-    case 1: e = launch_full_range<1>(a, rows, grid_views, slots, stream); break;
-    case 2: e = launch_full_range<2>(a, rows, grid_views, slots, stream); break;
+    case 0: e = launch_full_range<0>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
+    case 1: e = launch_full_range<1>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
+    case 2: e = launch_full_range<2>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
     default: break;
   }
-  if (e != cudaSuccess || !shared_costs) return e;
-  return resolve_keys(views[1].scratch.best_keys, views[1].disparity, stream);
+  if (e != cudaSuccess || !pl.shared_costs) return e;
+  return resolve_keys(pl.a.v[1].scratch.best_keys, pl.a.v[1].disparity, stream);
 }
 
 // Tiles of kTileH rows: the most a full-range grid has (tiles_done counters).
@@ -1589,12 +1693,149 @@ cudaError_t prepare_match(int radius) {
 
 int match_tile_count(int width, int height) { return streaming::tile_count(width, height); }
 
+std::vector<KernelLaunch> match_kernel_launches(int range_width) {
+  using streaming::dynamic_bytes;
+  using streaming::kMiddleTileH;
+  using streaming::kTallTileH;
+  using streaming::kTileH;
+  using streaming::kWideThreads;
+  using streaming::wide_dynamic_bytes;
+  namespace phased = streaming::phased;
+  std::vector<KernelLaunch> out;
+  const int mask_words = (range_width + 31) / 32;
+  const std::string at = " at " + std::to_string(range_width) + " disparities";
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  // The engine falls back to the generic kernel where no radius-2 tile fits,
+  // and takes the smallest tiles where the taller ones do not: those must
+  // fit every target at the reference range.
+  for (int best : {0, 1, 2, 4})
+    for (bool left : {true, false})
+      out.push_back({"match_kernel<" + std::to_string(best) + ", " + flag(left) + ">", kThreads,
+                     match_shared_bytes(2), 0, best != 4, "generic tile, radius 2"});
+  for (int best : {0, 1, 2}) {
+    const std::string b = std::to_string(best);
+    for (bool slots : {false, true})
+      for (int rows : {kTileH, kMiddleTileH, kTallTileH})
+        out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ">",
+                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width), 2, rows == kTileH,
+                       std::to_string(rows) + " rows" + at});
+    for (bool masks : {false, true})
+      for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH})
+        out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
+                           ">",
+                       streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width), phased::kBlocksPerSm,
+                       rows == phased::kShortTileH, std::to_string(rows) + " rows" + at});
+    out.push_back({"streaming::wide_kernel<" + b + ">", kWideThreads, wide_dynamic_bytes(range_width), 0, true,
+                   "wide pixels" + at});
+  }
+  out.push_back(
+      {"streaming::resolve_keys_kernel", streaming::kResolveX * streaming::kResolveY, 0, 0, true, "right keys"});
+  return out;
+}
+
+cudaError_t match_code_status() {
+  cudaFuncAttributes attr{};
+  return cudaFuncGetAttributes(&attr, streaming::stream_match_kernel<2, true, streaming::kTileH>);
+}
+
+
+namespace {
+
+// The limits the configuration is chosen for: the caller's, or the current
+// device's (queried into *own).
+cudaError_t limits_for(const MatchParams& p, DeviceLimits* own, const DeviceLimits** out) {
+  if (p.limits) {
+    *out = p.limits;
+    return cudaSuccess;
+  }
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = query_device_limits(device, own);
+  *out = own;
+  return e;
+}
+
+template <int kBest>
+const void* generic_kernel(bool left) {
+  return left ? reinterpret_cast<const void*>(match_kernel<kBest, true>)
+              : reinterpret_cast<const void*>(match_kernel<kBest, false>);
+}
+
+// The tile kernel of any radius for the references in `left` (count of
+// them): it must fit for each.
+cudaError_t choose_generic(const bool* left, int count, const MatchParams& p, const DeviceLimits& limits,
+                           MatchConfig* out) {
+  *out = MatchConfig{};
+  const size_t dynamic = match_shared_bytes(p.radius);
+  for (int i = 0; i < count; ++i) {
+    const void* kernel = nullptr;
+    switch (p.best) {
+      case 0: kernel = generic_kernel<0>(left[i]); break;
+      case 1: kernel = generic_kernel<1>(left[i]); break;
+      case 2: kernel = generic_kernel<2>(left[i]); break;
+      case 4: kernel = generic_kernel<4>(left[i]); break;
+      default: return cudaErrorInvalidValue;
+    }
+    cudaFuncAttributes attr{};
+    cudaError_t e = cudaSuccess;
+    const int per_sm = blocks_per_sm(limits, kernel, kThreads, dynamic, &attr, &e);
+    if (e != cudaSuccess) return e;
+    if (per_sm <= 0) return cudaErrorInvalidConfiguration;
+    if (i == 0 || per_sm < out->blocks_per_sm) {
+      out->kernel = MatchConfig::Generic;
+      out->threads = kThreads;
+      out->static_shared = attr.sharedSizeBytes;
+      out->dynamic_shared = dynamic;
+      out->registers = attr.numRegs;
+      out->blocks_per_sm = per_sm;
+    }
+  }
+  return cudaSuccess;
+}
+
+// Streaming where it applies and fits (with a plan, *streamed), else the
+// generic kernel.
+cudaError_t choose_config(const MatchViews* views, const bool* left, int count, const MatchParams& p,
+                          const DeviceLimits& limits, streaming::Plan* plan, MatchConfig* out, bool* streamed) {
+  *streamed = false;
+  if (streaming::applies(p) && !p.generic_kernel) {
+    *plan = streaming::plan(views, left, count, p);
+    if (streaming::choose(*plan, p, limits, out)) {
+      *streamed = true;
+      return cudaSuccess;
+    }
+    if (p.tile_rows != 0) return cudaErrorInvalidConfiguration;
+  }
+  return choose_generic(left, count, p, limits, out);
+}
+
+}  // namespace
+
+cudaError_t choose_match_config(const MatchViews* views, int count, const MatchParams& params, MatchConfig* out) {
+  if (count != 1 && count != 2) return cudaErrorInvalidValue;
+  DeviceLimits own;
+  const DeviceLimits* limits = nullptr;
+  cudaError_t e = limits_for(params, &own, &limits);
+  if (e != cudaSuccess) return e;
+  const bool one[1] = {params.reference == Reference::Left};
+  const bool both[2] = {true, false};
+  streaming::Plan plan;
+  bool streamed = false;
+  return choose_config(views, count == 2 ? both : one, count, params, *limits, &plan, out, &streamed);
+}
 
 cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cudaStream_t stream) {
-  if (streaming::applies(params)) {
-    const bool left = params.reference == Reference::Left;
-    return streaming::launch(&views, &left, 1, params, stream);
-  }
+  DeviceLimits own;
+  const DeviceLimits* limits = nullptr;
+  cudaError_t e = limits_for(params, &own, &limits);
+  if (e != cudaSuccess) return e;
+  const bool left = params.reference == Reference::Left;
+  streaming::Plan plan;
+  MatchConfig config;
+  bool streamed = false;
+  e = choose_config(&views, &left, 1, params, *limits, &plan, &config, &streamed);
+  if (e != cudaSuccess) return e;
+  if (streamed) return streaming::launch(plan, params, config, stream);
   switch (params.best) {
     case 0: return launch<0>(views, params, stream);
     case 1: return launch<1>(views, params, stream);
@@ -1609,10 +1850,18 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
   const bool same_size =
       left.census_ref.width == right.census_ref.width && left.census_ref.height == right.census_ref.height;
   const bool same_level = (left.coarser.data == nullptr) == (right.coarser.data == nullptr);
-  if (streaming::applies(params) && same_size && same_level) {
+  if (streaming::applies(params) && !params.generic_kernel && same_size && same_level) {
+    DeviceLimits own;
+    const DeviceLimits* limits = nullptr;
+    cudaError_t e = limits_for(params, &own, &limits);
+    if (e != cudaSuccess) return e;
     const MatchViews views[2] = {left, right};
     const bool is_left[2] = {true, false};
-    return streaming::launch(views, is_left, 2, params, stream);
+    const streaming::Plan plan = streaming::plan(views, is_left, 2, params);
+    MatchConfig config;
+    if (streaming::choose(plan, params, *limits, &config)) return streaming::launch(plan, params, config, stream);
+    if (params.tile_rows != 0) return cudaErrorInvalidConfiguration;
+    // No tile height fits this GPU: each view on its own (the generic kernel).
   }
   MatchParams p = params;
   p.reference = Reference::Left;

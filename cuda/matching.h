@@ -4,6 +4,10 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+#include <vector>
+
+#include "device_limits.h"
 #include "stages.h"
 
 namespace cs::cuda {
@@ -52,11 +56,38 @@ struct MatchParams {
   int radius = 2;
   int best = 2;  // 0, 1, 2 or 4 (WindowVariant)
   int hole_radius = 2;
-  // Tile height of the radius-2 kernels: 0 chooses per grid (the usual);
-  // else 32, 40 or 48 at the coarsest level, 32 or 24 below it (tests force
-  // each).
+  // Tile height of the radius-2 kernels: 0 chooses per grid and device (the
+  // usual); else 32, 40 or 48 at the coarsest level, 32, 28 or 24 below it
+  // (tests force each; one that does not fit the device is refused).
   int tile_rows = 0;
+  // The tile kernel of any radius and window even where a radius-2 kernel
+  // applies (tests; the engine takes it where no radius-2 tile fits).
+  bool generic_kernel = false;
+  // The GPU the configuration is chosen for: null, the current device's
+  // limits; a smaller GPU's (tests) give the configuration it would run.
+  const DeviceLimits* limits = nullptr;
 };
+
+// The configuration enqueue_match(_pair) runs for a level.
+struct MatchConfig {
+  enum Kernel { Generic, FullRange, Refine } kernel = Generic;
+  int tile_rows = 0;              // FullRange and Refine
+  int threads = 0;                // a block
+  size_t static_shared = 0;       // bytes a block
+  size_t dynamic_shared = 0;
+  int registers = 0;              // a thread
+  int blocks_per_sm = 0;          // on the limits' GPU
+  int wide_grid = 0;              // Refine with a wide-pixel list: the wide kernel's blocks
+  size_t wide_shared = 0;         // and their static plus dynamic shared bytes
+  int wide_blocks_per_sm = 0;
+};
+
+// The configuration for `count` views (1, or 2 for enqueue_match_pair) of
+// one level; cudaErrorInvalidConfiguration when none fits the GPU (a radius
+// whose tile kernel needs more shared memory than it has, or a forced tile
+// height that does not fit). Only the views' sizes and which of their
+// optional parts are present matter.
+cudaError_t choose_match_config(const MatchViews* views, int count, const MatchParams& params, MatchConfig* out);
 
 // Shared memory one block needs for this radius (for the caller's checks).
 size_t match_shared_bytes(int radius);
@@ -68,8 +99,30 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
                                cudaStream_t stream);
 
+// The launch configurations of the matching kernels, for the build-time
+// resource check (tests/cuda/kernel_resources.py, which reads registers and
+// static shared memory from the built code): the kernel as the compiler
+// names it, threads a block, dynamic shared bytes at `range_width`
+// disparities, the blocks an SM its launch bounds ask for, and whether the
+// engine relies on it fitting every target GPU (else it takes another tile
+// height, or the generic kernel, where it does not fit).
+struct KernelLaunch {
+  std::string kernel;
+  int threads = 0;
+  size_t dynamic_shared = 0;
+  int min_blocks_per_sm = 0;
+  bool required = false;
+  std::string what;
+};
+std::vector<KernelLaunch> match_kernel_launches(int range_width);
+
 // Counters MatchScratch::tiles_done needs for a level of this size.
 int match_tile_count(int width, int height);
+
+// cudaSuccess when the build carries code this device runs (SASS for it,
+// or PTX the driver compiles); else the driver's reason
+// (cudaErrorNoKernelImageForDevice, cudaErrorJitCompilationDisabled, ...).
+cudaError_t match_code_status();
 
 // Raises the kernels' dynamic shared-memory limit to what `radius` needs;
 // call once per engine set-up (idempotent; never lowers the limit).

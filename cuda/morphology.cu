@@ -11,7 +11,8 @@ constexpr int kBlockY = 8;
 
 // kMax: dilation (max), else erosion (min); the window is cut by the image.
 template <bool kMax>
-__global__ void morph_kernel(ImageView<const uint8_t> in, int radius, ImageView<uint8_t> out) {
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+    morph_kernel(ImageView<const uint8_t> in, int radius, ImageView<uint8_t> out) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= in.width || y >= in.height) return;

@@ -10,8 +10,9 @@ constexpr int kBlockX = 32;
 constexpr int kBlockY = 8;
 
 // blockIdx.z picks the view: both views of a level in one launch.
-__global__ void downsample_gray(ImageView<const uint8_t> fine0, ImageView<uint8_t> coarse0,
-                                ImageView<const uint8_t> fine1, ImageView<uint8_t> coarse1) {
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+    downsample_gray(ImageView<const uint8_t> fine0, ImageView<uint8_t> coarse0, ImageView<const uint8_t> fine1,
+                    ImageView<uint8_t> coarse1) {
   // By value: a reference chosen at run time between two parameters makes
   // the compiler copy the parameters to local memory.
   const ImageView<const uint8_t> fine = blockIdx.z ? fine1 : fine0;
@@ -24,7 +25,8 @@ __global__ void downsample_gray(ImageView<const uint8_t> fine0, ImageView<uint8_
   drow(coarse, y)[x] = average4(r0[2 * x], r0[2 * x + 1], r1[2 * x], r1[2 * x + 1]);
 }
 
-__global__ void downsample_rgb(ImageView<const uint32_t> fine, ImageView<uint32_t> coarse) {
+__global__ void __launch_bounds__(kBlockX * kBlockY)
+    downsample_rgb(ImageView<const uint32_t> fine, ImageView<uint32_t> coarse) {
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= coarse.width || y >= coarse.height) return;

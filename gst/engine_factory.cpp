@@ -16,10 +16,11 @@ namespace cs_gst {
 
 namespace {
 
-std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Params& params, std::string* error) {
+std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Params& params, std::string* error,
+                                              std::string* detail) {
 #if CS_GST_CUDA_ENGINE
   try {
-    std::unique_ptr<cs::Engine> engine = cs::cuda::make_cuda_engine(params, cuda_device_id, error);
+    std::unique_ptr<cs::Engine> engine = cs::cuda::make_cuda_engine(params, cuda_device_id, error, detail);
     if (!engine && error->empty()) *error = "the CUDA engine could not be created";
     return engine;
   } catch (const std::exception& e) {
@@ -29,6 +30,7 @@ std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Para
 #else
   (void)cuda_device_id;
   (void)params;
+  (void)detail;
   *error = HAVE_CUDA ? "this build of the element was made without the CUDA engine"
                      : "this build was made without CUDA (nvcc was not found or -Dcuda=disabled)";
   return nullptr;
@@ -106,11 +108,11 @@ EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params
   std::string cuda_error;
   switch (backend) {
     case Backend::Cuda:
-      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error);
+      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error, &choice.debug);
       if (!choice.engine) choice.error = "backend=cuda was requested but " + cuda_error;
       break;
     case Backend::Auto:
-      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error);
+      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error, &choice.debug);
       if (!choice.engine) {
         choice.engine = make_cpu_backend(params, &choice.error);
         if (choice.engine) choice.notice = "backend=auto runs on the CPU: " + cuda_error;

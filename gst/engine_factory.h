@@ -17,6 +17,7 @@ struct EngineChoice {
   std::unique_ptr<cs::Engine> engine;  // null on error
   std::string notice;                  // non-empty: tell the user (e.g. auto fell back to the CPU)
   std::string error;                   // non-empty: no engine could be made, and why
+  std::string debug;                   // for the debug string: the failing call, file and line, when known
 };
 
 // True when this build carries a CUDA engine that can be created.

@@ -1785,17 +1785,18 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
 #endif
   if (!choice.engine) {
     GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("No stereo engine: %s", choice.error.c_str()),
-                      ("backend=%s, cuda-device-id=%d",
+                      ("backend=%s, cuda-device-id=%d%s%s",
                        g_enum_get_value(G_ENUM_CLASS(g_type_class_peek(gst_cuda_stereo_backend_get_type())), s.backend)
                            ->value_nick,
-                       s.cuda_device_id));
+                       s.cuda_device_id, choice.debug.empty() ? "" : "; ", choice.debug.c_str()));
     return FALSE;
   }
   if (!choice.notice.empty() && !priv->notice_posted) {
     // Once per element: repeated start/stop cycles would otherwise repeat it.
     priv->notice_posted = true;
     GST_ELEMENT_WARNING(self, LIBRARY, INIT, ("%s", choice.notice.c_str()),
-                        ("set backend=cpu to choose the CPU explicitly and silence this"));
+                        ("set backend=cpu to choose the CPU explicitly and silence this%s%s",
+                         choice.debug.empty() ? "" : "; ", choice.debug.c_str()));
   }
   priv->engine = std::move(choice.engine);
   priv->backend_name = priv->engine->backend_name();

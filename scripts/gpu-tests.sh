@@ -23,6 +23,7 @@ step() {
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; git log -1 --format=%h 2>/dev/null; } > "$S" 2>&1
 step cuda-stages 150 "$B/tests/cuda/cuda-test_stages"
 step cuda-engine 150 "$B/tests/cuda/cuda-test_engine"
+step cuda-configs 300 "$B/tests/cuda/cuda-test_configs"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
 CK_VERBOSITY=verbose step gst-cuda 240 "$B/tests/gst/test-gst-cudastereo-cuda"
 step launch-lines 150 bash tests/gst/launch-lines.sh gst/gstcudastereo.cpp

@@ -417,6 +417,21 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
           check_subpixel(expected, out, sub_full, "full range");
         }
       }
+      if (streaming_kernel) {
+        // The generic tile kernel, which the engine takes where no radius-2
+        // tile fits the GPU.
+        MatchParams mg = mp;
+        mg.tile_rows = 0;
+        mg.generic_kernel = true;
+        auto out_g = make_device<int16_t>(c.w, c.h);
+        auto sub_g = make_device<int8_t>(c.w, c.h);
+        MatchViews vg = v;
+        vg.disparity = out_g.view();
+        if (left) vg.subpixel_offset = sub_g.view();
+        ASSERT_CUDA(enqueue_match(vg, mg, nullptr));
+        EXPECT_TRUE(same_image(expected, download(out_g))) << "full range, generic kernel";
+        if (left) check_subpixel(expected, out_g, sub_g, "full range, generic kernel");
+      }
 
       refine_level(cref, coth, ref, mref, moth, coarser, c.range, c.radius, c.best, 2, expected);
       auto out2 = make_device<int16_t>(c.w, c.h);
@@ -428,6 +443,19 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         mp.tile_rows = streaming_kernel ? rows : 0;
         ASSERT_CUDA(enqueue_match(v, mp, nullptr));
         EXPECT_TRUE(same_image(expected, download(out2))) << "refine, tile rows " << rows;
+      }
+      if (streaming_kernel) {
+        MatchParams mg = mp;
+        mg.tile_rows = 0;
+        mg.generic_kernel = true;
+        auto out_g = make_device<int16_t>(c.w, c.h);
+        auto sub_g = make_device<int8_t>(c.w, c.h);
+        MatchViews vg = v;
+        vg.disparity = out_g.view();
+        if (left) vg.subpixel_offset = sub_g.view();
+        ASSERT_CUDA(enqueue_match(vg, mg, nullptr));
+        EXPECT_TRUE(same_image(expected, download(out_g))) << "refine, generic kernel";
+        if (left) check_subpixel(expected, out_g, sub_g, "refine, generic kernel");
       }
 
       // Again with a list of wide pixels (its kernel, and a list too short
@@ -517,6 +545,12 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
         EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, run " << run << ", tile rows " << rows;
         EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, run " << run << ", tile rows " << rows;
       }
+    // The generic kernel for both (no radius-2 tile fits the GPU).
+    mp.tile_rows = 0;
+    mp.generic_kernel = true;
+    ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
+    EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, generic kernel";
+    EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, generic kernel";
 
   }
 }

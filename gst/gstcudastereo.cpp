@@ -123,6 +123,7 @@
 #include "encode.h"
 #include "engine.h"
 #include "engine_factory.h"
+#include "error_text.h"
 #include "gstcudastereometa.h"
 #include "pinned_allocator.h"
 #include "stereo.h"
@@ -242,11 +243,14 @@ enum {
   PROP_OUTPUT_MODE,
   PROP_BASELINE,
   PROP_FOCAL_LENGTH,
+  PROP_POST_MESSAGES,
   PROP_STATS,
 };
 
-constexpr double kDefaultBaselineM = 0.1;
-constexpr double kDefaultFocalPx = 700.0;
+// 0 = not set: depth output refuses to start until the user gives the
+// calibration of their cameras, since no default could be right.
+constexpr double kDefaultBaselineM = 0.0;
+constexpr double kDefaultFocalPx = 0.0;
 
 // What the properties say; written by setters, read by the streaming thread.
 struct Settings {
@@ -259,6 +263,7 @@ struct Settings {
   GstCudaStereoOutputMode output_mode = GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY;
   double baseline_m = kDefaultBaselineM;
   double focal_px = kDefaultFocalPx;
+  bool post_messages = false;
 };
 
 enum class Layout { SideBySide, TopBottom };
@@ -684,6 +689,25 @@ static cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format
   return e;
 }
 
+// What output-mode=depth lacks, in the user's words; empty when it can run.
+// Depth from an uncalibrated guess would look plausible and be wrong.
+static std::string depth_settings_problem(const Settings& s) {
+  if (s.output_mode != GST_CUDA_STEREO_OUTPUT_MODE_DEPTH) return "";
+  const bool baseline = s.baseline_m > 0.0, focal = s.focal_px > 0.0;
+  const char* baseline_hint = "the distance between the two camera centres in metres";
+  const char* focal_hint = "the focal length of the rectified views in pixels";
+  if (!baseline && !focal)
+    return std::string("output-mode=depth needs `baseline` and `focal-length`, which are not set: set baseline to ") +
+           baseline_hint + " and focal-length to " + focal_hint + ", both from your stereo calibration";
+  if (!baseline)
+    return std::string("output-mode=depth needs `baseline`, which is not set: set it to ") + baseline_hint +
+           " (from your stereo calibration)";
+  if (!focal)
+    return std::string("output-mode=depth needs `focal-length`, which is not set: set it to ") + focal_hint +
+           " (from your stereo calibration)";
+  return "";
+}
+
 // Takes settings changed since the last frame into the engine. Returns false
 // (after posting an error) when they do not fit.
 static bool apply_settings(GstCudaStereo* self) {
@@ -700,10 +724,17 @@ static bool apply_settings(GstCudaStereo* self) {
   if (geometry_dirty && (priv->packed_in.configured || priv->left_in.configured)) {
     if (!update_geometry(self)) return false;
   }
+  const std::string depth_problem = depth_settings_problem(priv->active);
+  if (!depth_problem.empty()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s", depth_problem.c_str()), (nullptr));
+    return false;
+  }
   if (params_dirty) {
-    const std::string error = priv->engine->set_params(priv->active.params);
-    if (!error.empty()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid stereo settings: %s", error.c_str()), (nullptr));
+    const std::string text = priv->engine->set_params(priv->active.params);
+    if (!text.empty()) {
+      const cs::ErrorParts error = cs::split_error_text(text);
+      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid stereo settings: %s", error.message.c_str()),
+                        ("%s", error.detail.c_str()));
       return false;
     }
     priv->params_checked = false;
@@ -743,6 +774,35 @@ static void record_output(GstCudaStereo* self, bool placeholder) {
   priv->stats.backend = priv->backend_name;
 }
 
+// The element message of one output frame (post-messages), so that an
+// application can react to what the camera sees from the bus instead of
+// polling `stats`. `fs`: the engine's numbers for this frame, null for a
+// placeholder (nothing matched: no foreground, nothing valid).
+static void post_frame_message(GstCudaStereo* self, GstClockTime pts, GstClockTime duration,
+                               const cs::FrameStats* fs, guint64 processing_ns) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  guint64 frame_index;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    frame_index = priv->stats.frames - 1;  // record_output counted this frame
+  }
+  GstClockTime running_time = GST_CLOCK_TIME_NONE, stream_time = GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID(pts)) {
+    const GstSegment* seg = &GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(self))->segment;
+    GST_OBJECT_LOCK(self);
+    running_time = gst_segment_to_running_time(seg, GST_FORMAT_TIME, pts);
+    stream_time = gst_segment_to_stream_time(seg, GST_FORMAT_TIME, pts);
+    GST_OBJECT_UNLOCK(self);
+  }
+  GstStructure* s = gst_structure_new(
+      "cudastereo", "timestamp", G_TYPE_UINT64, pts, "running-time", G_TYPE_UINT64, running_time, "stream-time",
+      G_TYPE_UINT64, stream_time, "duration", G_TYPE_UINT64, duration, "foreground-fraction", G_TYPE_DOUBLE,
+      fs ? fs->foreground_fraction : 0.0, "valid-fraction", G_TYPE_DOUBLE, fs ? fs->valid_fraction : 0.0,
+      "processing-time", G_TYPE_UINT64, processing_ns, "frame-index", G_TYPE_UINT64, frame_index, "placeholder",
+      G_TYPE_BOOLEAN, fs == nullptr, "warming-up", G_TYPE_BOOLEAN, fs ? fs->warming_up : FALSE, nullptr);
+  gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
+}
+
 // Makes one output frame: from the views when both are given, else an
 // all-invalid placeholder. `pts` is in the output segment. *engine_took (when
 // given) says whether the views reached the engine (which then owns upload
@@ -752,8 +812,12 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   GstCudaStereoPrivate* priv = PRIV(self);
   if (!priv->out_configured && priv->geometry.valid) gst_aggregator_negotiate(GST_AGGREGATOR(self));
   if (!priv->out_configured) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No output caps could be negotiated"),
-                      ("input: %dx%d views", priv->geometry.view_width, priv->geometry.view_height));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("No output format could be agreed with downstream for %dx%d views: cudastereo gives "
+                       "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx (GRAY16_LE only with output-mode=depth); put "
+                       "videoconvert after it or ask for one of these",
+                       priv->geometry.view_width, priv->geometry.view_height),
+                      (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
   const bool placeholder = !(left && right);
@@ -808,6 +872,7 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
     return GST_FLOW_ERROR;
   }
   const cs::EncodeParams enc = encode_params(priv->active, priv->out_format);
+  guint64 processing_ns = 0;
   cs::OutputFrame dst;
   dst.data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0));
   dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0);
@@ -820,11 +885,16 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
     // stream, so a downstream CUDA element could not otherwise order its
     // reads after our writes.
     if (engine_took) *engine_took = true;
+    const auto started = std::chrono::steady_clock::now();
     const std::string error = priv->engine->process(*left, *right, enc, dst);
+    processing_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started)
+                        .count();
     if (!error.empty()) {
       gst_video_frame_unmap(&out);
       gst_buffer_unref(outbuf);
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", error.c_str()), (nullptr));
+      const cs::ErrorParts e = cs::split_error_text(error);
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()),
+                        ("%s", e.detail.c_str()));
       return GST_FLOW_ERROR;
     }
   } else {
@@ -850,6 +920,7 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   meta->frame_index = fs.frame_index;
 
   record_output(self, placeholder);
+  if (priv->active.post_messages) post_frame_message(self, pts, duration, placeholder ? nullptr : &fs, processing_ns);
 
   GstAggregator* agg = GST_AGGREGATOR(self);
   {
@@ -1094,7 +1165,8 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
     const bool gap = is_gap(buf);
     gst_buffer_unref(buf);
     if (gap) return GST_FLOW_OK;  // nothing known yet to make a frame of
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No usable input caps on `sink`"),
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("A frame arrived on `sink` before usable caps: upstream must send video/x-raw caps first"),
                       ("a buffer arrived without (valid) caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -1203,10 +1275,11 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
     GST_INFO_OBJECT(self, "dropping late frame at running time %" GST_TIME_FORMAT, GST_TIME_ARGS(out_rt));
     if (!priv->warned_late) {
       priv->warned_late = true;
-      GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Late stereo frame dropped"),
+      GST_ELEMENT_WARNING(self, STREAM, FAILED,
+                          ("Late stereo frame dropped: it came after its partner had gone out alone; raise the "
+                           "`latency` property when the two sources lag each other"),
                           ("A frame at running time %" GST_TIME_FORMAT
-                           " arrived after an output at that time was made (its partner went out unpaired). "
-                           "Raise the `latency` property for sources that lag each other.",
+                           " arrived after an output at that time was made (its partner went out unpaired).",
                            GST_TIME_ARGS(out_rt)));
     }
     std::lock_guard<std::mutex> guard(priv->lock);
@@ -1221,7 +1294,9 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
     if (lb) gst_buffer_unref(lb);
     if (rb) gst_buffer_unref(rb);
     if (gaps_only) return GST_FLOW_OK;
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No usable input caps on sink_left/sink_right"),
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("A frame arrived before both sink_left and sink_right had usable caps: upstream must send "
+                       "video/x-raw caps on both first"),
                       ("a buffer arrived before both pads had valid caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -1287,8 +1362,11 @@ static GstFlowReturn gst_cuda_stereo_aggregate(GstAggregator* agg, gboolean time
   CudaContextScope cuda_scope(engine_context(priv));
   GstFlowReturn ret = GST_FLOW_OK;
   if ((left || right) && !(left && right)) {
-    GST_ELEMENT_ERROR(self, CORE, PAD, ("Two-pad input needs both sink_left and sink_right"),
-                      ("only %s was requested", left ? "sink_left" : "sink_right"));
+    GST_ELEMENT_ERROR(self, CORE, PAD,
+                      ("Two-pad input needs both sink_left and sink_right, but only %s was requested: request and "
+                       "link the other one too, or use the packed `sink` pad",
+                       left ? "sink_left" : "sink_right"),
+                      (nullptr));
     ret = GST_FLOW_ERROR;
   } else if (!apply_settings(self)) {
     ret = GST_FLOW_ERROR;
@@ -1397,9 +1475,18 @@ static GstFlowReturn gst_cuda_stereo_update_src_caps(GstAggregator* agg, GstCaps
   // unless downstream refuses it.
   *ret = gst_caps_intersect_full(ours, downstream, GST_CAPS_INTERSECT_FIRST);
   if (gst_caps_is_empty(*ret)) {
+    bool depth;
+    {
+      std::lock_guard<std::mutex> guard(priv->lock);
+      depth = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
+    }
     gchar* ours_str = gst_caps_to_string(ours);
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream accepts none of the output formats"),
-                      ("cudastereo can give %s (output-mode=depth gives GRAY16_LE only)", ours_str));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("Downstream accepts none of the output formats: cudastereo gives %s%s; put videoconvert "
+                       "after it or ask for one of these",
+                       depth ? "GRAY16_LE" : "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx",
+                       depth ? " (output-mode=depth gives depth in GRAY16_LE only)" : ""),
+                      ("cudastereo can give %s", ours_str));
     g_free(ours_str);
     gst_caps_unref(ours);
     return GST_FLOW_NOT_NEGOTIATED;
@@ -1769,18 +1856,21 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
   choice = cs_gst::create_engine(backend, s.cuda_device_id, s.params);
 #endif
   if (!choice.engine) {
-    GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("No stereo engine: %s", choice.error.c_str()),
-                      ("backend=%s, cuda-device-id=%d",
+    const cs::ErrorParts error = cs::split_error_text(choice.error);
+    GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("No stereo engine: %s", error.message.c_str()),
+                      ("backend=%s, cuda-device-id=%d%s%s",
                        g_enum_get_value(G_ENUM_CLASS(g_type_class_peek(gst_cuda_stereo_backend_get_type())), s.backend)
                            ->value_nick,
-                       s.cuda_device_id));
+                       s.cuda_device_id, error.detail.empty() ? "" : "; ", error.detail.c_str()));
     return FALSE;
   }
   if (!choice.notice.empty() && !priv->notice_posted) {
     // Once per element: repeated start/stop cycles would otherwise repeat it.
     priv->notice_posted = true;
-    GST_ELEMENT_WARNING(self, LIBRARY, INIT, ("%s", choice.notice.c_str()),
-                        ("set backend=cpu to choose the CPU explicitly and silence this"));
+    const cs::ErrorParts notice = cs::split_error_text(choice.notice);
+    GST_ELEMENT_WARNING(self, LIBRARY, INIT, ("%s", notice.message.c_str()),
+                        ("set backend=cpu to choose the CPU explicitly and silence this%s%s",
+                         notice.detail.empty() ? "" : "; ", notice.detail.c_str()));
   }
   priv->engine = std::move(choice.engine);
   priv->backend_name = priv->engine->backend_name();
@@ -2022,6 +2112,7 @@ static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const G
         break;
       case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
       case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
+      case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
       default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
   }
@@ -2058,6 +2149,7 @@ static void gst_cuda_stereo_get_property(GObject* object, guint prop_id, GValue*
     case PROP_OUTPUT_MODE: g_value_set_enum(value, s.output_mode); break;
     case PROP_BASELINE: g_value_set_double(value, s.baseline_m); break;
     case PROP_FOCAL_LENGTH: g_value_set_double(value, s.focal_px); break;
+    case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
 }
@@ -2177,17 +2269,28 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_OUTPUT_MODE,
       g_param_spec_enum("output-mode", "Output mode",
-                        "disparity, or depth (GRAY16_LE millimetres, Z = baseline * focal-length / d); changing it "
-                        "renegotiates",
+                        "disparity, or depth (GRAY16_LE millimetres, Z = baseline * focal-length / d; needs both "
+                        "set, and rectified views); changing it renegotiates",
                         gst_cuda_stereo_output_mode_get_type(), GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, playing));
   g_object_class_install_property(
       gobject_class, PROP_BASELINE,
-      g_param_spec_double("baseline", "Baseline", "Distance between the camera centres, metres (depth output)", 1e-6,
-                          1000.0, kDefaultBaselineM, playing));
+      g_param_spec_double("baseline", "Baseline",
+                          "Distance between the two camera centres, metres, from the stereo calibration (depth "
+                          "output); 0 = not set: output-mode=depth fails with an error until it is set",
+                          0.0, 1000.0, kDefaultBaselineM, playing));
   g_object_class_install_property(
       gobject_class, PROP_FOCAL_LENGTH,
-      g_param_spec_double("focal-length", "Focal length", "Focal length of the rectified views, pixels (depth output)",
-                          1e-3, 1e7, kDefaultFocalPx, playing));
+      g_param_spec_double("focal-length", "Focal length",
+                          "Focal length of the rectified views, pixels, from the stereo calibration (depth output); "
+                          "0 = not set: output-mode=depth fails with an error until it is set",
+                          0.0, 1e7, kDefaultFocalPx, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post messages",
+                           "Post an element message named \"cudastereo\" on the bus for every output frame: "
+                           "timestamp, running-time, stream-time, duration, foreground-fraction, valid-fraction, "
+                           "processing-time (ns), frame-index, placeholder, warming-up",
+                           FALSE, playing));
   g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",

@@ -2354,7 +2354,7 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
 
   gst_element_class_set_static_metadata(
       element_class, "Stereo disparity (progressive multi-resolution adaptive windows)", "Filter/Analyzer/Video",
-      "Disparity or depth from a stereo pair: packed side-by-side/top-bottom frames on `sink`, or two views on "
+      "Disparity or depth from a rectified (row-aligned) stereo pair: packed side-by-side/top-bottom frames on `sink`, or two views on "
       "sink_left/sink_right paired by timestamp. Zhao & Taubin 2011 (pyramid, optional HSV background model, "
       "adaptive-window census matching, left-right check, sub-pixel). Output GRAY16_LE d*16 (0 = invalid), GRAY8, "
       "false colour or depth in mm; per-buffer GstCudaStereoMeta. Backends: cpu, cuda (auto picks)",

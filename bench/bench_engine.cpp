@@ -1,17 +1,54 @@
-// cs-bench-engine: throughput of the CUDA engine on device-resident frames.
+// cs-bench-engine: the CUDA engine's time a frame on device-resident frames,
+// on a real stereo pair or on generated scenes.
 //
-// For each configuration: warm-up, then batches of frames enqueued back to
-// back between two CUDA events (the engine's graph replays, as the element
-// drives it); the median batch gives ms per frame, min..max the spread.
-// Full-frame configurations are timed again with two frames in flight
-// (set_frames_in_flight(2): frames alternate between two sets of buffers
-// and streams), each batch on the host clock from its first enqueue to
-// synchronize(); "inflight" lines give those ms per frame and fps.
-// Per-stage times come from profile_stages (events between stages, no
-// graph), so their sum is a little above the graphed total.
-//   cs-bench-engine [--quick] [--size WxH] [--disparities D] [--frames N] [--full-only] [--profile]
+//   cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST]
+//                   [--sizes WxH,...] [--disparities D,...] [--frames N]
+//                   [--batch-ms MS] [--singles N] [--stages] [--no-inflight] [--full-only]
+//                   [--write-pairs DIR [--no-run]] [--profile] [--quick]
+//
+// Scenes (--scene, comma-separated):
+//   pair         the files of --left/--right (PNG, JPEG, PGM/PPM: tools/imageio),
+//                converted to grey with the engine's own luma rule and resized
+//                to each size by area averaging (tools/area_resize.h: an exact
+//                box filter, any ratio; the aspect ratio follows the size, so
+//                disparities scale with width / the file's width)
+//   textured     synthetic: textured slanted plane, grey (bench/content_scenes.h)
+//   low-texture  synthetic: large flat areas with sensor noise, a sixth textured
+//   wide-spread  synthetic: boxes whose disparities cover 0 .. D - 1 side by side
+//   slanted      synthetic: the textured slanted plane as RGBA, 4 frames (the
+//                scene of the numbers before issue 15)
+//   sequence     synthetic: the background-model sequence (moving box), RGBA;
+//                the engine runs with the background model on
+// Default: pair when --left is given, else slanted at every size and D plus
+// sequence at D = 256 (the grid of the earlier tables). Grey scenes go to the
+// engine as GRAY8 frames, RGBA ones as RGBA.
+//
+// For each scene x size x D: 20 frames of warm-up, then
+//   batch     9 batches of N frames enqueued back to back on the engine's
+//             stream between two CUDA events; median (min..max) ms a frame:
+//             frames one at a time, each after the previous one. N: as many
+//             frames as take --batch-ms (150) by the warm-up's pace, 10 to
+//             --frames (200)
+//   single    --singles frames timed one by one (event, enqueue, event, wait),
+//             median: a frame on an idle GPU, launch included (as libSGM's
+//             sgm-bench times its device_ms_median)
+//   inflight  set_frames_in_flight(2) (full-frame only): 9 batches timed on
+//             the host clock from the first enqueue to synchronize(); median
+//   stages    (--stages) profile_stages 21 times, median per stage, stages
+//             repeated per level summed; events between stages and no graph,
+//             so the sum is a little above the graphed frame
+//   memory    device_bytes() of the engine with one set of buffers and with
+//             two, and the device memory in use (cudaMemGetInfo) after warm-up
+// Output: one `result` line (and a `stages` line) of key=value pairs per
+// configuration as it finishes, then a readable table. Exit code 0 when every
+// configuration ran, 1 when one failed, 2 for bad options, 77 without a GPU.
+// --write-pairs DIR writes each grey scene's pair at each size (and D, for
+// generated scenes) as 8-bit PGM, the exact pixels the engine gets, so that
+// another program (libSGM's sgm-bench) can read them; with --no-run it stops
+// there and needs no GPU.
 // --profile brackets one frame after the warm-up with cudaProfilerStart/Stop,
-// for `ncu --profile-from-start off` (every kernel of exactly one frame).
+// for `ncu --profile-from-start off` (every kernel of exactly one frame), and
+// skips the timing.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -20,25 +57,50 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "args.h"
+#include "content_scenes.h"
 #include "cuda_engine.h"
 #include "synthetic.h"
+#if CS_BENCH_FILES
+#include "area_resize.h"
+#endif
 
 namespace {
 
+using cs::tools::Args;
+
 struct Config {
+  std::string scene;
   int width, height, disparities;
-  bool background;
+};
+
+bool is_grey_scene(const std::string& s) { return s == "pair" || s == "textured" || s == "low-texture" || s == "wide-spread"; }
+bool is_background_scene(const std::string& s) { return s == "sequence"; }
+
+// Host frames of one configuration, in the engine's input format.
+struct HostFrames {
+  cs::PixelFormat format = cs::PixelFormat::GRAY8;
+  int bytes_per_pixel = 1;
+  std::vector<std::vector<uint8_t>> lefts, rights;
 };
 
 struct Result {
   Config c;
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-  double inflight_ms = 0;  // two frames in flight (full-frame), median batch; 0 when not measured
-  size_t engine_bytes = 0, peak_used_bytes = 0;
+  bool synthetic = true;
+  std::string input;  // "gray" or "rgba"
+  int levels = 0;
+  int frames_per_batch = 0;
+  double batch_ms = 0, batch_min = 0, batch_max = 0;
+  double single_ms = 0;
+  double inflight_ms = 0;  // 0 when not measured
+  size_t engine_bytes = 0, engine_bytes_inflight = 0, used_bytes = 0;
   std::vector<cs::cuda::StageTime> stages;
   std::string error;
 };
@@ -46,6 +108,74 @@ struct Result {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+template <typename T>
+std::vector<uint8_t> bytes_of(const cs::Image<T>& img) {
+  const auto* p = reinterpret_cast<const uint8_t*>(img.pixels.data());
+  return std::vector<uint8_t>(p, p + img.pixels.size() * sizeof(T));
+}
+
+#if CS_BENCH_FILES
+// The real pair as read, grey; resized copies are made per size.
+struct SourcePair {
+  cs::Image<uint8_t> left, right;
+};
+#endif
+
+struct Options {
+  std::string label = "pair";
+  int frames = 200, singles = 50;
+  double batch_ms = 150;
+  bool stages = false, inflight = true, profile = false;
+#if CS_BENCH_FILES
+  const SourcePair* pair = nullptr;
+#endif
+};
+
+// The grey pair of a grey scene at one size and range.
+std::string grey_pair(const Config& c, const Options& o, cs::bench::GreyPair* out) {
+  if (c.scene == "pair") {
+#if CS_BENCH_FILES
+    out->left = cs::tools::area_resize(o.pair->left, c.width, c.height);
+    out->right = cs::tools::area_resize(o.pair->right, c.width, c.height);
+    return {};
+#else
+    (void)o;
+    return "this build reads no image files (built without libpng)";
+#endif
+  }
+  if (!cs::bench::make_content_scene(c.scene, c.width, c.height, c.disparities, out))
+    return "unknown scene '" + c.scene + "'";
+  return {};
+}
+
+std::string host_frames(const Config& c, const Options& o, HostFrames* f) {
+  if (is_grey_scene(c.scene)) {
+    cs::bench::GreyPair g;
+    std::string err = grey_pair(c, o, &g);
+    if (!err.empty()) return err;
+    f->format = cs::PixelFormat::GRAY8;
+    f->bytes_per_pixel = 1;
+    f->lefts.push_back(bytes_of(g.left));
+    f->rights.push_back(bytes_of(g.right));
+    return {};
+  }
+  // The RGBA scenes of the earlier tables, four distinct frames cycled (a
+  // moving object for the background model).
+  f->format = cs::PixelFormat::RGBA;
+  f->bytes_per_pixel = 4;
+  const int dmax = std::max(1, c.disparities - 8);
+  for (int i = 0; i < 4; ++i) {
+    const cs::SyntheticPair pair =
+        is_background_scene(c.scene)
+            ? cs::make_sequence_frame(c.width, c.height, i * 4, dmax / 4, dmax, c.width / 4, c.height / 4,
+                                      c.width / 100 + 1, 0, 9)
+            : cs::make_slanted_pair(c.width, c.height, dmax * 0.2f, dmax * 0.7f / c.width, 9 + i);
+    f->lefts.push_back(bytes_of(pair.left_rgba));
+    f->rights.push_back(bytes_of(pair.right_rgba));
+  }
+  return {};
 }
 
 #define BENCH_CUDA(call)                                                        \
@@ -57,16 +187,41 @@ double median(std::vector<double> v) {
     }                                                                           \
   } while (0)
 
-bool g_profile = false;
+// Device buffers and the two timing events, freed on every way out of run().
+struct DeviceBuffers {
+  std::vector<void*> list;
+  ~DeviceBuffers() {
+    for (void* d : list) cudaFree(d);
+  }
+};
+struct EventPair {
+  cudaEvent_t a = nullptr, b = nullptr;
+  EventPair() {
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+  }
+  ~EventPair() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
 
-Result run(const Config& c, int frames_per_batch, int batches, bool stages) {
+Result run(const Config& c, const Options& o) {
   Result r;
   r.c = c;
+  r.synthetic = c.scene != "pair";
+  const bool background = is_background_scene(c.scene);
+  HostFrames hf;
+  if ((r.error = host_frames(c, o, &hf)) != "") return r;
+  r.input = hf.format == cs::PixelFormat::GRAY8 ? "gray" : "rgba";
+
   size_t free0 = 0, total = 0;
   cudaMemGetInfo(&free0, &total);
   cs::Params p;
   p.max_disparity = c.disparities;
-  p.background = c.background;
+  p.background = background;
   p.warmup_frames = 5;
   std::string err;
   auto engine = cs::cuda::CudaEngine::create(p, -1, &err);
@@ -74,110 +229,120 @@ Result run(const Config& c, int frames_per_batch, int batches, bool stages) {
     r.error = err;
     return r;
   }
-  // A few distinct frames on the device, cycled (a moving object for the
-  // background model; a slanted textured plane for full-frame matching).
-  constexpr int kDistinct = 4;
-  std::vector<void*> buffers;
+  DeviceBuffers buffers;
   std::vector<cs::FrameView> lefts, rights;
-  for (int i = 0; i < kDistinct; ++i) {
-    const int dmax = std::max(1, c.disparities - 8);
-    const cs::SyntheticPair pair =
-        c.background ? cs::make_sequence_frame(c.width, c.height, i * 4, dmax / 4, dmax, c.width / 4, c.height / 4,
-                                               c.width / 100 + 1, 0, 9)
-                     : cs::make_slanted_pair(c.width, c.height, dmax * 0.2f, dmax * 0.7f / c.width, 9 + i);
-    for (const auto* img : {&pair.left_rgba, &pair.right_rgba}) {
+  const int row_bytes = c.width * hf.bytes_per_pixel;
+  for (size_t i = 0; i < hf.lefts.size(); ++i)
+    for (const auto* img : {&hf.lefts[i], &hf.rights[i]}) {
       void* d = nullptr;
       size_t pitch = 0;
-      BENCH_CUDA(cudaMallocPitch(&d, &pitch, c.width * 4, c.height));
-      BENCH_CUDA(cudaMemcpy2D(d, pitch, img->pixels.data(), c.width * 4, c.width * 4, c.height, cudaMemcpyHostToDevice));
-      buffers.push_back(d);
-      cs::FrameView v = cs::rgba_view(*img);
+      BENCH_CUDA(cudaMallocPitch(&d, &pitch, row_bytes, c.height));
+      buffers.list.push_back(d);
+      BENCH_CUDA(cudaMemcpy2D(d, pitch, img->data(), row_bytes, row_bytes, c.height, cudaMemcpyHostToDevice));
+      cs::FrameView v;
+      v.format = hf.format;
+      v.width = c.width;
+      v.height = c.height;
       v.memory = cs::Memory::Device;
       v.plane[0] = static_cast<const uint8_t*>(d);
       v.pitch[0] = static_cast<std::ptrdiff_t>(pitch);
-      (img == &pair.left_rgba ? lefts : rights).push_back(v);
+      (img == &hf.lefts[i] ? lefts : rights).push_back(v);
     }
-  }
+  const size_t distinct = lefts.size();
   void* out = nullptr;
   size_t out_pitch = 0;
   BENCH_CUDA(cudaMallocPitch(&out, &out_pitch, c.width * 2, c.height));
+  buffers.list.push_back(out);
   cs::OutputFrame of{static_cast<uint8_t*>(out), static_cast<std::ptrdiff_t>(out_pitch), c.width, c.height,
                      cs::Memory::Device};
   cs::EncodeParams ep;
   ep.format = cs::OutputFormat::DisparityQ4;
-  auto one = [&](int i) { return engine->enqueue(lefts[i % kDistinct], rights[i % kDistinct], ep, of, nullptr); };
-  for (int i = 0; i < 20; ++i)
-    if ((err = one(i)) != "") {
-      r.error = err;
-      return r;
-    }
-  if ((err = engine->synchronize()) != "") {
-    r.error = err;
+  auto one = [&](int i) { return engine->enqueue(lefts[i % distinct], rights[i % distinct], ep, of, nullptr); };
+  auto fail = [&](const std::string& e) {
+    r.error = e;
     return r;
+  };
+  EventPair events;
+  cudaEvent_t a = events.a, b = events.b;
+  // Warm-up: 5 frames, then 15 timed to size the batches.
+  for (int i = 0; i < 20 && err.empty(); ++i) {
+    if (i == 5) cudaEventRecord(a, engine->stream());
+    err = one(i);
   }
-  if (g_profile) {
+  cudaEventRecord(b, engine->stream());
+  if (err.empty()) err = engine->synchronize();
+  float warm_ms = 0;
+  cudaEventElapsedTime(&warm_ms, a, b);
+  if (!err.empty()) return fail(err);
+  r.levels = engine->stats().levels;
+  if (o.profile) {
     cudaProfilerStart();
     err = one(0);
     if (err.empty()) err = engine->synchronize();
     cudaProfilerStop();
-    if (!err.empty()) {
-      r.error = err;
-      return r;
-    }
+    if (!err.empty()) return fail(err);
+    return r;
   }
   size_t free1 = 0;
   cudaMemGetInfo(&free1, &total);
-  r.peak_used_bytes = free0 > free1 ? free0 - free1 : 0;
+  r.used_bytes = free0 > free1 ? free0 - free1 : 0;
   r.engine_bytes = engine->device_bytes();
 
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
+  // A batch lasts about o.batch_ms (at least 10 frames, at most o.frames), so
+  // that a slow configuration does not take the whole run.
+  const double frame_estimate = std::max(1e-3, warm_ms / 15.0);
+  const int n = std::clamp(static_cast<int>(o.batch_ms / frame_estimate + 0.5), std::min(10, o.frames), o.frames);
+  r.frames_per_batch = n;
+  constexpr int kBatches = 9;
   std::vector<double> per_frame;
-  for (int k = 0; k < batches; ++k) {
+  for (int k = 0; k < kBatches && err.empty(); ++k) {
     cudaEventRecord(a, engine->stream());
-    for (int i = 0; i < frames_per_batch; ++i) one(i);
+    for (int i = 0; i < n && err.empty(); ++i) err = one(i);
     cudaEventRecord(b, engine->stream());
     cudaEventSynchronize(b);
     float ms = 0;
     cudaEventElapsedTime(&ms, a, b);
-    per_frame.push_back(ms / frames_per_batch);
+    per_frame.push_back(ms / n);
   }
-  r.median_ms = median(per_frame);
-  r.min_ms = *std::min_element(per_frame.begin(), per_frame.end());
-  r.max_ms = *std::max_element(per_frame.begin(), per_frame.end());
-  if (!c.background) {
+  std::vector<double> singles;
+  for (int k = 0; k < o.singles && err.empty(); ++k) {
+    cudaEventRecord(a, engine->stream());
+    err = one(k);
+    cudaEventRecord(b, engine->stream());
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    singles.push_back(ms);
+  }
+  if (!err.empty()) return fail(err);
+  r.batch_ms = median(per_frame);
+  r.batch_min = *std::min_element(per_frame.begin(), per_frame.end());
+  r.batch_max = *std::max_element(per_frame.begin(), per_frame.end());
+  r.single_ms = median(singles);
+  if (!background && o.inflight) {
     // Two frames in flight: the frames alternate between two streams, so a
     // batch is timed on the host from its first enqueue to synchronize().
-    if ((err = engine->set_frames_in_flight(2)) != "") {
-      r.error = err;
-      return r;
-    }
-    for (int i = 0; i < 20; ++i) one(i);
-    engine->synchronize();
+    if ((err = engine->set_frames_in_flight(2)) != "") return fail(err);
+    for (int i = 0; i < 20 && err.empty(); ++i) err = one(i);
+    if (err.empty()) err = engine->synchronize();
+    r.engine_bytes_inflight = engine->device_bytes();
     std::vector<double> inflight;
-    for (int k = 0; k < batches; ++k) {
+    for (int k = 0; k < kBatches && err.empty(); ++k) {
       const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < frames_per_batch; ++i) one(i);
-      if ((err = engine->synchronize()) != "") {
-        r.error = err;
-        return r;
-      }
-      inflight.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-                         frames_per_batch);
+      for (int i = 0; i < n && err.empty(); ++i) err = one(i);
+      if (err.empty()) err = engine->synchronize();
+      inflight.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n);
     }
+    if (err.empty()) err = engine->set_frames_in_flight(1);
+    if (!err.empty()) return fail(err);
     r.inflight_ms = median(inflight);
-    if ((err = engine->set_frames_in_flight(1)) != "") {
-      r.error = err;
-      return r;
-    }
   }
-  if (stages) {
+  if (o.stages) {
     std::map<std::string, std::vector<double>> acc;
     std::vector<std::string> order;
     for (int k = 0; k < 21; ++k) {
       std::vector<cs::cuda::StageTime> t;
-      if (engine->profile_stages(&t) != "") break;
+      if ((err = engine->profile_stages(&t)) != "") return fail("profile_stages: " + err);
       std::map<std::string, double> sum;  // stages repeated per level add up
       for (auto& s : t) {
         if (!sum.count(s.name) && k == 0) order.push_back(s.name);
@@ -185,106 +350,247 @@ Result run(const Config& c, int frames_per_batch, int batches, bool stages) {
       }
       for (auto& kv : sum) acc[kv.first].push_back(kv.second);
     }
-    for (auto& n : order) r.stages.push_back({n, static_cast<float>(median(acc[n]))});
+    for (auto& name : order) r.stages.push_back({name, static_cast<float>(median(acc[name]))});
   }
   const cudaError_t last = cudaGetLastError();
   if (last != cudaSuccess) r.error = cudaGetErrorString(last);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  engine.reset();
-  for (void* d : buffers) cudaFree(d);
-  cudaFree(out);
   return r;
+}
+
+std::string size_text(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+
+// Stage names as keys: "match coarsest" -> "match_coarsest".
+std::string key_of(std::string name) {
+  for (char& ch : name)
+    if (ch == ' ') ch = '_';
+  return name;
+}
+
+std::string scene_name(const Result& r, const Options& o) { return r.c.scene == "pair" ? o.label : r.c.scene; }
+
+void print_result_line(const Result& r, const Options& o) {
+  std::printf("result scene=%s kind=%s input=%s size=%s D=%d mode=%s", scene_name(r, o).c_str(),
+              r.synthetic ? "synthetic" : "real", r.input.c_str(), size_text(r.c.width, r.c.height).c_str(),
+              r.c.disparities, is_background_scene(r.c.scene) ? "background" : "full");
+  if (!r.error.empty()) {
+    std::printf(" error=\"%s\"\n", r.error.c_str());
+    return;
+  }
+  std::printf(" levels=%d", r.levels);
+  if (o.profile) {
+    std::printf(" profiled=1\n");
+    return;
+  }
+  std::printf(" batch_ms=%.4f batch_min_ms=%.4f batch_max_ms=%.4f frames_per_batch=%d single_ms=%.4f", r.batch_ms,
+              r.batch_min, r.batch_max, r.frames_per_batch, r.single_ms);
+  if (r.inflight_ms > 0) std::printf(" inflight_ms=%.4f", r.inflight_ms);
+  std::printf(" fps=%.0f", 1000.0 / r.batch_ms);
+  if (r.inflight_ms > 0) std::printf(" inflight_fps=%.0f", 1000.0 / r.inflight_ms);
+  std::printf(" engine_mib=%.1f", r.engine_bytes / 1048576.0);
+  if (r.engine_bytes_inflight) std::printf(" engine_inflight_mib=%.1f", r.engine_bytes_inflight / 1048576.0);
+  std::printf(" used_mib=%.1f\n", r.used_bytes / 1048576.0);
+  if (!r.stages.empty()) {
+    std::printf("stages scene=%s size=%s D=%d mode=%s", scene_name(r, o).c_str(),
+                size_text(r.c.width, r.c.height).c_str(), r.c.disparities,
+                is_background_scene(r.c.scene) ? "background" : "full");
+    double sum = 0;
+    for (auto& s : r.stages) {
+      std::printf(" %s=%.4f", key_of(s.name).c_str(), s.ms);
+      sum += s.ms;
+    }
+    std::printf(" sum=%.4f\n", sum);
+  }
+  std::fflush(stdout);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* usage =
+      "usage: cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST] [--sizes WxH,...]\n"
+      "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--no-inflight]\n"
+      "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
+      "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
+      "          slanted, sequence (synthetic, RGBA; sequence runs the background model)\n";
+  Args args;
+  std::string error = args.parse(argc, argv,
+                                 {{"left", true}, {"right", true}, {"label", true}, {"scene", true},
+                                  {"sizes", true}, {"size", true}, {"disparities", true}, {"frames", true},
+                                  {"batch-ms", true}, {"singles", true}, {"stages", false}, {"no-inflight", false},
+                                  {"full-only", false}, {"write-pairs", true}, {"no-run", false},
+                                  {"profile", false}, {"quick", false}, {"help", false}});
+  if (args.has("help")) {
+    std::printf("%s", usage);
+    return 0;
+  }
+  Options o;
+  args.integer("frames", o.frames, 1, 100000, error);
+  args.integer("singles", o.singles, 1, 100000, error);
+  args.number("batch-ms", o.batch_ms, 1, 60000, error);
+  o.stages = args.has("stages");
+  o.inflight = !args.has("no-inflight");
+  o.profile = args.has("profile");
+  o.label = args.text("label", "pair");
+  const bool quick = args.has("quick"), full_only = args.has("full-only");
+  const bool have_pair = args.has("left") || args.has("right");
+  if (have_pair && !(args.has("left") && args.has("right"))) Args::add(error, "--left and --right go together");
+  if (args.has("no-run") && !args.has("write-pairs")) Args::add(error, "--no-run needs --write-pairs DIR");
+
+  std::vector<std::pair<int, int>> sizes;
+  const std::string size_list = args.has("sizes") ? args.text("sizes") : args.text("size");
+  for (const std::string& s : split(size_list)) {
+    int w = 0, h = 0;
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "%dx%d%c", &w, &h, &tail) != 2 || w < 16 || h < 16 || w > 16384 || h > 16384)
+      Args::add(error, "--sizes: '" + s + "' is not WxH (16 to 16384 each)");
+    else
+      sizes.push_back({w, h});
+  }
+  std::vector<int> ds;
+  for (const std::string& s : split(args.text("disparities"))) {
+    char* end = nullptr;
+    const long d = std::strtol(s.c_str(), &end, 10);
+    if (*end != '\0' || d < 1 || d > 4096) Args::add(error, "--disparities: '" + s + "' is not 1 to 4096");
+    else ds.push_back(static_cast<int>(d));
+  }
+  std::vector<std::string> scenes = split(args.text("scene"));
+  for (const std::string& s : scenes)
+    if (!is_grey_scene(s) && s != "slanted" && s != "sequence")
+      Args::add(error, "--scene: unknown scene '" + s + "'");
+  if (!have_pair && std::count(scenes.begin(), scenes.end(), "pair"))
+    Args::add(error, "--scene pair needs --left and --right");
+  if (!error.empty()) {
+    std::fprintf(stderr, "cs-bench-engine: %s\n%s", error.c_str(), usage);
+    return 2;
+  }
+
+#if CS_BENCH_FILES
+  SourcePair source;
+  if (have_pair) {
+    for (auto [path, img] : {std::pair{args.text("left"), &source.left}, std::pair{args.text("right"), &source.right}}) {
+      const std::string err = cs::tools::read_grey(path, *img);
+      if (!err.empty()) {
+        std::fprintf(stderr, "cs-bench-engine: %s\n", err.c_str());
+        return 1;
+      }
+    }
+    if (source.left.width != source.right.width || source.left.height != source.right.height) {
+      std::fprintf(stderr, "cs-bench-engine: the left view is %d x %d but the right view is %d x %d\n",
+                   source.left.width, source.left.height, source.right.width, source.right.height);
+      return 1;
+    }
+    o.pair = &source;
+  }
+#else
+  if (have_pair) {
+    std::fprintf(stderr, "cs-bench-engine: this build reads no image files (libpng was not found at build time)\n");
+    return 2;
+  }
+#endif
+
+  // The configurations: every scene x size x D given, or the earlier grid.
+  std::vector<Config> configs;
+  const bool legacy = scenes.empty() && !have_pair;
+  if (scenes.empty()) scenes = have_pair ? std::vector<std::string>{"pair"} : std::vector<std::string>{"slanted", "sequence"};
+  if (sizes.empty()) {
+    sizes = {{640, 480}, {1024, 768}, {1920, 1080}, {3840, 2160}};
+    if (quick) sizes = {{640, 480}, {1920, 1080}};
+  }
+  const bool default_ds = ds.empty();
+  if (default_ds) ds = quick ? std::vector<int>{128, 256} : std::vector<int>{64, 128, 256, 512};
+  for (const std::string& scene : scenes)
+    for (auto s : sizes)
+      for (int d : ds) {
+        // The earlier grid ran the background model at D = 256 only.
+        if (legacy && scene == "sequence" && default_ds && d != 256) continue;
+        if (full_only && is_background_scene(scene)) continue;
+        configs.push_back({scene, s.first, s.second, d});
+      }
+
+#if CS_BENCH_FILES
+  if (args.has("write-pairs")) {
+    const std::string dir = args.text("write-pairs");
+    std::error_code made;
+    std::filesystem::create_directories(dir, made);
+    std::map<std::string, bool> written;
+    for (const Config& c : configs) {
+      if (!is_grey_scene(c.scene)) continue;
+      // The real pair does not depend on D; generated scenes do.
+      std::string name = (c.scene == "pair" ? o.label : c.scene) + "_" + size_text(c.width, c.height);
+      if (c.scene != "pair") name += "_D" + std::to_string(c.disparities);
+      if (written[name]) continue;
+      written[name] = true;
+      cs::bench::GreyPair g;
+      std::string err = grey_pair(c, o, &g);
+      if (err.empty()) err = cs::tools::write_grey_pgm(dir + "/" + name + "_left.pgm", g.left);
+      if (err.empty()) err = cs::tools::write_grey_pgm(dir + "/" + name + "_right.pgm", g.right);
+      if (!err.empty()) {
+        std::fprintf(stderr, "cs-bench-engine: %s\n", err.c_str());
+        return 1;
+      }
+      std::printf("pair %s/%s_left.pgm %s/%s_right.pgm\n", dir.c_str(), name.c_str(), dir.c_str(), name.c_str());
+    }
+    if (args.has("no-run")) return 0;
+  }
+#else
+  if (args.has("write-pairs")) {
+    std::fprintf(stderr, "cs-bench-engine: --write-pairs needs a build with libpng (tools/imageio)\n");
+    return 2;
+  }
+#endif
+
   std::string why;
   if (!cs::cuda::cuda_available(&why)) {
-    std::fprintf(stderr, "cs-bench-engine: no GPU: %s\n", why.c_str());
+    std::fprintf(stderr, "cs-bench-engine: no GPU, nothing timed: %s\n", why.c_str());
     return 77;
-  }
-  bool quick = false, full_only = false;
-  int only_w = 0, only_h = 0, only_d = 0, frames = 200;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) std::sscanf(argv[++i], "%dx%d", &only_w, &only_h);
-    else if (!std::strcmp(argv[i], "--disparities") && i + 1 < argc) only_d = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--full-only")) full_only = true;
-    else if (!std::strcmp(argv[i], "--profile")) g_profile = true;
-    else {
-      std::fprintf(stderr, "usage: %s [--quick] [--size WxH] [--disparities D] [--frames N] [--full-only] [--profile]\n", argv[0]);
-      return 2;
-    }
   }
   cudaDeviceProp prop{};
   int dev = 0;
   cudaGetDevice(&dev);
   cudaGetDeviceProperties(&prop, dev);
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+#if CS_BENCH_FILES
+  if (have_pair)
+    std::printf("pair: %s, %s (%d x %d, grey, area-averaged to each size)\n", args.text("left").c_str(),
+                args.text("right").c_str(), source.left.width, source.left.height);
+#endif
 
-  std::vector<Config> configs;
-  const std::pair<int, int> sizes[] = {{640, 480}, {1024, 768}, {1920, 1080}, {3840, 2160}};
-  for (auto s : sizes)
-    for (int d : {64, 128, 256, 512}) {
-      if (quick && !(s.first == 1024 || d == 256)) continue;
-      configs.push_back({s.first, s.second, d, false});
-      if (d == 256) configs.push_back({s.first, s.second, d, true});
-    }
-  if (only_w) {
-    configs.clear();
-    configs.push_back({only_w, only_h, only_d ? only_d : 256, false});
-    configs.push_back({only_w, only_h, only_d ? only_d : 256, true});
-  }
-  if (full_only)
-    configs.erase(std::remove_if(configs.begin(), configs.end(), [](const Config& c) { return c.background; }),
-                  configs.end());
   std::vector<Result> results;
   for (const Config& c : configs) {
-    const bool stages = c.width == 1024 || only_w;
-    const int n = c.width >= 3840 ? std::max(10, frames / 10) : (c.width >= 1920 ? std::max(20, frames / 4) : frames);
-    results.push_back(run(c, n, 9, stages));
-    const Result& r = results.back();
-    if (!r.error.empty()) {
-      std::printf("%dx%d D=%d %s: ERROR %s\n", c.width, c.height, c.disparities, c.background ? "bg" : "full",
-                  r.error.c_str());
-      continue;
-    }
-    if (!r.stages.empty()) {
-      std::printf("stages %dx%d D=%d %s (median of 21, ms):", c.width, c.height, c.disparities,
-                  c.background ? "background" : "full-frame");
-      double sum = 0;
-      for (auto& s : r.stages) {
-        std::printf(" %s %.4f;", s.name.c_str(), s.ms);
-        sum += s.ms;
-      }
-      std::printf(" sum %.4f\n", sum);
-    }
+    results.push_back(run(c, o));
+    print_result_line(results.back(), o);
   }
-  std::printf("\n%-11s %4s %-10s %9s %17s %9s %10s %9s %9s\n", "size", "D", "mode", "ms/frame", "spread(min..max)",
-              "fps", "Mde/s", "eng MiB", "used MiB");
+  if (o.profile) return 0;
+
+  std::printf("\n%-12s %-9s %-5s %-11s %4s %-10s %3s %9s %17s %9s %9s %7s %8s %8s\n", "scene", "kind", "input",
+              "size", "D", "mode", "lev", "ms/frame", "spread(min..max)", "single", "2 flight", "fps",
+              "eng MiB", "used MiB");
   int failures = 0;
   for (const Result& r : results) {
-    char size[32];
-    std::snprintf(size, sizeof size, "%dx%d", r.c.width, r.c.height);
+    const std::string name = scene_name(r, o);
+    const std::string size = size_text(r.c.width, r.c.height);
+    const char* mode = is_background_scene(r.c.scene) ? "background" : "full";
     if (!r.error.empty()) {
       ++failures;
-      std::printf("%-11s %4d %-10s ERROR %s\n", size, r.c.disparities, r.c.background ? "background" : "full",
-                  r.error.c_str());
+      std::printf("%-12s %-9s %-5s %-11s %4d %-10s ERROR %s\n", name.c_str(), r.synthetic ? "synthetic" : "real",
+                  r.input.c_str(), size.c_str(), r.c.disparities, mode, r.error.c_str());
       continue;
     }
-    const double fps = 1000.0 / r.median_ms;
-    std::printf("%-11s %4d %-10s %9.4f %8.4f..%-8.4f %9.0f %10.0f %9.1f %9.1f\n", size, r.c.disparities,
-                r.c.background ? "background" : "full", r.median_ms, r.min_ms, r.max_ms, fps,
-                static_cast<double>(r.c.width) * r.c.height * r.c.disparities * fps / 1e6,
-                r.engine_bytes / 1048576.0, r.peak_used_bytes / 1048576.0);
+    char inflight[32] = "-";
+    if (r.inflight_ms > 0) std::snprintf(inflight, sizeof inflight, "%.4f", r.inflight_ms);
+    std::printf("%-12s %-9s %-5s %-11s %4d %-10s %3d %9.4f %8.4f..%-8.4f %9.4f %9s %7.0f %8.1f %8.1f\n",
+                name.c_str(), r.synthetic ? "synthetic" : "real", r.input.c_str(), size.c_str(), r.c.disparities,
+                mode, r.levels, r.batch_ms, r.batch_min, r.batch_max, r.single_ms, inflight, 1000.0 / r.batch_ms,
+                r.engine_bytes / 1048576.0, r.used_bytes / 1048576.0);
   }
-  // Two frames in flight (set_frames_in_flight(2)), full-frame only.
-  for (const Result& r : results)
-    if (r.error.empty() && r.inflight_ms > 0)
-      std::printf("inflight %dx%d %d %.4f %.0f\n", r.c.width, r.c.height, r.c.disparities, r.inflight_ms,
-                  1000.0 / r.inflight_ms);
   return failures ? 1 : 0;
 }

@@ -26,6 +26,20 @@ bool packed_layout(PixelFormat f, PackedLayout* l) {
   }
 }
 
+// Byte offsets within a YUY2/UYVY macropixel: the first Y (the second is
+// two bytes on), U and V.
+struct MacropixelLayout {
+  int y0, u, v;
+};
+
+bool macropixel_layout(PixelFormat f, MacropixelLayout* l) {
+  switch (f) {
+    case PixelFormat::YUY2: *l = {0, 1, 3}; return true;
+    case PixelFormat::UYVY: *l = {1, 0, 2}; return true;
+    default: return false;
+  }
+}
+
 const uint8_t* plane_row(const FrameView& in, int plane, int y) { return in.plane[plane] + y * in.pitch[plane]; }
 
 }  // namespace
@@ -38,6 +52,15 @@ void convert_to_gray(const FrameView& in, Image<uint8_t>& gray) {
       const uint8_t* src = plane_row(in, 0, y);
       uint8_t* dst = &gray.at(0, y);
       for (int x = 0; x < in.width; ++x, src += l.bytes) dst[x] = luma_from_rgb(src[l.r], src[l.g], src[l.b]);
+    }
+    return;
+  }
+  MacropixelLayout m;
+  if (macropixel_layout(in.format, &m)) {
+    for (int y = 0; y < in.height; ++y) {
+      const uint8_t* src = plane_row(in, 0, y);
+      uint8_t* dst = &gray.at(0, y);
+      for (int x = 0; x < in.width; ++x) dst[x] = src[2 * x + m.y0];
     }
     return;
   }
@@ -64,6 +87,19 @@ void convert_to_rgb(const FrameView& in, Image<uint32_t>& rgb) {
     for (int y = 0; y < in.height; ++y) {
       const uint8_t* src = plane_row(in, 0, y);
       for (int x = 0; x < in.width; ++x) rgb.at(x, y) = pack(src[x], src[x], src[x]);
+    }
+    return;
+  }
+  MacropixelLayout m;
+  if (macropixel_layout(in.format, &m)) {
+    for (int y = 0; y < in.height; ++y) {
+      const uint8_t* src = plane_row(in, 0, y);
+      for (int x = 0; x < in.width; ++x) {
+        const uint8_t* macropixel = src + 4 * (x / 2);
+        uint8_t c[3];
+        rgb_from_yuv(src[2 * x + m.y0], macropixel[m.u], macropixel[m.v], c);
+        rgb.at(x, y) = pack(c[0], c[1], c[2]);
+      }
     }
     return;
   }

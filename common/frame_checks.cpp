@@ -31,6 +31,9 @@ PlaneShape plane_shape(const FrameView& v) {
     p.count = 2;
     p.row_bytes[0] = v.width, p.rows[0] = v.height;
     p.row_bytes[1] = 2 * cw, p.rows[1] = ch;
+  } else if (v.format == PixelFormat::YUY2 || v.format == PixelFormat::UYVY) {
+    p.row_bytes[0] = 4 * static_cast<std::ptrdiff_t>(cw);
+    p.rows[0] = v.height;
   } else {
     p.row_bytes[0] = static_cast<std::ptrdiff_t>(v.width) * packed_bytes(v.format);
     p.rows[0] = v.height;

@@ -10,7 +10,8 @@
 namespace cs {
 
 // Rows and row bytes of each plane of a view (I420/NV12 chroma planes are
-// ceil(w/2) x ceil(h/2), as GStreamer lays them out).
+// ceil(w/2) x ceil(h/2), YUY2/UYVY rows ceil(w/2) whole macropixels, as
+// GStreamer lays them out).
 struct PlaneShape {
   int count = 1;
   std::ptrdiff_t row_bytes[3] = {0, 0, 0};

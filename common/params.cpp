@@ -21,6 +21,8 @@ const char* pixel_format_name(PixelFormat f) {
     case PixelFormat::GRAY8: return "GRAY8";
     case PixelFormat::I420: return "I420";
     case PixelFormat::NV12: return "NV12";
+    case PixelFormat::YUY2: return "YUY2";
+    case PixelFormat::UYVY: return "UYVY";
   }
   return "unknown";
 }

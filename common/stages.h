@@ -16,13 +16,22 @@ namespace cs {
 // ---------------------------------------------------------------- 1. input
 
 // Matching intensity of one view: for RGB-family formats luma_from_rgb();
-// for GRAY8 the value; for I420/NV12 the Y plane as is.
+// for GRAY8 the value; for I420/NV12 the Y plane as is; for YUY2/UYVY the
+// pixel's own Y sample, as is.
 void convert_to_gray(const FrameView& in, Image<uint8_t>& gray);
 
 // Colour for the background model, packed R,G,B,0 per pixel (uint32 as
 // bytes r | g << 8 | b << 16). GRAY8: r = g = b = value. I420/NV12: the
 // chroma sample of pixel (x, y) is the one at (x / 2, y / 2), converted with
 // rgb_from_yuv().
+// YUY2/UYVY: row y is a run of 4-byte macropixels, macropixel m at bytes
+// 4m .. 4m + 3 holding Y(2m) U Y(2m+1) V (YUY2) or U Y(2m) V Y(2m+1)
+// (UYVY), so pixel x's Y is byte 2x (YUY2) or 2x + 1 (UYVY). Its colour is
+// rgb_from_yuv(Y of x, U and V of macropixel x / 2): no interpolation
+// between macropixels. With an odd width w the row holds ceil(w / 2)
+// macropixels (4 * ceil(w / 2) bytes, as GStreamer's YUY2/UYVY stride): the
+// last pixel, x = w - 1, is the first Y of the last macropixel and takes its
+// U and V; that macropixel's second Y is padding and is never read.
 void convert_to_rgb(const FrameView& in, Image<uint32_t>& rgb);
 
 // ---------------------------------------------------------------- 2. pyramid

@@ -31,6 +31,12 @@ enum class PixelFormat {
   // chroma sample (x / 2, y / 2).
   I420,  // planar Y, U, V
   NV12,  // planar Y, interleaved UV
+  // Packed 4:2:2 (USB cameras): one plane of 4-byte macropixels, each two
+  // pixels wide; pixel x takes the chroma of macropixel x / 2. A row holds
+  // ceil(w/2) macropixels (as GStreamer lays it out): with an odd width the
+  // last one is whole and its second Y is padding.
+  YUY2,  // Y0 U Y1 V
+  UYVY,  // U Y0 V Y1
 };
 
 const char* pixel_format_name(PixelFormat f);

@@ -38,8 +38,8 @@ CS_HD uint8_t luma_from_rgb(int r, int g, int b) {
 }
 
 // BT.601 limited-range YCbCr to RGB, Q8 coefficients, clamped to 0..255.
-// Used for the background model's colour from I420/NV12 input; matching uses
-// the Y plane directly.
+// Used for the background model's colour from YUV input (I420, NV12, YUY2,
+// UYVY); matching uses the Y samples directly.
 CS_HD void rgb_from_yuv(int y, int u, int v, uint8_t* rgb) {
   const int c = 298 * (y - 16);
   const int d = u - 128;

@@ -31,6 +31,16 @@ __host__ __device__ constexpr PackedLayout packed_layout(PixelFormat f) {
   }
 }
 
+// Byte offsets within a YUY2/UYVY macropixel (stages.h convert_to_rgb): the
+// first Y (the second is two bytes on), U and V.
+struct MacropixelLayout {
+  int y0, u, v;
+};
+
+__host__ __device__ constexpr MacropixelLayout macropixel_layout(PixelFormat f) {
+  return f == PixelFormat::UYVY ? MacropixelLayout{1, 0, 2} : MacropixelLayout{0, 1, 3};
+}
+
 __device__ __forceinline__ uint32_t pack_rgb(int r, int g, int b) {
   return static_cast<uint32_t>(r) | (static_cast<uint32_t>(g) << 8) | (static_cast<uint32_t>(b) << 16);
 }
@@ -45,6 +55,7 @@ struct Views {
   int levels;       // intensity levels made: level 0, then its pyramid
   bool words;       // 4-byte pixels on 4-byte aligned rows: one load a pixel
   bool quads;       // ... on 16-byte aligned rows: one load for four pixels
+  bool pairs;       // 8-byte aligned rows: one load for two YUY2/UYVY macropixels
   bool gray_words;  // level-0 intensity rows 4-byte aligned: one store for four pixels
 };
 
@@ -72,6 +83,18 @@ __device__ __forceinline__ uint8_t convert_one(const FrameView& in, bool words, 
       }
       uint8_t c[3];
       rgb_from_yuv(luma, u, v, c);
+      *rgb = pack_rgb(c[0], c[1], c[2]);
+    }
+    return static_cast<uint8_t>(luma);
+  }
+  if (F == PixelFormat::YUY2 || F == PixelFormat::UYVY) {
+    constexpr MacropixelLayout M = macropixel_layout(F);
+    const uint8_t* row = in.plane[0] + y * in.pitch[0];
+    const int luma = row[2 * x + M.y0];
+    if (kRgb) {
+      const uint8_t* macropixel = row + 4 * (x / 2);
+      uint8_t c[3];
+      rgb_from_yuv(luma, macropixel[M.u], macropixel[M.v], c);
       *rgb = pack_rgb(c[0], c[1], c[2]);
     }
     return static_cast<uint8_t>(luma);
@@ -110,17 +133,21 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
   constexpr PackedLayout L = packed_layout(F);
   constexpr bool kLuma8 = F == PixelFormat::GRAY8 || F == PixelFormat::I420 || F == PixelFormat::NV12;
   constexpr bool kPacked4 = L.bytes == 4 && !kLuma8;
+  constexpr bool k422 = F == PixelFormat::YUY2 || F == PixelFormat::UYVY;
   const bool full = x + kSide <= in.width;
   // Where the block lies inside the frame on aligned rows, all its rows are
   // loaded first, one wide load a row (loads cannot pass the stores below).
-  const bool whole = full && y + kSide <= in.height && (kPacked4 ? w.quads : kLuma8 && w.words);
+  const bool whole =
+      full && y + kSide <= in.height && (kPacked4 ? w.quads : k422 ? w.pairs : kLuma8 && w.words);
   uint4 quad[kSide];
+  uint2 pair[kSide];  // two macropixels: the block's four pixels of a row
   uint32_t word[kSide];
   if (whole) {
 #pragma unroll
     for (int r = 0; r < kSide; ++r) {
       const uint8_t* row = in.plane[0] + (y + r) * in.pitch[0];
       if (kPacked4) quad[r] = __ldg(reinterpret_cast<const uint4*>(row + x * 4));
+      else if (k422) pair[r] = __ldg(reinterpret_cast<const uint2*>(row + x * 2));
       else word[r] = __ldg(reinterpret_cast<const uint32_t*>(row + x));
     }
   }
@@ -138,6 +165,19 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
         const int cr = byte_of(px[k], L.r), cg = byte_of(px[k], L.g), cb = byte_of(px[k], L.b);
         gray[r] |= static_cast<uint32_t>(luma_from_rgb(cr, cg, cb)) << (8 * k);
         if (kRgb) colour[k] = pack_rgb(cr, cg, cb);
+      }
+    } else if (k422 && whole) {
+      // The Y bytes of the eight (0 2 4 6 for YUY2, 1 3 5 7 for UYVY), in order.
+      constexpr MacropixelLayout M = macropixel_layout(F);
+      gray[r] = __byte_perm(pair[r].x, pair[r].y, M.y0 == 0 ? 0x6420 : 0x7531);
+      if (kRgb) {
+#pragma unroll
+        for (int k = 0; k < kSide; ++k) {
+          const uint32_t macropixel = k < 2 ? pair[r].x : pair[r].y;
+          uint8_t c[3];
+          rgb_from_yuv(byte_of(gray[r], k), byte_of(macropixel, M.u), byte_of(macropixel, M.v), c);
+          colour[k] = pack_rgb(c[0], c[1], c[2]);
+        }
       }
     } else if (kLuma8 && whole && !kRgb) {
       gray[r] = word[r];
@@ -203,6 +243,8 @@ cudaError_t launch(const Views& w, int count, cudaStream_t stream) {
     CS_FORMAT(GRAY8)
     CS_FORMAT(I420)
     CS_FORMAT(NV12)
+    CS_FORMAT(YUY2)
+    CS_FORMAT(UYVY)
 #undef CS_FORMAT
     default: return cudaErrorInvalidValue;
   }
@@ -214,7 +256,7 @@ cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* 
   if (levels < 1 || levels > kMaxConvertLevels) return cudaErrorInvalidValue;
   Views w{};
   w.levels = levels;
-  w.words = w.quads = w.gray_words = true;
+  w.words = w.quads = w.pairs = w.gray_words = true;
   for (int i = 0; i < count; ++i) {
     w.in[i] = in[i];
     for (int l = 0; l < levels; ++l) {
@@ -226,6 +268,7 @@ cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* 
     w.rgb[i] = rgb[i];
     w.words = w.words && rows_aligned(in[i].plane[0], in[i].pitch[0], 4);
     w.quads = w.quads && rows_aligned(in[i].plane[0], in[i].pitch[0], 16);
+    w.pairs = w.pairs && rows_aligned(in[i].plane[0], in[i].pitch[0], 8);
     w.gray_words = w.gray_words && rows_aligned(gray[i][0].data, gray[i][0].pitch, 4);
   }
   return rgb[0].data ? launch<true>(w, count, stream) : launch<false>(w, count, stream);

@@ -20,6 +20,12 @@
  *  - two pads: request `sink_left` and `sink_right` (requesting one removes
  *    the unused `sink` pad; requesting one while `sink` is linked fails).
  *
+ * Formats: RGB-family, GRAY8, I420, NV12, and the packed 4:2:2 YUY2 and UYVY
+ * of USB cameras (v4l2src straight in). Side by side, I420, NV12, YUY2 and
+ * UYVY need a frame width divisible by 4 so that each view starts on a
+ * whole chroma sample (YUY2/UYVY: a whole 2-pixel macropixel); other widths
+ * are refused with an error naming the widths that work.
+ *
  * Pairing (two pads): frames are paired by running time, not arrival order.
  * Two frames pair when their running times differ by at most half a frame
  * (duration of the buffer, else from the caps' framerate; exact equality
@@ -165,7 +171,7 @@
 GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
 #define GST_CAT_DEFAULT gst_cuda_stereo_debug
 
-#define INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12 }"
+#define INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12, YUY2, UYVY }"
 #define OUTPUT_FORMATS "{ GRAY16_LE, GRAY8, RGBA, BGRA, RGBx, BGRx }"
 
 // With GStreamer's CUDA library the pads also take and give CUDA device
@@ -174,7 +180,7 @@ GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
 // GStreamer 1.22's CUDA allocator knows no GRAY formats (it aborts on
 // them), so CUDA memory carries only these; raw GRAY16_LE disparity, GRAY8
 // and depth leave in system memory.
-#define CUDA_INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, I420, NV12 }"
+#define CUDA_INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, I420, NV12, YUY2, UYVY }"
 #define CUDA_OUTPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx }"
 #if HAVE_GST_CUDA
 #define CUDA_MEMORY_CAPS(formats) GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY, formats) "; "
@@ -439,11 +445,14 @@ bool to_pixel_format(GstVideoFormat f, cs::PixelFormat* out) {
     case GST_VIDEO_FORMAT_GRAY8: *out = cs::PixelFormat::GRAY8; return true;
     case GST_VIDEO_FORMAT_I420: *out = cs::PixelFormat::I420; return true;
     case GST_VIDEO_FORMAT_NV12: *out = cs::PixelFormat::NV12; return true;
+    case GST_VIDEO_FORMAT_YUY2: *out = cs::PixelFormat::YUY2; return true;
+    case GST_VIDEO_FORMAT_UYVY: *out = cs::PixelFormat::UYVY; return true;
     default: return false;
   }
 }
 
 bool is_yuv420(cs::PixelFormat f) { return f == cs::PixelFormat::I420 || f == cs::PixelFormat::NV12; }
+bool is_yuv422(cs::PixelFormat f) { return f == cs::PixelFormat::YUY2 || f == cs::PixelFormat::UYVY; }
 
 cs::Colormap to_colormap(GstCudaStereoColormap c) {
   switch (c) {
@@ -504,7 +513,8 @@ cs::FrameView frame_view(const GstVideoFrame& frame, const cs::FrameView& whole,
       const bool chroma = is_yuv420(g.format) && p > 0;
       if (g.layout == Layout::SideBySide) {
         // Component p lives in plane p for every format we take (NV12's U
-        // and V share plane 1, whose pixel stride is 2).
+        // and V share plane 1, whose pixel stride is 2; YUY2/UYVY have one
+        // plane where Y's pixel stride is 2, and the view width is even).
         const int pstride = GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, p);
         base += static_cast<std::ptrdiff_t>(chroma ? g.view_width / 2 : g.view_width) * pstride;
       } else {
@@ -653,13 +663,18 @@ static std::string resolve_geometry(GstCudaStereo* self, Geometry* out) {
   g.video_format = GST_VIDEO_INFO_FORMAT(info);
   if (!to_pixel_format(g.video_format, &g.format))
     return std::string("format ") + gst_video_format_to_string(g.video_format) + " is not supported";
-  if (g.packed && is_yuv420(g.format)) {
-    // The second view's chroma must start on a whole chroma sample.
-    if (g.layout == Layout::SideBySide && g.view_width % 2 != 0)
+  if (g.packed && (is_yuv420(g.format) || is_yuv422(g.format))) {
+    // The second view's chroma must start on a whole chroma sample (for
+    // YUY2/UYVY: on a whole 2-pixel macropixel). Here the width is even.
+    if (g.layout == Layout::SideBySide && g.view_width % 2 != 0) {
+      const int w = GST_VIDEO_INFO_WIDTH(info);
       return std::string("side-by-side ") + gst_video_format_to_string(g.video_format) +
              " needs a frame width divisible by 4 (each view's chroma must start on a sample), got " +
-             std::to_string(GST_VIDEO_INFO_WIDTH(info));
-    if (g.layout == Layout::TopBottom && g.view_height % 2 != 0)
+             std::to_string(w) + " (views of " + std::to_string(g.view_width) + " pixels): crop or scale to " +
+             std::to_string(w - 2) + " or " + std::to_string(w + 2) + ", or use sink_left/sink_right";
+    }
+    // YUY2/UYVY rows carry their own chroma: any split between rows works.
+    if (g.layout == Layout::TopBottom && is_yuv420(g.format) && g.view_height % 2 != 0)
       return std::string("top-bottom ") + gst_video_format_to_string(g.video_format) +
              " needs a frame height divisible by 4 (each view's chroma must start on a sample), got " +
              std::to_string(GST_VIDEO_INFO_HEIGHT(info));

@@ -12,7 +12,7 @@ cs_packages=(
   meson ninja-build pkg-config g++ git
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
-  libpng-dev libjpeg62-turbo-dev libgtest-dev valgrind
+  libpng-dev libjpeg62-turbo-dev libgtest-dev valgrind dpkg-dev
 )
 
 cs_install_deps() {

@@ -26,6 +26,7 @@ step cuda-engine 150 "$B/tests/cuda/cuda-test_engine"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
 CK_VERBOSITY=verbose step gst-cuda 240 "$B/tests/gst/test-gst-cudastereo-cuda"
 step launch-lines 150 bash tests/gst/launch-lines.sh gst/gstcudastereo.cpp
+step usb-cameras 150 bash tests/gst/usb-cameras.sh examples/usb-cameras.sh
 step embed 60 "$B/examples/cs-embed" 40
 step memcheck-engine 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_engine" --gtest_filter='*Pipeline*:*Background*'
 step racecheck-match 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='*Match*'

@@ -43,6 +43,97 @@ double fraction_within(const Image<uint16_t>& q4, const Image<float>& gt, double
   return n ? static_cast<double>(good) / n : 0.0;
 }
 
+// A view in YUV for the YUV input tests: Y is the luma of the synthetic
+// colour; U and V, one pair per 2 pixels of a row, come from the colour of
+// the pair's first pixel in the even row of its row pair, so that rows 2k
+// and 2k + 1 share chroma and 4:2:2 and 4:2:0 carry the same samples.
+struct Yuv {
+  Image<uint8_t> y, u, v;  // u, v: ceil(w / 2) x h
+};
+
+Yuv yuv_of(const Image<uint32_t>& rgba) {
+  const int w = rgba.width, h = rgba.height, cw = (w + 1) / 2;
+  Yuv o{Image<uint8_t>(w, h), Image<uint8_t>(cw, h), Image<uint8_t>(cw, h)};
+  auto luma = [&](int x, int y) {
+    const uint32_t p = rgba.at(x, y);
+    return luma_from_rgb(p & 255, (p >> 8) & 255, (p >> 16) & 255);
+  };
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) o.y.at(x, y) = luma(x, y);
+    for (int m = 0; m < cw; ++m) {
+      const uint32_t p = rgba.at(2 * m, y & ~1);
+      const int l = luma(2 * m, y & ~1);
+      o.u.at(m, y) = static_cast<uint8_t>(std::clamp(128 + (static_cast<int>((p >> 16) & 255) - l) / 2, 0, 255));
+      o.v.at(m, y) = static_cast<uint8_t>(std::clamp(128 + (static_cast<int>(p & 255) - l) / 2, 0, 255));
+    }
+  }
+  return o;
+}
+
+// The planes of one view in `format` (GRAY8, I420, YUY2 or UYVY), rows
+// padded with junk; view() points into them.
+struct YuvFrame {
+  PixelFormat format;
+  int width, height;
+  std::vector<uint8_t> planes[3];
+  std::ptrdiff_t pitch[3] = {0, 0, 0};
+
+  YuvFrame(const Yuv& in, PixelFormat f) : format(f), width(in.y.width), height(in.y.height) {
+    const int w = width, h = height, cw = (w + 1) / 2;
+    if (f == PixelFormat::YUY2 || f == PixelFormat::UYVY) {
+      pitch[0] = 4 * cw + 6;
+      planes[0].assign(pitch[0] * h, 0xC3);
+      const bool uyvy = f == PixelFormat::UYVY;
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          uint8_t* m = &planes[0][y * pitch[0] + 4 * (x / 2)];
+          m[(uyvy ? 1 : 0) + 2 * (x % 2)] = in.y.at(x, y);
+          m[uyvy ? 0 : 1] = in.u.at(x / 2, y);
+          m[uyvy ? 2 : 3] = in.v.at(x / 2, y);
+        }
+      return;
+    }
+    pitch[0] = w + 3;
+    planes[0].assign(pitch[0] * h, 0xC3);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) planes[0][y * pitch[0] + x] = in.y.at(x, y);
+    if (f != PixelFormat::I420) return;
+    const int ch = (h + 1) / 2;
+    for (int c = 1; c <= 2; ++c) {
+      const Image<uint8_t>& src = c == 1 ? in.u : in.v;
+      pitch[c] = cw + 1;
+      planes[c].assign(pitch[c] * ch, 0xC3);
+      for (int y = 0; y < ch; ++y)
+        for (int x = 0; x < cw; ++x) planes[c][y * pitch[c] + x] = src.at(x, 2 * y);
+    }
+  }
+  YuvFrame(const YuvFrame&) = delete;
+  YuvFrame& operator=(const YuvFrame&) = delete;
+
+  FrameView view() const {
+    FrameView v;
+    v.format = format;
+    v.width = width;
+    v.height = height;
+    for (int i = 0; i < 3; ++i) {
+      v.plane[i] = planes[i].empty() ? nullptr : planes[i].data();
+      v.pitch[i] = pitch[i];
+    }
+    return v;
+  }
+};
+
+Result run_views(Matcher& m, const FrameView& l, const FrameView& r) {
+  Result o;
+  o.q4 = Image<uint16_t>(l.width, l.height);
+  o.fg = Image<uint8_t>(l.width, l.height);
+  Outputs out;
+  out.disparity_q4 = o.q4.view();
+  out.foreground = o.fg.view();
+  o.error = m.process(l, r, out);
+  return o;
+}
+
 }  // namespace
 
 TEST(Pipeline, TexturedPlanesAtKnownDisparities) {
@@ -324,4 +415,74 @@ TEST(Pipeline, GlobalBrightnessChangeIsAbsorbed) {
   std::printf("largest channel change %d: absorbed after %d frames (bound %d)\n", delta, frames, bound);
   EXPECT_LT(m.stats().foreground_fraction, 0.01);
   EXPECT_LE(frames, bound);
+}
+
+// The matcher reads Y only: YUY2 and UYVY give exactly the GRAY8 result of
+// the same Y, at an odd width; and the answer is the scene's disparity.
+TEST(Pipeline, PackedYuv422MatchesGray8OfItsLuma) {
+  const int w = 101, h = 61, d = 9;
+  const SyntheticPair s = make_plane_pair(w, h, d, 31);
+  const Yuv l = yuv_of(s.left_rgba), r = yuv_of(s.right_rgba);
+  Params p;
+  p.max_disparity = 32;
+  const YuvFrame gl(l, PixelFormat::GRAY8), gr(r, PixelFormat::GRAY8);
+  Matcher mg(p);
+  const Result gray = run_views(mg, gl.view(), gr.view());
+  ASSERT_EQ(gray.error, "");
+  EXPECT_GE(fraction_within(gray.q4, s.disparity, 1.0 / 16, 8), 0.95);
+  for (PixelFormat f : {PixelFormat::YUY2, PixelFormat::UYVY}) {
+    SCOPED_TRACE(pixel_format_name(f));
+    const YuvFrame pl(l, f), pr(r, f);
+    Matcher m(p);
+    const Result got = run_views(m, pl.view(), pr.view());
+    ASSERT_EQ(got.error, "");
+    EXPECT_EQ(got.q4.pixels, gray.q4.pixels);
+  }
+}
+
+// With the background model the colour counts: YUY2/UYVY, whose row pairs
+// carry the same chroma as the I420 frame's samples, give the I420 result
+// frame for frame (disparity and foreground), and the model's colour at
+// every pixel is rgb_from_yuv of its Y and its macropixel's U and V.
+TEST(Pipeline, PackedYuv422BackgroundUsesTheMacropixelsChroma) {
+  const int w = 97, h = 64;
+  Params p;
+  p.max_disparity = 32;
+  p.levels = 3;
+  p.background = true;
+  p.warmup_frames = 3;
+  for (PixelFormat f : {PixelFormat::YUY2, PixelFormat::UYVY}) {
+    SCOPED_TRACE(pixel_format_name(f));
+    Matcher packed(p), planar(p);
+    double most_foreground = 0.0;
+    for (int i = 0; i < 8; ++i) {
+      SCOPED_TRACE(::testing::Message() << "frame " << i);
+      const SyntheticPair s = make_sequence_frame(w, h, i < 4 ? 0 : i, 6, 20, 24, i < 4 ? 0 : 20, 5, 0, 41);
+      const Yuv l = yuv_of(s.left_rgba), r = yuv_of(s.right_rgba);
+      const YuvFrame pl(l, f), pr(r, f), il(l, PixelFormat::I420), ir(r, PixelFormat::I420);
+      const Result a = run_views(packed, pl.view(), pr.view());
+      const Result b = run_views(planar, il.view(), ir.view());
+      ASSERT_EQ(a.error, "");
+      ASSERT_EQ(b.error, "");
+      EXPECT_EQ(a.q4.pixels, b.q4.pixels);
+      EXPECT_EQ(a.fg.pixels, b.fg.pixels);
+      EXPECT_EQ(packed.stats().foreground_fraction, planar.stats().foreground_fraction);
+      most_foreground = std::max(most_foreground, packed.stats().warming_up ? 0.0 : packed.stats().foreground_fraction);
+      const Image<uint32_t>& rgb = packed.debug().levels[0].rgb_left;
+      ASSERT_EQ(rgb.width, w);
+      size_t wrong = 0;
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          uint8_t c[3];
+          rgb_from_yuv(l.y.at(x, y), l.u.at(x / 2, y), l.v.at(x / 2, y), c);
+          const uint32_t want = c[0] | (c[1] << 8) | (c[2] << 16);
+          wrong += rgb.at(x, y) != want;
+        }
+      EXPECT_EQ(wrong, 0u);
+    }
+    // The object entered after the warm-up: the comparison covered a model
+    // that tests and finds foreground, not only warm-up frames.
+    EXPECT_GT(most_foreground, 0.02);
+    EXPECT_LT(most_foreground, 0.5);
+  }
 }

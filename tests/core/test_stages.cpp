@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "frame_checks.h"
 #include "stages.h"
 
 using namespace cs;
@@ -125,6 +126,59 @@ TEST(Convert, I420AndNV12OddSizeUseChromaAtHalfCoordinates) {
     EXPECT_EQ(rgb.at(4, 2), 213u | (54u << 8) | (21u << 16)) << pixel_format_name(v.format);
     EXPECT_EQ(rgb.at(0, 0), 255u | (255u << 8) | (255u << 16));
     EXPECT_EQ(rgb.at(1, 1), 0u);
+  }
+}
+
+// Packed 4:2:2, odd width 5: three macropixels a row, the last one's second
+// Y is padding (250, never read). Each row has chroma of its own. By hand
+// with rgb_from_yuv: (235,128,128) -> white, (16,128,128) -> black,
+// (100,90,200) -> (213,54,21), (16,90,200) -> (115,0,0),
+// (235,90,200) -> (255,211,178), (60,200,70) -> (0,70,196),
+// (16,200,70) -> (0,19,145).
+TEST(Convert, Yuy2AndUyvyOddWidthTakeTheMacropixelsChroma) {
+  const int w = 5, h = 2, pitch = 4 * 3 + 3;  // padded rows
+  // Per row, per macropixel: Y0, U, Y1, V.
+  const int kMacro[h][3][4] = {{{235, 128, 16, 128}, {100, 90, 16, 200}, {100, 90, 250, 200}},
+                               {{235, 90, 100, 200}, {60, 200, 16, 70}, {16, 128, 250, 128}}};
+  std::vector<uint8_t> yuy2(pitch * h, 0xEE), uyvy(pitch * h, 0xEE);
+  for (int y = 0; y < h; ++y)
+    for (int m = 0; m < 3; ++m) {
+      const int* q = kMacro[y][m];
+      uint8_t* a = &yuy2[y * pitch + 4 * m];
+      uint8_t* b = &uyvy[y * pitch + 4 * m];
+      a[0] = q[0], a[1] = q[1], a[2] = q[2], a[3] = q[3];
+      b[0] = q[1], b[1] = q[0], b[2] = q[3], b[3] = q[2];
+    }
+  auto rgb_word = [](uint32_t r, uint32_t g, uint32_t b) { return r | (g << 8) | (b << 16); };
+  const uint8_t want_gray[h][w] = {{235, 16, 100, 16, 100}, {235, 100, 60, 16, 16}};
+  const uint32_t want_rgb[h][w] = {
+      {rgb_word(255, 255, 255), 0u, rgb_word(213, 54, 21), rgb_word(115, 0, 0), rgb_word(213, 54, 21)},
+      {rgb_word(255, 211, 178), rgb_word(213, 54, 21), rgb_word(0, 70, 196), rgb_word(0, 19, 145), 0u}};
+  for (PixelFormat f : {PixelFormat::YUY2, PixelFormat::UYVY}) {
+    FrameView v;
+    v.format = f;
+    v.width = w;
+    v.height = h;
+    v.plane[0] = f == PixelFormat::YUY2 ? yuy2.data() : uyvy.data();
+    v.pitch[0] = pitch;
+    Image<uint8_t> gray;
+    Image<uint32_t> rgb;
+    convert_to_gray(v, gray);
+    convert_to_rgb(v, rgb);
+    // A row is ceil(5 / 2) whole macropixels; 2 * w bytes are too few.
+    EXPECT_EQ(plane_shape(v).count, 1);
+    EXPECT_EQ(plane_shape(v).row_bytes[0], 12);
+    EXPECT_EQ(check_view_planes(v, "left"), "");
+    FrameView short_rows = v;
+    short_rows.pitch[0] = 2 * w;
+    EXPECT_NE(check_view_planes(short_rows, "left"), "");
+    ASSERT_EQ(gray.width, w);
+    ASSERT_EQ(rgb.height, h);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        EXPECT_EQ(gray.at(x, y), want_gray[y][x]) << pixel_format_name(f) << " (" << x << ", " << y << ")";
+        EXPECT_EQ(rgb.at(x, y), want_rgb[y][x]) << pixel_format_name(f) << " (" << x << ", " << y << ")";
+      }
   }
 }
 

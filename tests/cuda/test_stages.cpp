@@ -3,6 +3,7 @@
 // must be identical.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -72,7 +73,7 @@ TEST(CudaStages, ConvertEveryFormat) {
   const PixelFormat formats[] = {PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::RGBx, PixelFormat::BGRx,
                                  PixelFormat::xRGB, PixelFormat::xBGR, PixelFormat::ARGB, PixelFormat::ABGR,
                                  PixelFormat::RGB,  PixelFormat::BGR,  PixelFormat::GRAY8, PixelFormat::I420,
-                                 PixelFormat::NV12};
+                                 PixelFormat::NV12, PixelFormat::YUY2, PixelFormat::UYVY};
   for (PixelFormat f : formats)
     for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{64, 16}, std::pair<int, int>{262, 45}}) {
       SCOPED_TRACE(pixel_format_name(f));
@@ -133,6 +134,65 @@ TEST(CudaStages, ConvertEveryFormat) {
       }
       cudaFree(odd);
     }
+}
+
+// YUY2 and UYVY at odd and even widths, on device rows at every alignment
+// the kernel distinguishes: 8-byte aligned (a thread's four pixels in one
+// load), 4- and 2-byte aligned pitches, an odd start; colour and the first
+// pyramid levels made in the same pass.
+TEST(CudaStages, ConvertPackedYuv422OddWidthsAndPitches) {
+  const std::pair<int, int> sizes[] = {{1, 1}, {5, 3}, {6, 2}, {37, 23}, {64, 16}, {131, 9}, {262, 45}};
+  for (PixelFormat f : {PixelFormat::YUY2, PixelFormat::UYVY})
+    for (auto size : sizes)
+      for (int shift : {0, 1, 2, 4}) {  // device pitch padding and start offset, bytes
+        const int w = size.first, h = size.second;
+        SCOPED_TRACE(::testing::Message() << pixel_format_name(f) << " " << w << "x" << h << " shift " << shift);
+        ConvertCase c;
+        make_convert_case(f, w, h, 500 + w + shift, &c);
+        const int row_bytes = static_cast<int>(plane_shape(c.frame.host).row_bytes[0]);
+        ASSERT_EQ(row_bytes, 4 * ((w + 1) / 2));
+        // The host rows at a pitch of row_bytes + shift, copied to a device
+        // block starting `shift & 1` bytes in (an odd start for shift 1).
+        const int pitch = row_bytes + shift;
+        uint8_t* block = nullptr;
+        ASSERT_CUDA(cudaMalloc(&block, static_cast<size_t>(pitch) * h + 8));
+        ASSERT_CUDA(cudaMemset(block, 0x5C, static_cast<size_t>(pitch) * h + 8));
+        uint8_t* start = block + (shift & 1);
+        ASSERT_CUDA(cudaMemcpy2D(start, pitch, c.frame.host.plane[0], c.frame.host.pitch[0], row_bytes, h,
+                                 cudaMemcpyHostToDevice));
+        FrameView dev = c.frame.device;
+        dev.plane[0] = start;
+        dev.pitch[0] = pitch;
+        const int levels = std::min(kMaxConvertLevels, 1 + (w >= 4 && h >= 4 ? 2 : 0));
+        Image<uint8_t> want[kMaxConvertLevels];
+        want[0] = c.gray;
+        DeviceImage<uint8_t> got[2][kMaxConvertLevels];
+        ImageView<uint8_t> views[2][kMaxConvertLevels];
+        for (int l = 0; l < levels; ++l) {
+          if (l > 0) downsample(want[l - 1], want[l]);
+          for (int v = 0; v < 2; ++v) {
+            got[v][l] = make_device<uint8_t>(w >> l, h >> l, 0xAB);
+            views[v][l] = got[v][l].view();
+          }
+        }
+        auto rgb_l = make_device<uint32_t>(w, h), rgb_r = make_device<uint32_t>(w, h);
+        // Left: the aligned upload; right: the same picture at this pitch.
+        ASSERT_CUDA(enqueue_convert_pair(c.frame.device, dev, views[0], views[1], levels, rgb_l.view(), rgb_r.view(),
+                                         nullptr));
+        for (int v = 0; v < 2; ++v)
+          for (int l = 0; l < levels; ++l)
+            EXPECT_TRUE(same_image(want[l], download(got[v][l]))) << "view " << v << ", level " << l;
+        EXPECT_TRUE(same_image(c.rgb, download(rgb_l))) << "left colour";
+        EXPECT_TRUE(same_image(c.rgb, download(rgb_r))) << "right colour";
+        // Intensity only (no background model): the path without colour,
+        // from this pitch and from the aligned upload.
+        for (const FrameView& in : {dev, c.frame.device}) {
+          auto gray_only = make_device<uint8_t>(w, h, 0xAB);
+          ASSERT_CUDA(enqueue_convert(in, gray_only.view(), ImageView<uint32_t>{}, nullptr));
+          EXPECT_TRUE(same_image(c.gray, download(gray_only))) << "intensity only, pitch " << in.pitch[0];
+        }
+        cudaFree(block);
+      }
 }
 
 TEST(CudaStages, Downsample) {

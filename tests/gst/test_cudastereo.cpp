@@ -274,7 +274,8 @@ void check_output_caps(GstHarness* h, const char* format, int w, int h_) {
 
 const GstVideoFormat kInputFormats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGRA, GST_VIDEO_FORMAT_RGBx,
                                         GST_VIDEO_FORMAT_BGRx, GST_VIDEO_FORMAT_RGB,  GST_VIDEO_FORMAT_BGR,
-                                        GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12};
+                                        GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12,
+                                        GST_VIDEO_FORMAT_YUY2,  GST_VIDEO_FORMAT_UYVY};
 
 }  // namespace
 
@@ -682,6 +683,168 @@ GST_START_TEST(test_two_pads_pairing) {
     fail_unless(!meta_of(out)->placeholder);
     gst_buffer_unref(out);
     teardown(t);
+  }
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- packed 4:2:2 (USB cameras)
+
+namespace {
+
+// A picture as Y plus chroma at full resolution; a format with subsampled
+// chroma takes the sample of its chroma position (GStreamer's own layout
+// description places every sample, so the test does not restate YUY2/UYVY).
+struct YuvPicture {
+  cs::Image<uint8_t> y, u, v;
+};
+
+// Y: the luma of a textured plane pair at disparity d, both views side by
+// side or top-bottom (packing), or view 0 (left) or 1 alone (no packing);
+// U and V: a pattern of their own, different in every row and column, which
+// the disparity must not depend on.
+YuvPicture yuv_scene(int w, int h, int d, const Packing* packing, int view, uint32_t seed) {
+  const cs::SyntheticPair pair = cs::make_plane_pair(w, h, d, seed);
+  const bool sbs = packing && *packing == Packing::SideBySide, tb = packing && *packing == Packing::TopBottom;
+  const int fw = sbs ? 2 * w : w, fh = tb ? 2 * h : h;
+  YuvPicture p{cs::Image<uint8_t>(fw, fh), cs::Image<uint8_t>(fw, fh), cs::Image<uint8_t>(fw, fh)};
+  for (int y = 0; y < fh; ++y)
+    for (int x = 0; x < fw; ++x) {
+      const bool second = (sbs && x >= w) || (tb && y >= h) || (!sbs && !tb && view == 1);
+      const uint32_t c = (second ? pair.right_rgba : pair.left_rgba).at(sbs ? x % w : x, tb ? y % h : y);
+      p.y.at(x, y) = cs::luma_from_rgb(c & 255, (c >> 8) & 255, (c >> 16) & 255);
+      p.u.at(x, y) = static_cast<uint8_t>(60 + (7 * x + 3 * y) % 130);
+      p.v.at(x, y) = static_cast<uint8_t>(200 - (5 * x + 11 * y) % 150);
+    }
+  return p;
+}
+
+// The picture in `format` (GRAY8, I420, YUY2, UYVY), rows padded with junk.
+GstBuffer* yuv_buffer(const YuvPicture& p, GstVideoFormat format, GstClockTime pts) {
+  const int w = p.y.width, h = p.y.height;
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, format, w, h);
+  GstVideoAlignment align;
+  gst_video_alignment_reset(&align);
+  align.padding_right = 10;
+  fail_unless(gst_video_info_align(&info, &align));
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  gst_buffer_memset(buf, 0, 0xAB, GST_VIDEO_INFO_SIZE(&info));
+  gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, format, w, h, GST_VIDEO_INFO_N_PLANES(&info),
+                                 info.offset, info.stride);
+  GstVideoFrame f;
+  fail_unless(gst_video_frame_map(&f, &info, buf, GST_MAP_WRITE));
+  const cs::Image<uint8_t>* comps[3] = {&p.y, &p.u, &p.v};
+  for (guint c = 0; c < GST_VIDEO_FRAME_N_COMPONENTS(&f); ++c) {
+    uint8_t* data = static_cast<uint8_t*>(GST_VIDEO_FRAME_COMP_DATA(&f, c));
+    const int stride = GST_VIDEO_FRAME_COMP_STRIDE(&f, c), pstride = GST_VIDEO_FRAME_COMP_PSTRIDE(&f, c);
+    const int wsub = GST_VIDEO_FORMAT_INFO_W_SUB(f.info.finfo, c), hsub = GST_VIDEO_FORMAT_INFO_H_SUB(f.info.finfo, c);
+    for (int y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&f, c); ++y)
+      for (int x = 0; x < GST_VIDEO_FRAME_COMP_WIDTH(&f, c); ++x)
+        data[y * stride + x * pstride] = comps[c]->at(x << wsub, y << hsub);
+  }
+  gst_video_frame_unmap(&f);
+  stamp(buf, pts);
+  return buf;
+}
+
+// The GRAY16_LE output of one packed frame of the scene in `format`.
+GstBuffer* run_packed_yuv(GstVideoFormat format, int w, int h, Packing packing) {
+  const bool tb = packing == Packing::TopBottom;
+  Packed p = packed_harness(tb ? "input-layout=top-bottom" : "input-layout=side-by-side",
+                            caps_string(format, tb ? w : 2 * w, tb ? 2 * h : h), "video/x-raw,format=GRAY16_LE");
+  GstBuffer* out = gst_harness_push_and_pull(p.h, yuv_buffer(yuv_scene(w, h, kD, &packing, 0, 5), format, kFrame));
+  fail_unless(out != nullptr);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), kFrame);
+  teardown(p);
+  return out;
+}
+
+// The GRAY16_LE output of one pair on sink_left/sink_right in `format`.
+GstBuffer* run_two_pads_yuv(GstVideoFormat format, int w, int h) {
+  GstElement* e = make_element();
+  GstHarness* l = gst_harness_new_with_element(e, "sink_left", "src");
+  GstHarness* r = gst_harness_new_with_element(e, "sink_right", nullptr);
+  gst_object_unref(e);
+  gst_harness_set_sink_caps_str(l, "video/x-raw,format=GRAY16_LE");
+  gst_harness_set_src_caps_str(l, caps_string(format, w, h).c_str());
+  gst_harness_set_src_caps_str(r, caps_string(format, w, h).c_str());
+  for (int view = 0; view < 2; ++view)
+    fail_unless_equals_int(
+        gst_harness_push(view == 0 ? l : r, yuv_buffer(yuv_scene(w, h, kD, nullptr, view, 9), format, 0)),
+        GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(l);
+  fail_unless(out != nullptr);
+  fail_unless(!meta_of(out)->placeholder);
+  gst_harness_teardown(r);
+  gst_harness_teardown(l);
+  return out;
+}
+
+// Byte-identical GRAY16_LE pictures of w x h.
+bool same_q4(GstBuffer* a, GstBuffer* b, int w, int h) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_GRAY16_LE, w, h);
+  GstVideoFrame fa, fb;
+  fail_unless(gst_video_frame_map(&fa, &info, a, GST_MAP_READ));
+  fail_unless(gst_video_frame_map(&fb, &info, b, GST_MAP_READ));
+  const uint8_t* pa = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&fa, 0));
+  const uint8_t* pb = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&fb, 0));
+  bool same = true;
+  for (int y = 0; y < h && same; ++y)
+    same = std::memcmp(pa + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fa, 0), pb + y * GST_VIDEO_FRAME_PLANE_STRIDE(&fb, 0),
+                       static_cast<size_t>(w) * 2) == 0;
+  gst_video_frame_unmap(&fa);
+  gst_video_frame_unmap(&fb);
+  return same;
+}
+
+}  // namespace
+
+// The matcher reads luma only: YUY2 and UYVY, side by side, top-bottom
+// (with an odd view height, which 4:2:2 allows) and on two pads (with an
+// odd view width), give exactly the disparity of GRAY8 frames holding the
+// same Y, whatever the chroma; and that disparity is the scene's.
+GST_START_TEST(test_yuv422_same_disparity_as_gray8) {
+  struct Case {
+    const char* what;
+    int w, h;
+    bool two_pads;
+    Packing packing;
+  } cases[] = {
+      {"side-by-side", kW, kH, false, Packing::SideBySide},
+      {"top-bottom, odd view height", kW, kH - 1, false, Packing::TopBottom},
+      {"two pads, odd view width", kW - 1, kH, true, Packing::SideBySide},
+  };
+  for (const Case& c : cases) {
+    auto run = [&](GstVideoFormat f) {
+      return c.two_pads ? run_two_pads_yuv(f, c.w, c.h) : run_packed_yuv(f, c.w, c.h, c.packing);
+    };
+    GstBuffer* gray = run(GST_VIDEO_FORMAT_GRAY8);
+    const double frac = fraction_q4(gray, c.w, c.h, kD);
+    fail_unless(frac >= 0.9, "%s GRAY8: only %.3f of the plane at d*16", c.what, frac);
+    for (GstVideoFormat f : {GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_UYVY}) {
+      GstBuffer* out = run(f);
+      fail_unless(same_q4(out, gray, c.w, c.h), "%s %s: the disparity differs from GRAY8 of the same luma", c.what,
+                  gst_video_format_to_string(f));
+      gst_buffer_unref(out);
+    }
+    gst_buffer_unref(gray);
+  }
+}
+GST_END_TEST;
+
+// A side-by-side YUY2/UYVY frame whose views would split a macropixel is
+// refused with a message naming the format, the width and what works.
+GST_START_TEST(test_yuv422_side_by_side_split_in_a_macropixel) {
+  for (GstVideoFormat f : {GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_UYVY}) {
+    Packed p = packed_harness("input-layout=side-by-side", caps_string(f, 2 * (kW + 1), kH));
+    const std::string want = std::string("side-by-side ") + gst_video_format_to_string(f) +
+                             " needs a frame width divisible by 4";
+    fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, want.c_str()), "no error saying: %s", want.c_str());
+    teardown(p);
+    p = packed_harness("input-layout=side-by-side", caps_string(f, 2 * (kW + 1), kH));
+    fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "got 130 (views of 65 pixels): crop or scale to 128 or 132"));
+    teardown(p);
   }
 }
 GST_END_TEST;
@@ -1296,6 +1459,8 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_two_pads_mismatched_caps);
   tcase_add_test(tc, test_packed_and_two_pads_refused);
   tcase_add_test(tc, test_two_pads_only_left);
+  tcase_add_test(tc, test_yuv422_same_disparity_as_gray8);
+  tcase_add_test(tc, test_yuv422_side_by_side_split_in_a_macropixel);
   tcase_add_test(tc, test_bad_odd_sizes);
   tcase_add_test(tc, test_bad_too_small);
   tcase_add_test(tc, test_bad_range_wider_than_image);

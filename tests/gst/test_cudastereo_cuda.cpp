@@ -407,6 +407,83 @@ GST_START_TEST(test_cuda_matches_cpu_system_memory) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- packed 4:2:2 (USB cameras)
+
+namespace {
+
+// Whether `factory`'s src pad can give `caps` (GStreamer versions differ in
+// the formats their CUDA elements take).
+bool factory_can_give(const char* factory, const char* caps) {
+  GstElementFactory* f = gst_element_factory_find(factory);
+  if (!f) return false;
+  bool can = false;
+  GstCaps* want = gst_caps_from_string(caps);
+  for (const GList* l = gst_element_factory_get_static_pad_templates(f); l; l = l->next) {
+    const GstStaticPadTemplate* t = static_cast<const GstStaticPadTemplate*>(l->data);
+    if (t->direction != GST_PAD_SRC) continue;
+    GstCaps* tc = gst_static_pad_template_get_caps(const_cast<GstStaticPadTemplate*>(t));
+    can = can || gst_caps_can_intersect(tc, want);
+    gst_caps_unref(tc);
+  }
+  gst_caps_unref(want);
+  gst_object_unref(f);
+  return can;
+}
+
+}  // namespace
+
+// YUY2 and UYVY side by side: the CUDA backend equals the CPU backend byte
+// for byte from system memory (uploaded ahead; with the background model,
+// which reads the chroma, and false colour out) and from CUDA memory
+// (cudaupload), where this GStreamer's cudaupload takes the format.
+GST_START_TEST(test_yuv422_cuda_matches_cpu) {
+  const char* background = "background=true warmup-frames=2";
+  for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_UYVY}) {
+    const char* name = gst_video_format_to_string(fmt);
+    const Frames fr{fmt, {5, 9, 9, 3, 12}, 700};
+    for (const char* props : {static_cast<const char*>(nullptr), background}) {
+      for (const char* oc : {"video/x-raw,format=GRAY16_LE", "video/x-raw,format=RGBA"}) {
+        std::string cuda_backend;
+        uint64_t ahead = 0;
+        const std::vector<Bytes> cuda = run_harness("cuda", fr, props, oc, &cuda_backend, &ahead);
+        const std::vector<Bytes> cpu = run_harness("cpu", fr, props, oc, nullptr);
+        fail_unless_equals_string(cuda_backend.c_str(), "cuda");
+        const std::string what = std::string(name) + " " + (props ? props : "") + " -> " + oc;
+        expect_identical(cuda, cpu, what.c_str());
+        fail_unless_equals_uint64(ahead, fr.disparity.size());
+      }
+    }
+    // And the answer is right, not only equal.
+    const std::vector<Bytes> out =
+        run_harness("cuda", Frames{fmt, {5}, 7}, "subpixel=false", "video/x-raw,format=GRAY16_LE", nullptr);
+    fail_unless(fraction_at(out[0], 5) >= 0.8, "%s: only %.3f of the pixels at d = 5", name, fraction_at(out[0], 5));
+
+    const std::string cuda_caps = std::string("video/x-raw(memory:CUDAMemory),format=") + name;
+    if (!factory_can_give("cudaupload", cuda_caps.c_str())) {
+      g_printerr("%s from CUDA memory not tested: this GStreamer's cudaupload does not give %s\n", name,
+                 cuda_caps.c_str());
+      continue;
+    }
+    const std::vector<Bytes> cpu = run_harness("cpu", fr, background, "video/x-raw,format=GRAY16_LE", nullptr);
+    GstElement* pipeline = parse(appsrc(0, fmt) + "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo "
+                                 "name=stereo backend=cuda input-layout=side-by-side max-disparity=" +
+                                 std::to_string(kMaxD) + " " + background + " ! video/x-raw,format=GRAY16_LE !" +
+                                 appsink(0));
+    const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
+    expect_identical(outs[0], cpu, (std::string(name) + " from CUDA memory").c_str());
+    GstElement* stereo = gst_bin_get_by_name(GST_BIN(pipeline), "stereo");
+    GstPad* sink = gst_element_get_static_pad(stereo, "sink");
+    GstCaps* in = gst_pad_get_current_caps(sink);
+    fail_unless(has_cuda_feature(in), "%s: the input was not in CUDA memory: %" GST_PTR_FORMAT, name, in);
+    gst_caps_unref(in);
+    gst_object_unref(sink);
+    gst_object_unref(stereo);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+}
+GST_END_TEST;
+
 // ---------------------------------------------------------------- upload ahead
 
 namespace {
@@ -809,6 +886,7 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_test(tc, test_cuda_matches_cpu_system_memory);
   tcase_add_test(tc, test_pinned_pool_matches_cpu);
   tcase_add_test(tc, test_upload_ahead_matches_cpu);
+  tcase_add_test(tc, test_yuv422_cuda_matches_cpu);
   tcase_add_test(tc, test_cuda_memory_pipelines);
   tcase_add_test(tc, test_cuda_memory_two_pads);
   tcase_add_test(tc, test_nvh264dec_pipeline);

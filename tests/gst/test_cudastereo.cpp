@@ -1315,6 +1315,7 @@ std::string code_in_text(const std::string& text) {
 // message names the problem or the property to set, and keeps source files,
 // lines and functions out (they belong in the debug string).
 GST_START_TEST(test_messages_speak_user_terms) {
+  enum class Push { Nothing, Frame, ShortBuffer };
   struct Case {
     const char* what;
     const char* props;
@@ -1322,35 +1323,36 @@ GST_START_TEST(test_messages_speak_user_terms) {
     const char* out_caps;
     GstMessageType type;
     std::vector<const char*> names;  // the message mentions each
-    int frame_width;                 // 0: push nothing
+    Push push;
   };
   const std::string sbs = caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH);
   const Case cases[] = {
       {"odd width", "input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * kW + 1, kH), nullptr,
-       GST_MESSAGE_ERROR, {"odd", "side-by-side"}, 0},
+       GST_MESSAGE_ERROR, {"odd", "side-by-side"}, Push::Nothing},
       {"mono caps", "", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH, ",multiview-mode=mono"), nullptr,
-       GST_MESSAGE_ERROR, {"input-layout", "mono"}, 0},
+       GST_MESSAGE_ERROR, {"input-layout", "mono"}, Push::Nothing},
       {"unsupported multiview mode", "", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH, ",multiview-mode=row-interleaved"),
-       nullptr, GST_MESSAGE_ERROR, {"multiview-mode", "not supported"}, 0},
+       nullptr, GST_MESSAGE_ERROR, {"multiview-mode", "not supported"}, Push::Nothing},
       {"views too small", "input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * (cs::kMinViewWidth - 2), kH),
-       nullptr, GST_MESSAGE_ERROR, {"smaller than the minimum"}, 0},
+       nullptr, GST_MESSAGE_ERROR, {"smaller than the minimum"}, Push::Nothing},
       {"range wider than the view", "input-layout=side-by-side max-disparity=200", sbs, nullptr, GST_MESSAGE_ERROR,
-       {"max-disparity", "view width"}, 2 * kW},
+       {"max-disparity", "view width"}, Push::Frame},
       {"empty range", "input-layout=side-by-side min-disparity=20", sbs, nullptr, GST_MESSAGE_ERROR,
-       {"max-disparity", "min-disparity"}, 2 * kW},
+       {"max-disparity", "min-disparity"}, Push::Frame},
       {"depth without calibration", "input-layout=side-by-side output-mode=depth", sbs, nullptr, GST_MESSAGE_ERROR,
-       {"baseline", "focal-length"}, 2 * kW},
+       {"baseline", "focal-length"}, Push::Frame},
       {"depth to a colour sink", "input-layout=side-by-side output-mode=depth baseline=0.1 focal-length=500", sbs,
-       "video/x-raw,format=RGBA", GST_MESSAGE_ERROR, {"GRAY16_LE", "videoconvert"}, 2 * kW},
-      {"short buffer", "input-layout=side-by-side", sbs, nullptr, GST_MESSAGE_WARNING, {"fewer than", "bytes"}, -1},
+       "video/x-raw,format=RGBA", GST_MESSAGE_ERROR, {"GRAY16_LE", "videoconvert"}, Push::Frame},
+      {"short buffer", "input-layout=side-by-side", sbs, nullptr, GST_MESSAGE_WARNING, {"fewer than", "bytes"},
+       Push::ShortBuffer},
   };
   for (const Case& c : cases) {
     Packed p = packed_harness(c.props, c.caps, c.out_caps);
-    if (c.frame_width > 0) {
+    if (c.push == Push::Frame) {
       GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
       stamp(in, 0);
       gst_harness_push(p.h, in);
-    } else if (c.frame_width < 0) {
+    } else if (c.push == Push::ShortBuffer) {
       GstBuffer* in = gst_buffer_new_allocate(nullptr, 100, nullptr);
       stamp(in, 0);
       gst_harness_push(p.h, in);

@@ -24,8 +24,11 @@ struct EncodeParams {
   OutputFormat format = OutputFormat::DisparityQ4;
   Colormap colormap = Colormap::Turbo;
   int max_disparity = 64;      // scale of Gray8 and colour
-  double baseline_mm = 100.0;  // depth
-  double focal_px = 700.0;     // depth
+  // Depth: the rectified pair's calibration. 0 = not set, and DepthMm
+  // refuses to encode until both are (no default could be right for a
+  // camera it has never seen).
+  double baseline_mm = 0.0;
+  double focal_px = 0.0;
   // RGBA/BGRA: alpha = 255 on foreground, 0 on background (as the paper
   // shows it); false: alpha = 255 everywhere.
   bool alpha_from_mask = false;

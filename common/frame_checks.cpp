@@ -90,8 +90,12 @@ std::string check_output_frame(const OutputFrame& out, int width, int height, Ou
 }
 
 std::string check_encode_params(const EncodeParams& encode) {
-  if (encode.format == OutputFormat::DepthMm && !(encode.baseline_mm > 0.0 && encode.focal_px > 0.0))
-    return "depth output needs a positive baseline and focal length";
+  if (encode.format == OutputFormat::DepthMm) {
+    const bool baseline = encode.baseline_mm > 0.0, focal = encode.focal_px > 0.0;
+    if (!baseline && !focal) return "depth output needs the baseline and the focal length, and neither is set";
+    if (!baseline) return "depth output needs the baseline (distance between the camera centres), which is not set";
+    if (!focal) return "depth output needs the focal length (pixels, of the rectified views), which is not set";
+  }
   if (encode.max_disparity <= 0) return "the encoder's max-disparity must be positive";
   return {};
 }

@@ -19,6 +19,7 @@
 #include "cross_check.h"
 #include "cuda_util.h"
 #include "encode_output.h"
+#include "error_text.h"
 #include "finish.h"
 #include "frame_checks.h"
 #include "gpu_code.h"
@@ -30,10 +31,11 @@
 namespace cs::cuda {
 
 std::string cuda_error_text(cudaError_t err, const char* what, const char* file, int line) {
-  std::ostringstream s;
-  s << file << ":" << line << ": " << what << " failed: " << cudaGetErrorName(err) << " (" << cudaGetErrorString(err)
-    << ")";
-  return s.str();
+  std::ostringstream where;
+  where << file << ":" << line << ": " << what << " failed";
+  return with_detail(std::string("the GPU reported an error: ") + cudaGetErrorString(err) + " (" +
+                         cudaGetErrorName(err) + ")",
+                     where.str());
 }
 
 bool cuda_available(std::string* why) {

@@ -12,7 +12,9 @@
 
 namespace cs::cuda {
 
-// "file:line: call failed: <cuda message>", or empty on success.
+// "the GPU reported an error: <cuda message> (<name>)" with "file:line: call
+// failed" as its detail (error_text.h: the element posts that part in the
+// debug string only).
 std::string cuda_error_text(cudaError_t err, const char* what, const char* file, int line);
 
 // Returns the error text from the enclosing function (which returns std::string).

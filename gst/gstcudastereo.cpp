@@ -47,8 +47,36 @@
  * 1..255 = 0..max-disparity), or false colour RGBA/BGRA/RGBx/BGRx through
  * `colormap` (with alpha-mask, alpha = 255 on the foreground, 0 on the
  * background). output-mode=depth gives GRAY16_LE millimetres,
- * Z = baseline * focal-length / d. Every output buffer carries a
+ * Z = baseline * focal-length / d (0 = invalid, 65535 = 65.535 m or
+ * farther). baseline (metres between the camera centres) and focal-length
+ * (pixels, of the rectified views) come from your stereo calibration; both
+ * start unset (0), and output-mode=depth posts an error naming the one that
+ * is missing instead of guessing. Every output buffer carries a
  * GstCudaStereoMeta (gstcudastereometa.h); the `stats` property sums up.
+ *
+ * Rectified views: the two views must be rectified, that is row-aligned: a
+ * point of the scene lies on the same row in both (what a stereo
+ * calibration and rectification step gives, e.g. OpenCV's stereoRectify
+ * with initUndistortRectifyMap, or a stereo camera that outputs rectified
+ * pairs). The search runs along the row only, so views that are not
+ * rectified (a vertical offset, a rotation, lens distortion) give wrong
+ * disparities, and many of them pass the left-right check: the output
+ * looks like a disparity map but is not one, and depth from it is wrong.
+ * On the Middlebury Aloe pair, moving one view down by 1 row raises the
+ * share of wrong pixels (bad-2) from 11 % to 25 %, 2 rows to 60 %, 4 rows
+ * to 91 %.
+ *
+ * Messages: with post-messages=true the element posts, for every output
+ * frame and before the frame is pushed, an element message whose structure
+ * is named `cudastereo`: timestamp (the output buffer's PTS), running-time,
+ * stream-time, duration (GstClockTime, guint64), foreground-fraction and
+ * valid-fraction (gdouble, of the left view; foreground-fraction is 1.0
+ * without background model), processing-time (guint64, nanoseconds spent
+ * matching this frame), frame-index (guint64, output frames since the
+ * element started, from 0, placeholders included), placeholder and
+ * warming-up (gboolean). A placeholder (unpaired frame) has both fractions
+ * and processing-time 0. So an application can react to motion from the bus
+ * without polling `stats`.
  *
  * ## Example launch lines
  * |[
@@ -62,7 +90,13 @@
  * ]| Raw Q4 disparity (320x240 GRAY16_LE per frame) to a file.
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=480 ! cudastereo input-layout=top-bottom output-mode=depth baseline=0.12 focal-length=700 ! fakesink
- * ]| Depth in millimetres from top-bottom frames.
+ * ]| Depth in millimetres from top-bottom frames (baseline and focal-length
+ * from your calibration; without them the element posts an error).
+ * |[
+ * gst-launch-1.0 -m cudastereo name=s background=true warmup-frames=5 post-messages=true ! fakesink videotestsrc pattern=ball num-buffers=30 ! video/x-raw,width=320,height=240 ! tee name=v ! queue ! s.sink_left v. ! queue ! s.sink_right
+ * ]| One `cudastereo` element message per frame on the bus (-m prints them);
+ * once the model has warmed up, foreground-fraction follows the moving ball
+ * (both pads get the same picture here, so every disparity is 0).
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=240,format=NV12 ! cudaupload ! "video/x-raw(memory:CUDAMemory)" ! cudastereo backend=cuda input-layout=side-by-side ! cudadownload ! video/x-raw,format=RGBA ! fakesink
  * ]| CUDA memory in and out (needs a GPU): the frames stay on the GPU from
@@ -129,6 +163,7 @@
 #include "encode.h"
 #include "engine.h"
 #include "engine_factory.h"
+#include "error_text.h"
 #include "gstcudastereometa.h"
 #include "pinned_allocator.h"
 #include "stereo.h"
@@ -248,11 +283,14 @@ enum {
   PROP_OUTPUT_MODE,
   PROP_BASELINE,
   PROP_FOCAL_LENGTH,
+  PROP_POST_MESSAGES,
   PROP_STATS,
 };
 
-constexpr double kDefaultBaselineM = 0.1;
-constexpr double kDefaultFocalPx = 700.0;
+// 0 = not set: depth output refuses to start until the user gives the
+// calibration of their cameras, since no default could be right.
+constexpr double kDefaultBaselineM = 0.0;
+constexpr double kDefaultFocalPx = 0.0;
 
 // What the properties say; written by setters, read by the streaming thread.
 struct Settings {
@@ -265,6 +303,7 @@ struct Settings {
   GstCudaStereoOutputMode output_mode = GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY;
   double baseline_m = kDefaultBaselineM;
   double focal_px = kDefaultFocalPx;
+  bool post_messages = false;
 };
 
 enum class Layout { SideBySide, TopBottom };
@@ -699,6 +738,25 @@ static cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format
   return e;
 }
 
+// What output-mode=depth lacks, in the user's words; empty when it can run.
+// Depth from an uncalibrated guess would look plausible and be wrong.
+static std::string depth_settings_problem(const Settings& s) {
+  if (s.output_mode != GST_CUDA_STEREO_OUTPUT_MODE_DEPTH) return "";
+  const bool baseline = s.baseline_m > 0.0, focal = s.focal_px > 0.0;
+  const char* baseline_hint = "the distance between the two camera centres in metres";
+  const char* focal_hint = "the focal length of the rectified views in pixels";
+  if (!baseline && !focal)
+    return std::string("output-mode=depth needs `baseline` and `focal-length`, which are not set: set baseline to ") +
+           baseline_hint + " and focal-length to " + focal_hint + ", both from your stereo calibration";
+  if (!baseline)
+    return std::string("output-mode=depth needs `baseline`, which is not set: set it to ") + baseline_hint +
+           " (from your stereo calibration)";
+  if (!focal)
+    return std::string("output-mode=depth needs `focal-length`, which is not set: set it to ") + focal_hint +
+           " (from your stereo calibration)";
+  return "";
+}
+
 // Takes settings changed since the last frame into the engine. Returns false
 // (after posting an error) when they do not fit.
 static bool apply_settings(GstCudaStereo* self) {
@@ -715,10 +773,17 @@ static bool apply_settings(GstCudaStereo* self) {
   if (geometry_dirty && (priv->packed_in.configured || priv->left_in.configured)) {
     if (!update_geometry(self)) return false;
   }
+  const std::string depth_problem = depth_settings_problem(priv->active);
+  if (!depth_problem.empty()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s", depth_problem.c_str()), (nullptr));
+    return false;
+  }
   if (params_dirty) {
-    const std::string error = priv->engine->set_params(priv->active.params);
-    if (!error.empty()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid stereo settings: %s", error.c_str()), (nullptr));
+    const std::string text = priv->engine->set_params(priv->active.params);
+    if (!text.empty()) {
+      const cs::ErrorParts error = cs::split_error_text(text);
+      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid stereo settings: %s", error.message.c_str()),
+                        ("%s", error.detail.c_str()));
       return false;
     }
     priv->params_checked = false;
@@ -758,6 +823,35 @@ static void record_output(GstCudaStereo* self, bool placeholder) {
   priv->stats.backend = priv->backend_name;
 }
 
+// The element message of one output frame (post-messages), so that an
+// application can react to what the camera sees from the bus instead of
+// polling `stats`. `fs`: the engine's numbers for this frame, null for a
+// placeholder (nothing matched: no foreground, nothing valid).
+static void post_frame_message(GstCudaStereo* self, GstClockTime pts, GstClockTime duration,
+                               const cs::FrameStats* fs, guint64 processing_ns) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  guint64 frame_index;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    frame_index = priv->stats.frames - 1;  // record_output counted this frame
+  }
+  GstClockTime running_time = GST_CLOCK_TIME_NONE, stream_time = GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID(pts)) {
+    const GstSegment* seg = &GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(self))->segment;
+    GST_OBJECT_LOCK(self);
+    running_time = gst_segment_to_running_time(seg, GST_FORMAT_TIME, pts);
+    stream_time = gst_segment_to_stream_time(seg, GST_FORMAT_TIME, pts);
+    GST_OBJECT_UNLOCK(self);
+  }
+  GstStructure* s = gst_structure_new(
+      "cudastereo", "timestamp", G_TYPE_UINT64, pts, "running-time", G_TYPE_UINT64, running_time, "stream-time",
+      G_TYPE_UINT64, stream_time, "duration", G_TYPE_UINT64, duration, "foreground-fraction", G_TYPE_DOUBLE,
+      fs ? fs->foreground_fraction : 0.0, "valid-fraction", G_TYPE_DOUBLE, fs ? fs->valid_fraction : 0.0,
+      "processing-time", G_TYPE_UINT64, processing_ns, "frame-index", G_TYPE_UINT64, frame_index, "placeholder",
+      G_TYPE_BOOLEAN, fs == nullptr, "warming-up", G_TYPE_BOOLEAN, fs ? fs->warming_up : FALSE, nullptr);
+  gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
+}
+
 // Makes one output frame: from the views when both are given, else an
 // all-invalid placeholder. `pts` is in the output segment. *engine_took (when
 // given) says whether the views reached the engine (which then owns upload
@@ -767,8 +861,12 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   GstCudaStereoPrivate* priv = PRIV(self);
   if (!priv->out_configured && priv->geometry.valid) gst_aggregator_negotiate(GST_AGGREGATOR(self));
   if (!priv->out_configured) {
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No output caps could be negotiated"),
-                      ("input: %dx%d views", priv->geometry.view_width, priv->geometry.view_height));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("No output format could be agreed with downstream for %dx%d views: cudastereo gives "
+                       "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx (GRAY16_LE only with output-mode=depth); put "
+                       "videoconvert after it or ask for one of these",
+                       priv->geometry.view_width, priv->geometry.view_height),
+                      (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
   const bool placeholder = !(left && right);
@@ -823,6 +921,7 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
     return GST_FLOW_ERROR;
   }
   const cs::EncodeParams enc = encode_params(priv->active, priv->out_format);
+  guint64 processing_ns = 0;
   cs::OutputFrame dst;
   dst.data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0));
   dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0);
@@ -835,11 +934,16 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
     // stream, so a downstream CUDA element could not otherwise order its
     // reads after our writes.
     if (engine_took) *engine_took = true;
+    const auto started = std::chrono::steady_clock::now();
     const std::string error = priv->engine->process(*left, *right, enc, dst);
+    processing_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started)
+                        .count();
     if (!error.empty()) {
       gst_video_frame_unmap(&out);
       gst_buffer_unref(outbuf);
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", error.c_str()), (nullptr));
+      const cs::ErrorParts e = cs::split_error_text(error);
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()),
+                        ("%s", e.detail.c_str()));
       return GST_FLOW_ERROR;
     }
   } else {
@@ -865,6 +969,7 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   meta->frame_index = fs.frame_index;
 
   record_output(self, placeholder);
+  if (priv->active.post_messages) post_frame_message(self, pts, duration, placeholder ? nullptr : &fs, processing_ns);
 
   GstAggregator* agg = GST_AGGREGATOR(self);
   {
@@ -1109,7 +1214,8 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
     const bool gap = is_gap(buf);
     gst_buffer_unref(buf);
     if (gap) return GST_FLOW_OK;  // nothing known yet to make a frame of
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No usable input caps on `sink`"),
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("A frame arrived on `sink` before usable caps: upstream must send video/x-raw caps first"),
                       ("a buffer arrived without (valid) caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -1218,10 +1324,11 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
     GST_INFO_OBJECT(self, "dropping late frame at running time %" GST_TIME_FORMAT, GST_TIME_ARGS(out_rt));
     if (!priv->warned_late) {
       priv->warned_late = true;
-      GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Late stereo frame dropped"),
+      GST_ELEMENT_WARNING(self, STREAM, FAILED,
+                          ("Late stereo frame dropped: it came after its partner had gone out alone; raise the "
+                           "`latency` property when the two sources lag each other"),
                           ("A frame at running time %" GST_TIME_FORMAT
-                           " arrived after an output at that time was made (its partner went out unpaired). "
-                           "Raise the `latency` property for sources that lag each other.",
+                           " arrived after an output at that time was made (its partner went out unpaired).",
                            GST_TIME_ARGS(out_rt)));
     }
     std::lock_guard<std::mutex> guard(priv->lock);
@@ -1236,7 +1343,9 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
     if (lb) gst_buffer_unref(lb);
     if (rb) gst_buffer_unref(rb);
     if (gaps_only) return GST_FLOW_OK;
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No usable input caps on sink_left/sink_right"),
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("A frame arrived before both sink_left and sink_right had usable caps: upstream must send "
+                       "video/x-raw caps on both first"),
                       ("a buffer arrived before both pads had valid caps"));
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -1302,8 +1411,11 @@ static GstFlowReturn gst_cuda_stereo_aggregate(GstAggregator* agg, gboolean time
   CudaContextScope cuda_scope(engine_context(priv));
   GstFlowReturn ret = GST_FLOW_OK;
   if ((left || right) && !(left && right)) {
-    GST_ELEMENT_ERROR(self, CORE, PAD, ("Two-pad input needs both sink_left and sink_right"),
-                      ("only %s was requested", left ? "sink_left" : "sink_right"));
+    GST_ELEMENT_ERROR(self, CORE, PAD,
+                      ("Two-pad input needs both sink_left and sink_right, but only %s was requested: request and "
+                       "link the other one too, or use the packed `sink` pad",
+                       left ? "sink_left" : "sink_right"),
+                      (nullptr));
     ret = GST_FLOW_ERROR;
   } else if (!apply_settings(self)) {
     ret = GST_FLOW_ERROR;
@@ -1412,9 +1524,18 @@ static GstFlowReturn gst_cuda_stereo_update_src_caps(GstAggregator* agg, GstCaps
   // unless downstream refuses it.
   *ret = gst_caps_intersect_full(ours, downstream, GST_CAPS_INTERSECT_FIRST);
   if (gst_caps_is_empty(*ret)) {
+    bool depth;
+    {
+      std::lock_guard<std::mutex> guard(priv->lock);
+      depth = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
+    }
     gchar* ours_str = gst_caps_to_string(ours);
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream accepts none of the output formats"),
-                      ("cudastereo can give %s (output-mode=depth gives GRAY16_LE only)", ours_str));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("Downstream accepts none of the output formats: cudastereo gives %s%s; put videoconvert "
+                       "after it or ask for one of these",
+                       depth ? "GRAY16_LE" : "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx",
+                       depth ? " (output-mode=depth gives depth in GRAY16_LE only)" : ""),
+                      ("cudastereo can give %s", ours_str));
     g_free(ours_str);
     gst_caps_unref(ours);
     return GST_FLOW_NOT_NEGOTIATED;
@@ -1746,6 +1867,14 @@ static std::string open_cuda_context(GstCudaStereo* self, int device_id, GstCuda
 }
 #endif
 
+// Developer detail for a debug string: the error text's own detail and the
+// engine factory's (the failing CUDA call), either of which may be empty.
+static std::string join_details(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty() || a == b) return a;
+  return a + "; " + b;
+}
+
 static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
   GstCudaStereo* self = GST_CUDA_STEREO(agg);
   GstCudaStereoPrivate* priv = PRIV(self);
@@ -1784,19 +1913,23 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
   choice = cs_gst::create_engine(backend, s.cuda_device_id, s.params);
 #endif
   if (!choice.engine) {
-    GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("No stereo engine: %s", choice.error.c_str()),
+    const cs::ErrorParts error = cs::split_error_text(choice.error);
+    const std::string detail = join_details(error.detail, choice.debug);
+    GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("No stereo engine: %s", error.message.c_str()),
                       ("backend=%s, cuda-device-id=%d%s%s",
                        g_enum_get_value(G_ENUM_CLASS(g_type_class_peek(gst_cuda_stereo_backend_get_type())), s.backend)
                            ->value_nick,
-                       s.cuda_device_id, choice.debug.empty() ? "" : "; ", choice.debug.c_str()));
+                       s.cuda_device_id, detail.empty() ? "" : "; ", detail.c_str()));
     return FALSE;
   }
   if (!choice.notice.empty() && !priv->notice_posted) {
     // Once per element: repeated start/stop cycles would otherwise repeat it.
     priv->notice_posted = true;
-    GST_ELEMENT_WARNING(self, LIBRARY, INIT, ("%s", choice.notice.c_str()),
+    const cs::ErrorParts notice = cs::split_error_text(choice.notice);
+    const std::string detail = join_details(notice.detail, choice.debug);
+    GST_ELEMENT_WARNING(self, LIBRARY, INIT, ("%s", notice.message.c_str()),
                         ("set backend=cpu to choose the CPU explicitly and silence this%s%s",
-                         choice.debug.empty() ? "" : "; ", choice.debug.c_str()));
+                         detail.empty() ? "" : "; ", detail.c_str()));
   }
   priv->engine = std::move(choice.engine);
   priv->backend_name = priv->engine->backend_name();
@@ -2038,6 +2171,7 @@ static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const G
         break;
       case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
       case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
+      case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
       default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
   }
@@ -2074,6 +2208,7 @@ static void gst_cuda_stereo_get_property(GObject* object, guint prop_id, GValue*
     case PROP_OUTPUT_MODE: g_value_set_enum(value, s.output_mode); break;
     case PROP_BASELINE: g_value_set_double(value, s.baseline_m); break;
     case PROP_FOCAL_LENGTH: g_value_set_double(value, s.focal_px); break;
+    case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
 }
@@ -2193,17 +2328,28 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_OUTPUT_MODE,
       g_param_spec_enum("output-mode", "Output mode",
-                        "disparity, or depth (GRAY16_LE millimetres, Z = baseline * focal-length / d); changing it "
-                        "renegotiates",
+                        "disparity, or depth (GRAY16_LE millimetres, Z = baseline * focal-length / d; needs both "
+                        "set, and rectified views); changing it renegotiates",
                         gst_cuda_stereo_output_mode_get_type(), GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, playing));
   g_object_class_install_property(
       gobject_class, PROP_BASELINE,
-      g_param_spec_double("baseline", "Baseline", "Distance between the camera centres, metres (depth output)", 1e-6,
-                          1000.0, kDefaultBaselineM, playing));
+      g_param_spec_double("baseline", "Baseline",
+                          "Distance between the two camera centres, metres, from the stereo calibration (depth "
+                          "output); 0 = not set: output-mode=depth fails with an error until it is set",
+                          0.0, 1000.0, kDefaultBaselineM, playing));
   g_object_class_install_property(
       gobject_class, PROP_FOCAL_LENGTH,
-      g_param_spec_double("focal-length", "Focal length", "Focal length of the rectified views, pixels (depth output)",
-                          1e-3, 1e7, kDefaultFocalPx, playing));
+      g_param_spec_double("focal-length", "Focal length",
+                          "Focal length of the rectified views, pixels, from the stereo calibration (depth output); "
+                          "0 = not set: output-mode=depth fails with an error until it is set",
+                          0.0, 1e7, kDefaultFocalPx, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post messages",
+                           "Post an element message named \"cudastereo\" on the bus for every output frame: "
+                           "timestamp, running-time, stream-time, duration, foreground-fraction, valid-fraction, "
+                           "processing-time (ns), frame-index, placeholder, warming-up",
+                           FALSE, playing));
   g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
@@ -2233,7 +2379,7 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
 
   gst_element_class_set_static_metadata(
       element_class, "Stereo disparity (progressive multi-resolution adaptive windows)", "Filter/Analyzer/Video",
-      "Disparity or depth from a stereo pair: packed side-by-side/top-bottom frames on `sink`, or two views on "
+      "Disparity or depth from a rectified (row-aligned) stereo pair: packed side-by-side/top-bottom frames on `sink`, or two views on "
       "sink_left/sink_right paired by timestamp. Zhao & Taubin 2011 (pyramid, optional HSV background model, "
       "adaptive-window census matching, left-right check, sub-pixel). Output GRAY16_LE d*16 (0 = invalid), GRAY8, "
       "false colour or depth in mm; per-buffer GstCudaStereoMeta. Backends: cpu, cuda (auto picks)",

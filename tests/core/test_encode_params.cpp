@@ -5,6 +5,7 @@
 
 #include "encode.h"
 #include "engine.h"
+#include "error_text.h"
 #include "stages.h"
 #include "synthetic.h"
 
@@ -37,6 +38,8 @@ TEST(Encode, EveryFormatWithPitchAndMask) {
   const ImageView<const uint16_t> qv = static_cast<const Image<uint16_t>&>(q4).view();
   EncodeParams ep;
   ep.max_disparity = 64;
+  ep.baseline_mm = 100.0;
+  ep.focal_px = 700.0;
   ep.invalid_rgb[0] = 1;
   ep.invalid_rgb[1] = 2;
   ep.invalid_rgb[2] = 3;
@@ -93,6 +96,48 @@ TEST(Encode, ColormapEndpoints) {
   EXPECT_EQ(turbo[255 * 3], 122);
   EXPECT_GT(turbo[128 * 3 + 1], 200);  // green in the middle
   EXPECT_EQ(colormap_lut(Colormap::Turbo), turbo);  // computed once
+}
+
+// Entries of Google's published 256-entry table (turbo_srgb_bytes, Anton
+// Mikhailov 2019), copied from the gist by hand for this test.
+TEST(Encode, TurboIsThePublishedTable) {
+  const struct {
+    int index;
+    uint8_t rgb[3];
+  } published[] = {{0, {48, 18, 59}},      {1, {50, 21, 67}},     {32, {70, 107, 227}},  {64, {40, 188, 235}},
+                   {100, {63, 246, 138}}, {128, {164, 252, 60}}, {160, {238, 207, 58}}, {192, {251, 126, 33}},
+                   {224, {208, 47, 5}},   {254, {126, 5, 2}},    {255, {122, 4, 3}}};
+  const uint8_t* turbo = colormap_lut(Colormap::Turbo);
+  for (const auto& e : published)
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(turbo[3 * e.index + c], e.rgb[c]) << "entry " << e.index << " channel " << c;
+}
+
+TEST(ErrorText, DetailGoesApartFromTheMessage) {
+  const std::string text = with_detail("the GPU reported an error: out of memory (cudaErrorMemoryAllocation)",
+                                       "../cuda/cuda_engine.cu:812: cudaMalloc(&m.buf[i], n) failed");
+  const ErrorParts p = split_error_text("backend=cuda was requested but " + text);
+  EXPECT_EQ(p.message,
+            "backend=cuda was requested but the GPU reported an error: out of memory (cudaErrorMemoryAllocation)");
+  EXPECT_EQ(p.detail, "../cuda/cuda_engine.cu:812: cudaMalloc(&m.buf[i], n) failed");
+  EXPECT_EQ(with_detail("plain", ""), "plain");
+  // Two details, one in the middle of the text.
+  const ErrorParts two = split_error_text(with_detail("a", "x.cu:1: f failed") + ", then " + with_detail("b", "y"));
+  EXPECT_EQ(two.message, "a, then b");
+  EXPECT_EQ(two.detail, "x.cu:1: f failed; y");
+}
+
+TEST(ErrorText, StraySourceLocationsLeaveTheMessage) {
+  ErrorParts p = split_error_text("/src/cuda/matching.cu:120: launch failed");
+  EXPECT_EQ(p.message, "launch failed");
+  EXPECT_EQ(p.detail, "/src/cuda/matching.cu:120");
+  p = split_error_text("at common/matcher.cpp:33:7: view too small");
+  EXPECT_EQ(p.message, "at view too small");
+  EXPECT_EQ(p.detail, "common/matcher.cpp:33:7");
+  // Times, ratios and versions are not source locations.
+  const std::string plain = "frame at 0:00:00.040000000 (learning-rate 1.5, ratio 16:9, version 1.22.0)";
+  p = split_error_text(plain);
+  EXPECT_EQ(p.message, plain);
+  EXPECT_EQ(p.detail, "");
 }
 
 TEST(Params, DefaultsAreValid) {
@@ -155,4 +200,37 @@ TEST(Engine, CpuEngineEncodesAndRejectsBadOutputs) {
   Params bad = p;
   bad.learning_rate = 2;
   EXPECT_NE(e->set_params(bad).find("learning-rate"), std::string::npos);
+}
+
+// Depth needs the calibration: EncodeParams starts with neither baseline nor
+// focal length, and the engine names what is missing instead of guessing.
+TEST(Engine, DepthNeedsBaselineAndFocalLength) {
+  const SyntheticPair s = make_plane_pair(64, 32, 5, 2);
+  Params p;
+  p.max_disparity = 16;
+  p.subpixel = false;
+  std::unique_ptr<Engine> e = make_cpu_engine(p);
+  EncodeParams ep;
+  ep.format = OutputFormat::DepthMm;
+  ep.max_disparity = 16;
+  EXPECT_EQ(ep.baseline_mm, 0.0);
+  EXPECT_EQ(ep.focal_px, 0.0);
+  std::vector<uint16_t> out(64 * 32, 7);
+  OutputFrame of{reinterpret_cast<uint8_t*>(out.data()), 128, 64, 32, Memory::Host};
+  const std::string neither = e->process(rgba_view(s.left_rgba), rgba_view(s.right_rgba), ep, of);
+  EXPECT_NE(neither.find("baseline"), std::string::npos) << neither;
+  EXPECT_NE(neither.find("focal length"), std::string::npos) << neither;
+  ep.focal_px = 500.0;
+  const std::string no_baseline = e->process(rgba_view(s.left_rgba), rgba_view(s.right_rgba), ep, of);
+  EXPECT_NE(no_baseline.find("baseline"), std::string::npos) << no_baseline;
+  EXPECT_EQ(no_baseline.find("focal"), std::string::npos) << no_baseline;
+  ep.focal_px = 0.0;
+  ep.baseline_mm = 120.0;
+  const std::string no_focal = e->process(rgba_view(s.left_rgba), rgba_view(s.right_rgba), ep, of);
+  EXPECT_NE(no_focal.find("focal length"), std::string::npos) << no_focal;
+  EXPECT_EQ(no_focal.find("baseline"), std::string::npos) << no_focal;
+  EXPECT_EQ(out[16 * 64 + 32], 7);  // nothing written
+  ep.focal_px = 500.0;
+  ASSERT_EQ(e->process(rgba_view(s.left_rgba), rgba_view(s.right_rgba), ep, of), "");
+  EXPECT_EQ(out[16 * 64 + 32], 12000);  // 120 mm * 500 px / 5 px
 }

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "cuda_engine.h"
+#include "cuda_util.h"
+#include "error_text.h"
 #include "gpu_test_util.h"
 #include "matcher_debug.h"
 #include "stereo_math.h"
@@ -280,6 +282,8 @@ TEST(CudaEngine, EveryOutputFormatMatchesCpuEngine) {
     ep.colormap = Colormap::Jet;
     ep.alpha_from_mask = true;
     ep.max_disparity = 64;
+    ep.baseline_mm = 100.0;
+    ep.focal_px = 700.0;
     const int row = 120 * output_bytes_per_pixel(fmt);
     std::vector<uint8_t> a(static_cast<size_t>(row + 8) * 80, 1), b(a.size(), 2);
     OutputFrame oa{a.data(), row + 8, 120, 80, Memory::Host}, ob{b.data(), row + 8, 120, 80, Memory::Host};
@@ -292,6 +296,18 @@ TEST(CudaEngine, EveryOutputFormatMatchesCpuEngine) {
       for (int x = 0; x < row; ++x) diffs += a[y * (row + 8) + x] != b[y * (row + 8) + x];
     EXPECT_EQ(diffs, 0u);
   }
+}
+
+// What a failing CUDA call says: the user's sentence (the CUDA message and
+// error name), with the call, file and line apart as the detail that the
+// element puts in the debug string only.
+TEST(CudaEngine, ErrorTextKeepsSourceLocationsInTheDetail) {
+  const ErrorParts parts = split_error_text(
+      "backend=cuda was requested but " +
+      cuda_error_text(cudaErrorMemoryAllocation, "cudaMalloc(&m.buf[0], n)", "../cuda/cuda_engine.cu", 812));
+  EXPECT_EQ(parts.message, std::string("backend=cuda was requested but the GPU reported an error: ") +
+                               cudaGetErrorString(cudaErrorMemoryAllocation) + " (cudaErrorMemoryAllocation)");
+  EXPECT_EQ(parts.detail, "../cuda/cuda_engine.cu:812: cudaMalloc(&m.buf[0], n) failed");
 }
 
 TEST(CudaEngine, DeviceFramesOnCallerStream) {

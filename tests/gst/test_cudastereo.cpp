@@ -155,6 +155,81 @@ bool bus_has(GstBus* bus, GstMessageType type, const char* needle, GstClockTime 
   return false;
 }
 
+// The first message of `type` (ERROR, WARNING) posted within `wait`: its
+// user-facing text and its debug string.
+struct Posted {
+  bool found = false;
+  std::string message, debug;
+};
+
+Posted wait_posted(GstBus* bus, GstMessageType type, GstClockTime wait = 5 * GST_SECOND) {
+  Posted p;
+  GstMessage* m = gst_bus_timed_pop_filtered(bus, wait, type);
+  if (!m) return p;
+  GError* err = nullptr;
+  gchar* dbg = nullptr;
+  if (type == GST_MESSAGE_ERROR) gst_message_parse_error(m, &err, &dbg);
+  if (type == GST_MESSAGE_WARNING) gst_message_parse_warning(m, &err, &dbg);
+  p.found = err != nullptr;
+  if (err) p.message = err->message;
+  if (dbg) p.debug = dbg;
+  GST_INFO("posted: %s (%s)", p.message.c_str(), p.debug.c_str());
+  g_clear_error(&err);
+  g_free(dbg);
+  gst_message_unref(m);
+  return p;
+}
+
+// The per-frame element messages (post-messages) waiting on the bus.
+std::vector<GstStructure*> frame_messages(GstBus* bus) {
+  std::vector<GstStructure*> out;
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT)) {
+    const GstStructure* s = gst_message_get_structure(m);
+    if (s && gst_structure_has_name(s, "cudastereo")) out.push_back(gst_structure_copy(s));
+    gst_message_unref(m);
+  }
+  return out;
+}
+
+void free_structures(std::vector<GstStructure*>& v) {
+  for (GstStructure* s : v) gst_structure_free(s);
+  v.clear();
+}
+
+guint64 field_u64(const GstStructure* s, const char* name) {
+  guint64 v = 0;
+  fail_unless(gst_structure_get_uint64(s, name, &v), "message lacks %s", name);
+  return v;
+}
+
+double field_double(const GstStructure* s, const char* name) {
+  double v = -1;
+  fail_unless(gst_structure_get_double(s, name, &v), "message lacks %s", name);
+  return v;
+}
+
+bool field_bool(const GstStructure* s, const char* name) {
+  gboolean v = FALSE;
+  fail_unless(gst_structure_get_boolean(s, name, &v), "message lacks %s", name);
+  return v;
+}
+
+// Fraction of all pixels of a GRAY16_LE output that are not 0 (valid).
+double nonzero_fraction(GstBuffer* out, int w, int h) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_GRAY16_LE, w, h);
+  GstVideoFrame f;
+  fail_unless(gst_video_frame_map(&f, &info, out, GST_MAP_READ));
+  uint64_t n = 0;
+  for (int y = 0; y < h; ++y) {
+    const uint16_t* row = reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) +
+                                                            y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0));
+    for (int x = 0; x < w; ++x) n += row[x] != 0;
+  }
+  gst_video_frame_unmap(&f);
+  return static_cast<double>(n) / (static_cast<double>(w) * h);
+}
+
 // Fraction of interior pixels of a view-sized output equal to `expected`
 // (bytes per pixel bpp, compared as that many bytes).
 double fraction_equal(GstBuffer* out, GstVideoFormat format, int w, int h, const uint8_t* expected, int bpp,
@@ -348,11 +423,52 @@ GST_END_TEST;
 
 // Depth is GRAY16_LE only: a downstream that wants RGBA cannot be served.
 GST_START_TEST(test_output_depth_refuses_colour) {
-  Packed p = packed_harness("input-layout=side-by-side output-mode=depth", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH),
-                            "video/x-raw,format=RGBA");
+  Packed p = packed_harness("input-layout=side-by-side output-mode=depth baseline=0.12 focal-length=500",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH), "video/x-raw,format=RGBA");
   GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
   gst_harness_push(p.h, in);
   fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "GRAY16_LE"));
+  teardown(p);
+}
+GST_END_TEST;
+
+// Depth without calibration is an error naming what is missing, never
+// millimetres from a made-up camera; no output frame is made.
+GST_START_TEST(test_output_depth_needs_calibration) {
+  struct Case {
+    const char* props;
+    const char* named;
+    const char* not_named;
+  } cases[] = {
+      {"output-mode=depth focal-length=500", "`baseline`", "focal-length"},
+      {"output-mode=depth baseline=0.12", "`focal-length`", "baseline"},
+      {"output-mode=depth", "`baseline` and `focal-length`", nullptr},
+  };
+  for (const Case& c : cases) {
+    const std::string props = std::string("input-layout=side-by-side ") + c.props;
+    Packed p = packed_harness(props.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, 0);
+    gst_harness_push(p.h, in);
+    const Posted e = wait_posted(p.bus, GST_MESSAGE_ERROR);
+    fail_unless(e.found, "%s: no error", c.props);
+    fail_unless(e.message.find(c.named) != std::string::npos, "%s: '%s' does not name %s", c.props,
+                e.message.c_str(), c.named);
+    if (c.not_named)
+      fail_unless(e.message.find(c.not_named) == std::string::npos, "%s: '%s' names %s, which is set", c.props,
+                  e.message.c_str(), c.not_named);
+    fail_unless(gst_harness_try_pull(p.h) == nullptr, "%s: an output frame was made", c.props);
+    teardown(p);
+  }
+  // Set while playing: the next frame is in millimetres.
+  Packed p = packed_harness("input-layout=side-by-side output-mode=depth", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  g_object_set(p.h->element, "baseline", 0.2, "focal-length", 400.0, nullptr);
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 0);
+  GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+  const uint16_t z = 16000;  // 200 mm * 400 px / 5 px
+  fail_unless(fraction_equal(out, GST_VIDEO_FORMAT_GRAY16_LE, kW, kH, reinterpret_cast<const uint8_t*>(&z), 2) >= 0.9);
+  gst_buffer_unref(out);
   teardown(p);
 }
 GST_END_TEST;
@@ -441,7 +557,7 @@ GST_START_TEST(test_properties) {
   const char* all[] = {"backend", "cuda-device-id", "max-disparity", "min-disparity", "levels", "window",
                        "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
                        "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
-                       "baseline", "focal-length", "stats"};
+                       "baseline", "focal-length", "post-messages", "stats"};
   for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
   // Only NULL/READY for the device choice.
   GParamSpec* be = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "backend");
@@ -455,11 +571,16 @@ GST_START_TEST(test_properties) {
   // Round trips.
   gst_util_set_object_arg(G_OBJECT(e), "colormap", "grey");
   gst_util_set_object_arg(G_OBJECT(e), "window", "best-4");
-  g_object_set(e, "learning-rate", 0.5f, "baseline", 0.25, "subpixel", FALSE, nullptr);
   int cm = -1, win = -1;
   float lr = 0;
-  double bl = 0;
+  double bl = -1;
   gboolean sp = TRUE;
+  // Depth calibration starts unset (0), post-messages off.
+  double focal = -1;
+  gboolean post = TRUE;
+  g_object_get(e, "baseline", &bl, "focal-length", &focal, "post-messages", &post, nullptr);
+  fail_unless(bl == 0.0 && focal == 0.0 && !post);
+  g_object_set(e, "learning-rate", 0.5f, "baseline", 0.25, "subpixel", FALSE, nullptr);
   g_object_get(e, "colormap", &cm, "window", &win, "learning-rate", &lr, "baseline", &bl, "subpixel", &sp, nullptr);
   fail_unless_equals_int(cm, 2);
   fail_unless_equals_int(win, 4);
@@ -1054,6 +1175,269 @@ GST_START_TEST(test_device_fixed_while_running) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- per-frame messages
+
+// post-messages=true: exactly one "cudastereo" element message per output
+// frame, before the frame leaves, with that frame's timestamp and numbers.
+GST_START_TEST(test_post_messages_packed) {
+  // min-disparity=1: every valid pixel is non-zero in the raw output, so the
+  // message's valid-fraction can be counted there.
+  Packed p = packed_harness("input-layout=side-by-side post-messages=true min-disparity=1",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  const int frames = 4;
+  for (int i = 0; i < frames; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide, 7 + i);
+    stamp(in, 3 * GST_SECOND + i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    std::vector<GstStructure*> msgs = frame_messages(p.bus);
+    fail_unless_equals_int(static_cast<int>(msgs.size()), 1);
+    const GstStructure* m = msgs[0];
+    fail_unless_equals_uint64(field_u64(m, "timestamp"), GST_BUFFER_PTS(out));
+    fail_unless_equals_uint64(field_u64(m, "timestamp"), 3 * GST_SECOND + i * kFrame);
+    // The harness's segment starts at 0: running time and stream time equal the timestamp.
+    fail_unless_equals_uint64(field_u64(m, "running-time"), 3 * GST_SECOND + i * kFrame);
+    fail_unless_equals_uint64(field_u64(m, "stream-time"), 3 * GST_SECOND + i * kFrame);
+    fail_unless_equals_uint64(field_u64(m, "duration"), kFrame);
+    fail_unless_equals_uint64(field_u64(m, "frame-index"), static_cast<guint64>(i));
+    fail_unless(field_u64(m, "processing-time") > 0);
+    fail_unless(!field_bool(m, "placeholder"));
+    fail_unless(!field_bool(m, "warming-up"));
+    // No background model: everything is foreground.
+    fail_unless(field_double(m, "foreground-fraction") == 1.0);
+    const double valid = field_double(m, "valid-fraction");
+    fail_unless(valid == nonzero_fraction(out, kW, kH), "valid-fraction %.6f, output %.6f", valid,
+                nonzero_fraction(out, kW, kH));
+    fail_unless(valid > 0.7, "a textured plane is mostly matched, got %.3f", valid);
+    free_structures(msgs);
+    gst_buffer_unref(out);
+  }
+  // Off while playing: no more messages (applied at the next frame).
+  g_object_set(p.h->element, "post-messages", FALSE, nullptr);
+  for (int i = frames; i < frames + 2; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, 3 * GST_SECOND + i * kFrame);
+    gst_buffer_unref(gst_harness_push_and_pull(p.h, in));
+  }
+  std::vector<GstStructure*> msgs = frame_messages(p.bus);
+  fail_unless_equals_int(static_cast<int>(msgs.size()), 0);
+  teardown(p);
+}
+GST_END_TEST;
+
+GST_START_TEST(test_post_messages_off_by_default) {
+  Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  for (int i = 0; i < 3; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    gst_buffer_unref(gst_harness_push_and_pull(p.h, in));
+  }
+  std::vector<GstStructure*> msgs = frame_messages(p.bus);
+  fail_unless_equals_int(static_cast<int>(msgs.size()), 0);
+  teardown(p);
+}
+GST_END_TEST;
+
+// With the background model: a static scene goes from all foreground
+// (warm-up) to almost none, and each message agrees with its frame's meta.
+GST_START_TEST(test_post_messages_background) {
+  Packed p = packed_harness("input-layout=side-by-side post-messages=true background=true warmup-frames=3",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  for (int i = 0; i < 6; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    std::vector<GstStructure*> msgs = frame_messages(p.bus);
+    fail_unless_equals_int(static_cast<int>(msgs.size()), 1);
+    const double fg = field_double(msgs[0], "foreground-fraction");
+    fail_unless(fg == meta_of(out)->foreground_fraction);
+    fail_unless_equals_uint64(field_u64(msgs[0], "timestamp"), i * kFrame);
+    if (i < 3) {
+      fail_unless(field_bool(msgs[0], "warming-up"));
+      fail_unless(fg == 1.0);
+    }
+    if (i == 5) {
+      fail_unless(!field_bool(msgs[0], "warming-up"));
+      fail_unless(fg < 0.1, "static scene still %.3f foreground", fg);
+    }
+    free_structures(msgs);
+    gst_buffer_unref(out);
+  }
+  teardown(p);
+}
+GST_END_TEST;
+
+// Two pads: one message per pair, and one for an unpaired frame's
+// placeholder (flagged, nothing foreground or valid).
+GST_START_TEST(test_post_messages_two_pads) {
+  TwoPads t = two_pad_harness();
+  g_object_set(t.left->element, "post-messages", TRUE, nullptr);
+  push_views(t, 0, 0);
+  GstBuffer* out = gst_harness_pull(t.left);
+  std::vector<GstStructure*> msgs = frame_messages(t.bus);
+  fail_unless_equals_int(static_cast<int>(msgs.size()), 1);
+  fail_unless_equals_uint64(field_u64(msgs[0], "timestamp"), 0);
+  fail_unless(!field_bool(msgs[0], "placeholder"));
+  fail_unless(field_double(msgs[0], "valid-fraction") > 0.5);
+  free_structures(msgs);
+  gst_buffer_unref(out);
+  push_views(t, kFrame, 2 * kFrame);  // the right frame at kFrame was lost
+  out = gst_harness_pull(t.left);
+  fail_unless(meta_of(out)->placeholder);
+  msgs = frame_messages(t.bus);
+  fail_unless_equals_int(static_cast<int>(msgs.size()), 1);
+  fail_unless_equals_uint64(field_u64(msgs[0], "timestamp"), kFrame);
+  fail_unless(field_bool(msgs[0], "placeholder"));
+  fail_unless(field_double(msgs[0], "valid-fraction") == 0.0);
+  fail_unless(field_double(msgs[0], "foreground-fraction") == 0.0);
+  fail_unless_equals_uint64(field_u64(msgs[0], "processing-time"), 0);
+  fail_unless_equals_uint64(field_u64(msgs[0], "frame-index"), 1);
+  free_structures(msgs);
+  gst_buffer_unref(out);
+  teardown(t);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- messages in the user's terms
+
+// Where a posted text gave away the code instead of the problem: a source
+// file, a line (":123"), a function call "name(". Empty when it is clean.
+std::string code_in_text(const std::string& text) {
+  static const char* patterns[] = {R"(\.(c|cc|cpp|cu|cuh|h|hpp)\b)", R"(:\d)", R"(\b[a-z_][a-z0-9_]*_[a-z0-9_]*\()",
+                                   R"(\bgst_|\bcs::|::)"};
+  for (const char* pattern : patterns)
+    if (g_regex_match_simple(pattern, text.c_str(), static_cast<GRegexCompileFlags>(0),
+                             static_cast<GRegexMatchFlags>(0)))
+      return pattern;
+  return "";
+}
+
+// Each kind of error and warning the CPU backend can be driven into: the
+// message names the problem or the property to set, and keeps source files,
+// lines and functions out (they belong in the debug string).
+GST_START_TEST(test_messages_speak_user_terms) {
+  enum class Push { Nothing, Frame, ShortBuffer };
+  struct Case {
+    const char* what;
+    const char* props;
+    std::string caps;
+    const char* out_caps;
+    GstMessageType type;
+    std::vector<const char*> names;  // the message mentions each
+    Push push;
+  };
+  const std::string sbs = caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH);
+  const Case cases[] = {
+      {"odd width", "input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * kW + 1, kH), nullptr,
+       GST_MESSAGE_ERROR, {"odd", "side-by-side"}, Push::Nothing},
+      {"mono caps", "", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH, ",multiview-mode=mono"), nullptr,
+       GST_MESSAGE_ERROR, {"input-layout", "mono"}, Push::Nothing},
+      {"unsupported multiview mode", "", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH, ",multiview-mode=row-interleaved"),
+       nullptr, GST_MESSAGE_ERROR, {"multiview-mode", "not supported"}, Push::Nothing},
+      {"views too small", "input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_GRAY8, 2 * (cs::kMinViewWidth - 2), kH),
+       nullptr, GST_MESSAGE_ERROR, {"smaller than the minimum"}, Push::Nothing},
+      {"range wider than the view", "input-layout=side-by-side max-disparity=200", sbs, nullptr, GST_MESSAGE_ERROR,
+       {"max-disparity", "view width"}, Push::Frame},
+      {"empty range", "input-layout=side-by-side min-disparity=20", sbs, nullptr, GST_MESSAGE_ERROR,
+       {"max-disparity", "min-disparity"}, Push::Frame},
+      {"depth without calibration", "input-layout=side-by-side output-mode=depth", sbs, nullptr, GST_MESSAGE_ERROR,
+       {"baseline", "focal-length"}, Push::Frame},
+      {"depth to a colour sink", "input-layout=side-by-side output-mode=depth baseline=0.1 focal-length=500", sbs,
+       "video/x-raw,format=RGBA", GST_MESSAGE_ERROR, {"GRAY16_LE", "videoconvert"}, Push::Frame},
+      {"short buffer", "input-layout=side-by-side", sbs, nullptr, GST_MESSAGE_WARNING, {"fewer than", "bytes"},
+       Push::ShortBuffer},
+  };
+  for (const Case& c : cases) {
+    Packed p = packed_harness(c.props, c.caps, c.out_caps);
+    if (c.push == Push::Frame) {
+      GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+      stamp(in, 0);
+      gst_harness_push(p.h, in);
+    } else if (c.push == Push::ShortBuffer) {
+      GstBuffer* in = gst_buffer_new_allocate(nullptr, 100, nullptr);
+      stamp(in, 0);
+      gst_harness_push(p.h, in);
+    }
+    const Posted m = wait_posted(p.bus, c.type);
+    fail_unless(m.found, "%s: nothing posted", c.what);
+    for (const char* n : c.names)
+      fail_unless(m.message.find(n) != std::string::npos, "%s: '%s' does not mention %s", c.what, m.message.c_str(), n);
+    const std::string code = code_in_text(m.message);
+    fail_unless(code.empty(), "%s: '%s' shows code (%s)", c.what, m.message.c_str(), code.c_str());
+    teardown(p);
+  }
+
+  auto check_clean = [](const char* what, const Posted& m, const char* name) {
+    fail_unless(m.found, "%s: nothing posted", what);
+    fail_unless(m.message.find(name) != std::string::npos, "%s: '%s' does not mention %s", what, m.message.c_str(),
+                name);
+    const std::string code = code_in_text(m.message);
+    fail_unless(code.empty(), "%s: '%s' shows code (%s)", what, m.message.c_str(), code.c_str());
+  };
+  {
+    // Two pads of different formats.
+    TwoPads t = two_pad_harness(GST_VIDEO_FORMAT_RGBA, false, GST_VIDEO_FORMAT_GRAY8);
+    cs::SyntheticPair pair = cs::make_plane_pair(kW, kH, kD, 3);
+    GstBuffer* l = convert_rgba(rgba_bytes(pair.left_rgba), kW, kH, GST_VIDEO_FORMAT_RGBA);
+    GstBuffer* r = convert_rgba(rgba_bytes(pair.right_rgba), kW, kH, GST_VIDEO_FORMAT_GRAY8);
+    stamp(l, 0);
+    stamp(r, 0);
+    gst_harness_push(t.left, l);
+    gst_harness_push(t.right, r);
+    check_clean("two pads differ", wait_posted(t.bus, GST_MESSAGE_ERROR), "sink_right");
+    teardown(t);
+  }
+  {
+    // An unpaired frame, then its partner too late.
+    TwoPads t = two_pad_harness();
+    push_views(t, 0, GST_CLOCK_TIME_NONE);
+    fail_unless(gst_harness_crank_single_clock_wait(t.left));
+    gst_buffer_unref(gst_harness_pull(t.left));
+    check_clean("unpaired frame", wait_posted(t.bus, GST_MESSAGE_WARNING), "partner");
+    push_views(t, GST_CLOCK_TIME_NONE, 0);
+    push_views(t, kFrame, kFrame);
+    gst_buffer_unref(gst_harness_pull(t.left));
+    check_clean("late frame", wait_posted(t.bus, GST_MESSAGE_WARNING), "latency");
+    teardown(t);
+  }
+  {
+    // Only one of the two request pads.
+    GstElement* e = make_element();
+    GstBus* bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    GstHarness* l = gst_harness_new_with_element(e, "sink_left", "src");
+    gst_object_unref(e);
+    gst_harness_set_src_caps_str(l, caps_string(GST_VIDEO_FORMAT_RGBA, kW, kH).c_str());
+    GstBuffer* b = convert_rgba(rgba_bytes(cs::make_plane_pair(kW, kH, kD, 1).left_rgba), kW, kH, GST_VIDEO_FORMAT_RGBA);
+    stamp(b, 0);
+    gst_harness_push(l, b);
+    check_clean("only sink_left", wait_posted(bus, GST_MESSAGE_ERROR), "sink_right");
+    gst_harness_teardown(l);
+    gst_bus_set_flushing(bus, TRUE);
+    gst_object_unref(bus);
+  }
+  {
+    // The packed pad in use, then a request pad.
+    Packed p = packed_harness("input-layout=side-by-side", sbs);
+    fail_unless(gst_element_request_pad_simple(p.h->element, "sink_left") == nullptr);
+    check_clean("packed and two pads", wait_posted(p.bus, GST_MESSAGE_ERROR), "sink_left");
+    teardown(p);
+  }
+  {
+    // backend=cuda where there is no CUDA engine (this build or machine).
+    GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+    GstBus* bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
+    if (gst_element_set_state(e, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE)
+      check_clean("backend=cuda without CUDA", wait_posted(bus, GST_MESSAGE_ERROR), "backend=cuda");
+    gst_element_set_state(e, GST_STATE_NULL);
+    gst_bus_set_flushing(bus, TRUE);
+    gst_object_unref(bus);
+    gst_object_unref(e);
+  }
+}
+GST_END_TEST;
+
 static Suite* cudastereo_suite(void) {
   Suite* s = suite_create("cudastereo");
   TCase* tc = tcase_create("general");
@@ -1065,6 +1449,7 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_output_formats);
   tcase_add_test(tc, test_output_depth);
   tcase_add_test(tc, test_output_depth_refuses_colour);
+  tcase_add_test(tc, test_output_depth_needs_calibration);
   tcase_add_test(tc, test_background_alpha_mask_and_reset);
   tcase_add_test(tc, test_properties);
   tcase_add_test(tc, test_property_change_while_playing);
@@ -1087,6 +1472,11 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_backend_choice);
   tcase_add_test(tc, test_device_fixed_while_running);
+  tcase_add_test(tc, test_post_messages_packed);
+  tcase_add_test(tc, test_post_messages_off_by_default);
+  tcase_add_test(tc, test_post_messages_background);
+  tcase_add_test(tc, test_post_messages_two_pads);
+  tcase_add_test(tc, test_messages_speak_user_terms);
   return s;
 }
 

@@ -92,7 +92,12 @@ def encoder(args):
     if kind == "x264":
         if not Gst.ElementFactory.find("x264enc"):
             sys.exit("rtsp_server.py: no x264enc; install gstreamer1.0-plugins-ugly or use --encoder openh264")
-        return f"x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 bitrate={args.bitrate}"
+        # Constrained baseline, as openh264enc gives, and one slice a frame
+        # (threads=1: zerolatency's sliced threads cut frames into slices that
+        # openh264dec 2.3 fails to decode after RTP), so every H.264 decoder
+        # plays it; one thread of ultrafast is far faster than the matching.
+        return (f"x264enc tune=zerolatency speed-preset=ultrafast threads=1 key-int-max=30 bitrate={args.bitrate} "
+                "! video/x-h264,profile=constrained-baseline")
     if not Gst.ElementFactory.find("openh264enc"):
         sys.exit("rtsp_server.py: no openh264enc; install gstreamer1.0-plugins-bad or use --encoder x264")
     return f"openh264enc gop-size=30 bitrate={args.bitrate * 1000} complexity=low"

@@ -3,7 +3,8 @@
 
   test_rtsp_server.py SERVER CS_MAKESEQ
 
-Starts the server on a free port of 127.0.0.1 (CPU backend, the built-in
+For each H.264 encoder the server can use here (openh264enc, and x264enc
+when installed), starts the server on a free port of 127.0.0.1 (CPU backend, the built-in
 example sequence at 320x180, grey colour map so the picture has known
 values), plays the stream with two rtspsrc clients at once (RTP over TCP and
 over UDP, both on loopback) through rtph264depay ! h264parse ! an H.264
@@ -48,9 +49,10 @@ def luma(d):
     return 16 + 219 * value / 255
 
 
-def start_server():
+def start_server(encoder):
     cmd = [sys.executable, SERVER, "--address", "127.0.0.1", "--port", "0", "--size", f"{WIDTH}x{HEIGHT}",
-           "--makeseq", MAKESEQ, "--stereo", f"backend=cpu max-disparity={MAX_DISPARITY} colormap=grey"]
+           "--makeseq", MAKESEQ, "--stereo", f"backend=cpu max-disparity={MAX_DISPARITY} colormap=grey",
+           "--encoder", encoder]
     print("== server:", " ".join(cmd[1:]), flush=True)
     server = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -122,9 +124,9 @@ class Client:
             self.frames += 1
 
 
-def main():
-    Gst.init(None)
-    server, url = start_server()
+def serve_and_watch(encoder):
+    """Failures of one server run with `encoder`."""
+    server, url = start_server(encoder)
     failures = []
     clients = []
     try:
@@ -166,6 +168,17 @@ def main():
             c.pipeline.set_state(Gst.State.NULL)
         if not stop_server(server):
             failures.append(f"the server's exit status is {server.returncode}, not 0")
+    return [f"{encoder}: {f}" for f in failures]
+
+
+def main():
+    Gst.init(None)
+    # openh264enc is in gstreamer1.0-plugins-bad, which the project needs;
+    # x264enc (gstreamer1.0-plugins-ugly) is the server's choice when present.
+    encoders = ["openh264"] + (["x264"] if Gst.ElementFactory.find("x264enc") else [])
+    failures = []
+    for encoder in encoders:
+        failures += serve_and_watch(encoder)
     for f in failures:
         print("FAIL:", f)
     print("rtsp_server:", "FAILED" if failures else "all checks passed")

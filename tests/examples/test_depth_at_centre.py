@@ -9,7 +9,9 @@
 3. the built-in example sequence through --source at an odd width (rows
    padded to 4 bytes), against its exact ground truth at the centre, which
    lies on the object (disparity 60): reading rows two bytes short would
-   land 120 pixels to the left, on the wall (disparity 16).
+   land 120 pixels to the left, on the wall (disparity 16);
+4. the custom meta's documented fields, types and values in both modes, on
+   a copy of an output buffer.
 Exit 77 (skip) when Python lacks gi or numpy.
 """
 import os
@@ -50,6 +52,8 @@ def run(label, args, frames):
     for i, m in enumerate(rows):
         if int(m.group(1)) != i or m.group(2) != "cpu":
             failures.append(f"{label}: line {i} is not frame {i} on the cpu backend")
+        if int(m.group(3)) != i + 1:  # the meta counts the frames the engine processed
+            failures.append(f"{label}: frame {i} has frame-index {m.group(3)}, expected {i + 1}")
     return [(int(m.group(4)), int(m.group(5)), float(m.group(6)), float(m.group(7))) for m in rows]
 
 
@@ -107,6 +111,43 @@ with tempfile.TemporaryDirectory(prefix="cs-depth-test-") as seq:
     rows = run("example sequence", ["--source", source, "--baseline", str(baseline), "--focal-length",
                                     str(focal)], 1)
     check("example sequence", rows, centre, truth, baseline * focal / truth, 0.5, 0.1)
+
+# 4. The custom meta's documented fields and types (gst/gstcudastereometa.h),
+# in both output modes, and a copied buffer keeps it.
+FIELDS = {"scale": int, "invalid-value": int, "min-disparity": int, "max-disparity": int,
+          "foreground-fraction": float, "levels": int, "backend": str, "depth": bool, "placeholder": bool,
+          "frame-index": int}
+for mode in ("disparity", "depth"):
+    p = Gst.parse_launch("videotestsrc pattern=snow num-buffers=2 ! video/x-raw,format=GRAY8,width=320,height=64 "
+                         f"! cudastereo backend=cpu input-layout=side-by-side min-disparity=2 max-disparity=48 "
+                         f"output-mode={mode} baseline=0.25 focal-length=640 ! video/x-raw,format=GRAY16_LE "
+                         "! appsink name=sink sync=false")
+    p.set_state(Gst.State.PLAYING)
+    sample = p.get_by_name("sink").try_pull_sample(60 * Gst.SECOND)
+    p.set_state(Gst.State.NULL)
+    if sample is None:
+        failures.append(f"custom meta, {mode}: no output")
+        continue
+    meta = sample.get_buffer().copy().get_custom_meta("GstCudaStereoCustomMeta")
+    if meta is None:
+        failures.append(f"custom meta, {mode}: not on a copy of the output buffer")
+        continue
+    fields = meta.get_structure()
+    print(f"== custom meta, {mode}: {fields.to_string()}")
+    if fields.get_name() != "GstCudaStereoCustomMeta":
+        failures.append(f"custom meta, {mode}: structure named {fields.get_name()}")
+    for name, kind in FIELDS.items():
+        if not fields.has_field(name) or type(fields.get_value(name)) is not kind:
+            failures.append(f"custom meta, {mode}: no {kind.__name__} field {name}")
+    expected = {"scale": 16, "invalid-value": 0, "min-disparity": 2, "max-disparity": 48, "backend": "cpu",
+                "depth": mode == "depth", "placeholder": False, "frame-index": 1, "foreground-fraction": 1.0}
+    if mode == "depth":
+        expected.update({"baseline": 0.25, "focal-length": 640.0})
+    elif fields.has_field("baseline") or fields.has_field("focal-length"):
+        failures.append("custom meta, disparity: baseline or focal-length present outside depth mode")
+    for name, value in expected.items():
+        if fields.get_value(name) != value:
+            failures.append(f"custom meta, {mode}: {name} = {fields.get_value(name)}, expected {value}")
 
 for f in failures:
     print("FAIL:", f)

@@ -115,11 +115,14 @@ def make_sequence(args):
                  "or pass --makeseq, --sequence DIR or --source test")
     folder = tempfile.mkdtemp(prefix="cs-rtsp-")
     print(f"generating the example sequence ({args.width}x{args.height}) in {folder}", flush=True)
-    made = subprocess.run([args.makeseq, "--out", folder, "--width", str(args.width), "--height",
-                           str(args.height), "--frames", "60"], stdout=subprocess.DEVNULL)
-    if made.returncode != 0:
+    try:
+        made = subprocess.run([args.makeseq, "--out", folder, "--width", str(args.width), "--height",
+                               str(args.height), "--frames", "60"], stdout=subprocess.DEVNULL)
+        if made.returncode != 0:
+            sys.exit("rtsp_server.py: cs-makeseq failed")
+    except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
-        sys.exit("rtsp_server.py: cs-makeseq failed")
+        raise
     return folder, folder
 
 
@@ -146,6 +149,9 @@ def media_launch(args, sequence):
 
 def main():
     args = parse_args()
+    # Until the main loop takes over, a SIGTERM unwinds through the finally
+    # that removes the generated sequence.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     if "GST_PLUGIN_PATH_1_0" not in os.environ and os.path.isdir(os.path.join(ROOT, "build", "gst")):
         os.environ["GST_PLUGIN_PATH_1_0"] = os.path.join(ROOT, "build", "gst")
     Gst.init(None)

@@ -14,7 +14,7 @@ disparities (the wall, disparity 16 of 64, covers most of it; the object,
 disparity 40, a known part). Then stops the server. Exit 77 (skip) when
 Python lacks gi or GstRtspServer.
 """
-import os
+import ctypes
 import select
 import signal
 import subprocess
@@ -37,7 +37,7 @@ except (ImportError, ValueError) as e:
 SERVER, MAKESEQ = sys.argv[1], sys.argv[2]
 WIDTH, HEIGHT, FRAMES = 320, 180, 30
 MAX_DISPARITY, WALL, OBJECT = 64, 16, 40
-START_TIMEOUT_S, PLAY_TIMEOUT_S = 120, 120
+START_TIMEOUT_S, PLAY_TIMEOUT_S = 90, 90
 
 
 def luma(d):
@@ -49,12 +49,19 @@ def luma(d):
     return 16 + 219 * value / 255
 
 
+def die_with_parent():
+    """Runs in the server's process: the kernel ends it when this test dies
+    (a meson timeout, say), so no server outlives its test."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def start_server(encoder):
     cmd = [sys.executable, SERVER, "--address", "127.0.0.1", "--port", "0", "--size", f"{WIDTH}x{HEIGHT}",
            "--makeseq", MAKESEQ, "--stereo", f"backend=cpu max-disparity={MAX_DISPARITY} colormap=grey",
            "--encoder", encoder]
     print("== server:", " ".join(cmd[1:]), flush=True)
-    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         ready, _, _ = select.select([server.stdout], [], [], 1.0)
@@ -172,6 +179,8 @@ def serve_and_watch(encoder):
 
 
 def main():
+    # A SIGTERM (meson's timeout) unwinds through the finally that stops the server.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("FAIL: terminated"))
     Gst.init(None)
     # openh264enc is in gstreamer1.0-plugins-bad, which the project needs;
     # x264enc (gstreamer1.0-plugins-ugly) is the server's choice when present.

@@ -27,8 +27,11 @@
  *   baseline             gdouble   metres (the element's `baseline`)
  *   focal-length         gdouble   pixels (the element's `focal-length`)
  *
- * Both metas are kept by plain buffer copies and dropped by any other
- * transform (scaling, cropping), which would change what they describe.
+ * Both metas describe the frame as cudastereo made it. Buffer copies keep
+ * them; a transform that says it changes the frame drops them. Elements that
+ * pass untagged metas on as copies (videoconvert and videoscale do) keep them
+ * too, though converted or scaled values no longer match them: read them on
+ * the element's own output, as examples/embed.c and depth_at_centre.py do.
  */
 #pragma once
 

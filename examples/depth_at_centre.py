@@ -122,6 +122,8 @@ def report(index, image, fields, stereo):
     if value == fields.get_value("invalid-value"):
         return f"{where}: no disparity"
     if fields.get_value("depth"):
+        if value == 65535:  # the largest millimetre value stands for everything that far or farther
+            return f"{where}: depth 65.535 m or more"
         # Millimetres; the meta says which baseline and focal length made them.
         depth_m = value / 1000.0
         disparity = fields.get_value("baseline") * fields.get_value("focal-length") / depth_m

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Streams false-colour disparity video over RTP (VP8) to a receiver.
+# Sends false-colour disparity video as bare RTP (VP8) to one receiver's
+# address. For players (VLC, ffplay, NVRs) and any number of viewers use the
+# RTSP server instead, examples/rtsp_server.py (rtsp://127.0.0.1:8554/disparity).
 #   examples/stream-server.sh [HOST] [PORT]       (default 127.0.0.1 5000)
 # Watch it with:
 #   gst-launch-1.0 udpsrc port=5000 caps="application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000" \

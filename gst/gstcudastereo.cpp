@@ -967,6 +967,7 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   meta->depth = priv->active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
   meta->placeholder = placeholder;
   meta->frame_index = fs.frame_index;
+  gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, priv->active.baseline_m, priv->active.focal_px);
 
   record_output(self, placeholder);
   if (priv->active.post_messages) post_frame_message(self, pts, duration, placeholder ? nullptr : &fs, processing_ns);
@@ -2407,4 +2408,5 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
   gst_type_mark_as_plugin_api(gst_cuda_stereo_output_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(gst_cuda_stereo_window_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_cuda_stereo_meta_get_info();
+  gst_cuda_stereo_custom_meta_get_info();
 }

@@ -3,6 +3,35 @@
  * Public header: an application may include it without linking against the
  * plugin; gst_buffer_get_cuda_stereo_meta() finds the API type by name once
  * the plugin is loaded.
+ *
+ * Every output buffer also carries the same values as a GstCustomMeta named
+ * "GstCudaStereoCustomMeta" (GST_CUDA_STEREO_CUSTOM_META_NAME), readable
+ * where C structs are not, e.g. from Python through GObject introspection:
+ *
+ *   meta = buffer.get_custom_meta("GstCudaStereoCustomMeta")
+ *   fields = meta.get_structure()       # a Gst.Structure of that name
+ *   scale = fields.get_value("scale")
+ *
+ * Its fields, named and typed as below (GstCudaStereoMeta's, dash-named):
+ *   scale                guint     disparity value per pixel of disparity (16)
+ *   invalid-value        guint     the value of pixels without a result (0)
+ *   min-disparity        gint      the configured search range, pixels
+ *   max-disparity        gint      its exclusive upper bound, pixels
+ *   foreground-fraction  gdouble   as GstCudaStereoMeta.foreground_fraction
+ *   levels               gint      pyramid levels used
+ *   backend              gchararray "cpu" or "cuda"
+ *   depth                gboolean  TRUE: values are millimetres
+ *   placeholder          gboolean  TRUE: an all-invalid stand-in frame
+ *   frame-index          guint64   frames processed since start/model reset
+ * and, only when depth is TRUE, what the millimetres were computed from:
+ *   baseline             gdouble   metres (the element's `baseline`)
+ *   focal-length         gdouble   pixels (the element's `focal-length`)
+ *
+ * Both metas describe the frame as cudastereo made it. Buffer copies keep
+ * them; a transform that says it changes the frame drops them. Elements that
+ * pass untagged metas on as copies (videoconvert and videoscale do) keep them
+ * too, though converted or scaled values no longer match them: read them on
+ * the element's own output, as examples/embed.c and depth_at_centre.py do.
  */
 #pragma once
 
@@ -33,6 +62,14 @@ typedef struct {
 GType gst_cuda_stereo_meta_api_get_type (void);
 const GstMetaInfo *gst_cuda_stereo_meta_get_info (void);
 GstCudaStereoMeta *gst_buffer_add_cuda_stereo_meta (GstBuffer * buffer);
+
+#define GST_CUDA_STEREO_CUSTOM_META_NAME "GstCudaStereoCustomMeta"
+
+const GstMetaInfo *gst_cuda_stereo_custom_meta_get_info (void);
+/* Adds the GstCustomMeta with @meta's values; @baseline_m and @focal_px are
+ * recorded only when @meta->depth is TRUE. */
+GstCustomMeta *gst_buffer_add_cuda_stereo_custom_meta (GstBuffer * buffer,
+    const GstCudaStereoMeta * meta, gdouble baseline_m, gdouble focal_px);
 
 /* Returns the meta of @buffer, or NULL (also when the plugin is not loaded). */
 static inline GstCudaStereoMeta *

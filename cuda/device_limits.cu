@@ -1,5 +1,7 @@
 #include "device_limits.h"
 
+#include <algorithm>
+
 #include <cuda_occupancy.h>
 
 namespace cs::cuda {
@@ -123,7 +125,14 @@ int blocks_per_sm(const DeviceLimits& limits, const cudaFuncAttributes& attr, in
   if (cudaOccMaxActiveBlocksPerMultiprocessor(&result, &prop, &func, &state, threads, dynamic_shared) !=
       CUDA_OCC_SUCCESS)
     return 0;
-  return result.activeBlocksPerMultiprocessor;
+  // The calculator sizes shared memory from the architecture's carve-out
+  // steps, not from sharedMemPerMultiprocessor, so for limits that are not a
+  // real chip's (a test's emulated small GPU) it can count more blocks than
+  // the given per-SM shared memory holds. Real chips' answers are not lowered.
+  int blocks = result.activeBlocksPerMultiprocessor;
+  const size_t per_block = attr.sharedSizeBytes + dynamic_shared + limits.reserved_shared_per_block;
+  if (per_block > 0) blocks = std::min<long long>(blocks, static_cast<long long>(limits.shared_per_sm / per_block));
+  return blocks;
 }
 
 }  // namespace cs::cuda

@@ -166,6 +166,7 @@
 #include "error_text.h"
 #include "gstcudastereometa.h"
 #include "pinned_allocator.h"
+#include "pairing.h"
 #include "stereo.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
@@ -1252,15 +1253,16 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
   return ret;
 }
 
-// Half a frame: the pairing tolerance (see the element docs).
-static GstClockTime pairing_tolerance(GstCudaStereo* self, GstBuffer* a, GstBuffer* b) {
-  GstCudaStereoPrivate* priv = PRIV(self);
-  GstClockTime d = GST_CLOCK_TIME_NONE;
-  if (a && GST_BUFFER_DURATION_IS_VALID(a)) d = GST_BUFFER_DURATION(a);
-  else if (b && GST_BUFFER_DURATION_IS_VALID(b)) d = GST_BUFFER_DURATION(b);
-  else if (priv->geometry.fps_n > 0)
-    d = gst_util_uint64_scale_int(GST_SECOND, priv->geometry.fps_d, priv->geometry.fps_n);
-  return GST_CLOCK_TIME_IS_VALID(d) ? d / 2 : 0;
+// The head frame of a two-pad sink as the pairing rules see it.
+static cs_gst::PadHead pad_head(GstAggregatorPad* pad, GstBuffer* head) {
+  cs_gst::PadHead h;
+  h.has_frame = head != nullptr;
+  if (head) {
+    h.running_time = running_time_of(pad, head);
+    h.duration = GST_BUFFER_DURATION(head);
+  }
+  h.eos = gst_aggregator_pad_is_eos(pad);
+  return h;
 }
 
 static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* lpad, GstAggregatorPad* rpad,
@@ -1268,49 +1270,20 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
   GstCudaStereoPrivate* priv = PRIV(self);
   GstBuffer* lb = gst_aggregator_pad_peek_buffer(lpad);
   GstBuffer* rb = gst_aggregator_pad_peek_buffer(rpad);
-  const bool l_eos = !lb && gst_aggregator_pad_is_eos(lpad);
-  const bool r_eos = !rb && gst_aggregator_pad_is_eos(rpad);
+  const cs_gst::PadHead lhead = pad_head(lpad, lb), rhead = pad_head(rpad, rb);
   GstFlowReturn ret = GST_FLOW_OK;
-
-  if (!lb && !rb) return (l_eos && r_eos) ? GST_FLOW_EOS : GST_FLOW_OK;
-  if ((!lb || !rb) && !timeout && !l_eos && !r_eos) {
-    // Not live and the other view has not arrived: wait for it.
-    if (lb) gst_buffer_unref(lb);
-    if (rb) gst_buffer_unref(rb);
-    return GST_FLOW_OK;
-  }
-
-  const GstClockTime lt = lb ? running_time_of(lpad, lb) : GST_CLOCK_TIME_NONE;
-  const GstClockTime rt = rb ? running_time_of(rpad, rb) : GST_CLOCK_TIME_NONE;
-
-  // Which head frames go out now: both (a pair), or only the earlier one.
-  bool take_left = false, take_right = false;
-  std::string why;
-  if (lb && rb) {
-    const GstClockTime tol = pairing_tolerance(self, lb, rb);
-    const GstClockTimeDiff diff = GST_CLOCK_DIFF(lt, rt);  // rt - lt
-    if (!GST_CLOCK_TIME_IS_VALID(lt) || !GST_CLOCK_TIME_IS_VALID(rt) || std::llabs(diff) <= (gint64)tol) {
-      take_left = take_right = true;
-    } else if (diff > 0) {
-      take_left = true;
-      why = "sink_left frame at " + std::to_string(lt) + " ns has no sink_right frame within " + std::to_string(tol) +
-            " ns (next right frame at " + std::to_string(rt) + " ns)";
-    } else {
-      take_right = true;
-      why = "sink_right frame at " + std::to_string(rt) + " ns has no sink_left frame within " +
-            std::to_string(tol) + " ns (next left frame at " + std::to_string(lt) + " ns)";
-    }
-  } else if (lb) {
-    take_left = true;
-    why = std::string("sink_left frame at ") + std::to_string(lt) + " ns: sink_right " +
-          (r_eos ? "is at EOS" : "sent nothing in time (latency deadline passed)");
-  } else {
-    take_right = true;
-    why = std::string("sink_right frame at ") + std::to_string(rt) + " ns: sink_left " +
-          (l_eos ? "is at EOS" : "sent nothing in time (latency deadline passed)");
-  }
+  const uint64_t tolerance =
+      cs_gst::pairing_tolerance(lhead, rhead, priv->geometry.fps_n, priv->geometry.fps_d);
+  const cs_gst::Decision decision = cs_gst::decide_pairing(lhead, rhead, tolerance, timeout);
   if (lb) gst_buffer_unref(lb);
   if (rb) gst_buffer_unref(rb);
+  if (decision.action == cs_gst::Decision::kEndOfStream) return GST_FLOW_EOS;
+  if (decision.action == cs_gst::Decision::kWait) return GST_FLOW_OK;
+
+  const GstClockTime lt = lhead.running_time, rt = rhead.running_time;
+  const bool take_left = decision.action != cs_gst::Decision::kRightAlone;
+  const bool take_right = decision.action != cs_gst::Decision::kLeftAlone;
+  const std::string& why = decision.why_unpaired;
   lb = take_left ? gst_aggregator_pad_pop_buffer(lpad) : nullptr;
   rb = take_right ? gst_aggregator_pad_pop_buffer(rpad) : nullptr;
   TakenUpload lup(priv, lpad, lb), rup(priv, rpad, rb);
@@ -1319,8 +1292,7 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
   const GstClockTime out_rt = lb ? lt : rt;
   const GstClockTime duration = GST_BUFFER_DURATION(primary);
 
-  if (GST_CLOCK_TIME_IS_VALID(out_rt) && GST_CLOCK_TIME_IS_VALID(priv->last_output_rt) &&
-      out_rt <= priv->last_output_rt) {
+  if (cs_gst::is_late(out_rt, priv->last_output_rt)) {
     // Its partner already went out as a placeholder at this time.
     GST_INFO_OBJECT(self, "dropping late frame at running time %" GST_TIME_FORMAT, GST_TIME_ARGS(out_rt));
     if (!priv->warned_late) {
@@ -1351,46 +1323,41 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
     return GST_FLOW_NOT_NEGOTIATED;
   }
   const GstClockTime pts = output_pts_for(self, out_rt);
-  if (lb && rb) {
-    const bool lgap = is_gap(lb), rgap = is_gap(rb);
-    if (lgap && rgap) {
-      ret = produce(self, nullptr, nullptr, pts, duration, true);
-    } else if (lgap || rgap) {
-      GST_INFO_OBJECT(self, "%s is a gap: placeholder output", lgap ? "sink_left" : "sink_right");
-      ret = produce(self, nullptr, nullptr, pts, duration, false);
-    } else {
-      GstVideoFrame lf, rf;
-      // The engine takes both views from one kind of memory: when only one
-      // view is on the GPU, both are read on the host.
-      const bool device = input_on_device(self, lb) && input_on_device(self, rb);
-      const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", device, &lf);
-      const bool rok = map_input(self, rb, priv->right_in.info, "sink_right", device, &rf);
-      if (lok && rok) {
-        // Both views from upload slots, or neither: one kind of memory.
-        cs::FrameView lwhole, rwhole;
-        const bool ahead = !device && lup.device_copy_of(lf, &lwhole) && rup.device_copy_of(rf, &rwhole);
-        if (!ahead) {
-          whole_frame_view(lf, device, &lwhole);
-          whole_frame_view(rf, device, &rwhole);
-        }
-        cs::FrameView l = frame_view(lf, lwhole, priv->geometry, 0);
-        cs::FrameView r = frame_view(rf, rwhole, priv->geometry, 0);
-        bool engine_took = false;
-        ret = produce(self, &l, &r, pts, duration, false, &engine_took);
-        if (ahead && engine_took) {
-          lup.taken_by_engine();
-          rup.taken_by_engine();
-          count_uploaded_ahead(priv);
-        }
-      } else {
-        ret = produce(self, nullptr, nullptr, pts, duration, false);
+  const cs_gst::OutputKind kind = cs_gst::output_kind(lb && rb, lb && is_gap(lb), rb && is_gap(rb));
+  if (kind == cs_gst::OutputKind::kDisparity) {
+    GstVideoFrame lf, rf;
+    // The engine takes both views from one kind of memory: when only one
+    // view is on the GPU, both are read on the host.
+    const bool device = input_on_device(self, lb) && input_on_device(self, rb);
+    const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", device, &lf);
+    const bool rok = map_input(self, rb, priv->right_in.info, "sink_right", device, &rf);
+    if (lok && rok) {
+      // Both views from upload slots, or neither: one kind of memory.
+      cs::FrameView lwhole, rwhole;
+      const bool ahead = !device && lup.device_copy_of(lf, &lwhole) && rup.device_copy_of(rf, &rwhole);
+      if (!ahead) {
+        whole_frame_view(lf, device, &lwhole);
+        whole_frame_view(rf, device, &rwhole);
       }
-      if (lok) gst_video_frame_unmap(&lf);
-      if (rok) gst_video_frame_unmap(&rf);
+      cs::FrameView l = frame_view(lf, lwhole, priv->geometry, 0);
+      cs::FrameView r = frame_view(rf, rwhole, priv->geometry, 0);
+      bool engine_took = false;
+      ret = produce(self, &l, &r, pts, duration, false, &engine_took);
+      if (ahead && engine_took) {
+        lup.taken_by_engine();
+        rup.taken_by_engine();
+        count_uploaded_ahead(priv);
+      }
+    } else {
+      ret = produce(self, nullptr, nullptr, pts, duration, false);
     }
+    if (lok) gst_video_frame_unmap(&lf);
+    if (rok) gst_video_frame_unmap(&rf);
   } else {
-    if (!is_gap(primary)) post_unpaired_warning(self, why);
-    ret = produce(self, nullptr, nullptr, pts, duration, is_gap(primary));
+    if (lb && rb && kind == cs_gst::OutputKind::kPlaceholder)
+      GST_INFO_OBJECT(self, "%s is a gap: placeholder output", is_gap(lb) ? "sink_left" : "sink_right");
+    if (!(lb && rb) && kind == cs_gst::OutputKind::kPlaceholder) post_unpaired_warning(self, why);
+    ret = produce(self, nullptr, nullptr, pts, duration, kind == cs_gst::OutputKind::kGap);
   }
   priv->last_output_rt = out_rt;
   if (lb) gst_buffer_unref(lb);

@@ -164,6 +164,7 @@
 #include "engine.h"
 #include "engine_factory.h"
 #include "error_text.h"
+#include "geometry.h"
 #include "gstcudastereometa.h"
 #include "pinned_allocator.h"
 #include "pairing.h"
@@ -261,6 +262,17 @@ GType gst_cuda_stereo_window_get_type(void) {
 
 // ---------------------------------------------------------------- private state
 
+using cs_gst::describe_info;
+using cs_gst::frame_view;
+using cs_gst::Geometry;
+using cs_gst::is_yuv420;
+using cs_gst::is_yuv422;
+using cs_gst::Layout;
+using cs_gst::PadInput;
+using cs_gst::same_picture;
+using cs_gst::to_pixel_format;
+using cs_gst::whole_frame_view;
+
 namespace {
 
 enum {
@@ -305,31 +317,6 @@ struct Settings {
   double baseline_m = kDefaultBaselineM;
   double focal_px = kDefaultFocalPx;
   bool post_messages = false;
-};
-
-enum class Layout { SideBySide, TopBottom };
-
-// One sink pad's negotiated input.
-struct PadInput {
-  bool configured = false;
-  GstVideoInfo info;
-};
-
-// Where the two views sit and how big each is.
-struct Geometry {
-  bool valid = false;
-  bool packed = true;
-  Layout layout = Layout::SideBySide;
-  bool right_first = false;
-  cs::PixelFormat format = cs::PixelFormat::GRAY8;
-  GstVideoFormat video_format = GST_VIDEO_FORMAT_UNKNOWN;
-  int view_width = 0, view_height = 0;
-  int par_n = 1, par_d = 1, fps_n = 0, fps_d = 1;
-
-  bool same_output_as(const Geometry& o) const {
-    return valid == o.valid && view_width == o.view_width && view_height == o.view_height && par_n == o.par_n &&
-           par_d == o.par_d && fps_n == o.fps_n && fps_d == o.fps_d;
-  }
 };
 
 struct Stats {
@@ -435,97 +422,12 @@ GST_ELEMENT_REGISTER_DEFINE(cudastereo, "cudastereo", GST_RANK_NONE, GST_TYPE_CU
 
 namespace {
 
-bool to_pixel_format(GstVideoFormat f, cs::PixelFormat* out) {
-  switch (f) {
-    case GST_VIDEO_FORMAT_RGBA: *out = cs::PixelFormat::RGBA; return true;
-    case GST_VIDEO_FORMAT_BGRA: *out = cs::PixelFormat::BGRA; return true;
-    case GST_VIDEO_FORMAT_RGBx: *out = cs::PixelFormat::RGBx; return true;
-    case GST_VIDEO_FORMAT_BGRx: *out = cs::PixelFormat::BGRx; return true;
-    case GST_VIDEO_FORMAT_RGB: *out = cs::PixelFormat::RGB; return true;
-    case GST_VIDEO_FORMAT_BGR: *out = cs::PixelFormat::BGR; return true;
-    case GST_VIDEO_FORMAT_GRAY8: *out = cs::PixelFormat::GRAY8; return true;
-    case GST_VIDEO_FORMAT_I420: *out = cs::PixelFormat::I420; return true;
-    case GST_VIDEO_FORMAT_NV12: *out = cs::PixelFormat::NV12; return true;
-    case GST_VIDEO_FORMAT_YUY2: *out = cs::PixelFormat::YUY2; return true;
-    case GST_VIDEO_FORMAT_UYVY: *out = cs::PixelFormat::UYVY; return true;
-    default: return false;
-  }
-}
-
-bool is_yuv420(cs::PixelFormat f) { return f == cs::PixelFormat::I420 || f == cs::PixelFormat::NV12; }
-bool is_yuv422(cs::PixelFormat f) { return f == cs::PixelFormat::YUY2 || f == cs::PixelFormat::UYVY; }
-
 cs::Colormap to_colormap(GstCudaStereoColormap c) {
   switch (c) {
     case GST_CUDA_STEREO_COLORMAP_JET: return cs::Colormap::Jet;
     case GST_CUDA_STEREO_COLORMAP_GREY: return cs::Colormap::Grey;
     default: return cs::Colormap::Turbo;
   }
-}
-
-std::string describe_info(const GstVideoInfo& info) {
-  return std::string(gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info))) + " " +
-         std::to_string(GST_VIDEO_INFO_WIDTH(&info)) + "x" + std::to_string(GST_VIDEO_INFO_HEIGHT(&info));
-}
-
-// The planes of a mapped frame as one picture (both views of a packed
-// frame), with the frame's own strides and plane offsets (GstVideoMeta when
-// present). `device`: the frame was mapped with GST_MAP_CUDA, its planes are
-// device pointers. False for a format the engine does not take (the view
-// then says GRAY8).
-bool whole_frame_view(const GstVideoFrame& frame, bool device, cs::FrameView* out) {
-  cs::FrameView v;
-  const bool known = to_pixel_format(GST_VIDEO_FRAME_FORMAT(&frame), &v.format);
-  v.width = GST_VIDEO_FRAME_WIDTH(&frame);
-  v.height = GST_VIDEO_FRAME_HEIGHT(&frame);
-  v.memory = device ? cs::Memory::Device : cs::Memory::Host;
-  const int planes = GST_VIDEO_FRAME_N_PLANES(&frame);
-  for (int p = 0; p < planes && p < 3; ++p) {
-    v.plane[p] = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
-    v.pitch[p] = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
-  }
-  *out = v;
-  return known;
-}
-
-bool same_picture(const cs::FrameView& a, const cs::FrameView& b) {
-  if (a.format != b.format || a.width != b.width || a.height != b.height || a.memory != b.memory) return false;
-  for (int p = 0; p < 3; ++p)
-    if (a.plane[p] != b.plane[p] || a.pitch[p] != b.pitch[p]) return false;
-  return true;
-}
-
-// A view of one half of a packed frame (or a whole frame when view_index
-// addresses a single-view frame with packed == false), inside `whole`: the
-// frame's planes as mapped (whole_frame_view), or the device copy of them
-// uploaded ahead, whose rows hold the same bytes at other pitches. Device
-// pointers are only offset here, never read.
-cs::FrameView frame_view(const GstVideoFrame& frame, const cs::FrameView& whole, const Geometry& g, int half) {
-  cs::FrameView v;
-  v.format = g.format;
-  v.width = g.view_width;
-  v.height = g.view_height;
-  v.memory = whole.memory;
-  const int planes = GST_VIDEO_FRAME_N_PLANES(&frame);
-  for (int p = 0; p < planes && p < 3; ++p) {
-    const uint8_t* base = whole.plane[p];
-    const std::ptrdiff_t stride = whole.pitch[p];
-    if (g.packed && half == 1) {
-      const bool chroma = is_yuv420(g.format) && p > 0;
-      if (g.layout == Layout::SideBySide) {
-        // Component p lives in plane p for every format we take (NV12's U
-        // and V share plane 1, whose pixel stride is 2; YUY2/UYVY have one
-        // plane where Y's pixel stride is 2, and the view width is even).
-        const int pstride = GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, p);
-        base += static_cast<std::ptrdiff_t>(chroma ? g.view_width / 2 : g.view_width) * pstride;
-      } else {
-        base += static_cast<std::ptrdiff_t>(chroma ? g.view_height / 2 : g.view_height) * stride;
-      }
-    }
-    v.plane[p] = base;
-    v.pitch[p] = stride;
-  }
-  return v;
 }
 
 }  // namespace

@@ -160,6 +160,7 @@
 #include <gst/cuda/gstcudautils.h>
 #endif
 #include "cuda_context_scope.h"
+#include "cuda_memory.h"
 #include "encode.h"
 #include "engine.h"
 #include "engine_factory.h"
@@ -169,8 +170,10 @@
 #include "pinned_allocator.h"
 #include "pairing.h"
 #include "stereo.h"
+#include "upload_ahead.h"
 
-GST_DEBUG_CATEGORY_STATIC(gst_cuda_stereo_debug);
+// Not static: the units of the element (upload_ahead.cpp) log in it too.
+GST_DEBUG_CATEGORY(gst_cuda_stereo_debug);
 #define GST_CAT_DEFAULT gst_cuda_stereo_debug
 
 #define INPUT_FORMATS "{ RGBA, BGRA, RGBx, BGRx, RGB, BGR, GRAY8, I420, NV12, YUY2, UYVY }"
@@ -272,6 +275,10 @@ using cs_gst::PadInput;
 using cs_gst::same_picture;
 using cs_gst::to_pixel_format;
 using cs_gst::whole_frame_view;
+#if HAVE_GST_CUDA
+using cs_gst::caps_have_cuda_memory;
+using cs_gst::readable_on_device;
+#endif
 
 namespace {
 
@@ -329,18 +336,6 @@ struct Stats {
   std::string backend;
 };
 
-// A frame whose upload to the GPU started when it arrived (upload ahead):
-// its buffer (a reference, keeping pinned source planes alive for the DMA),
-// the pad it came on, its planes as the probe mapped them and the engine's
-// device copy of them.
-struct Upload {
-  GstBuffer* buffer = nullptr;
-  GstPad* pad = nullptr;  // not a reference: only compared
-  uint64_t sequence = 0;
-  cs::FrameView host;
-  cs::FrameView device;
-};
-
 }  // namespace
 
 struct GstCudaStereoPrivate {
@@ -394,15 +389,8 @@ struct GstCudaStereoPrivate {
   // Upload ahead (CUDA engine, system-memory input): a buffer probe on each
   // sink pad starts a frame's upload in the upstream thread as it arrives,
   // before the aggregator queues it, so it overlaps the src thread's work on
-  // the previous frame. aggregate finds it here by buffer and pad.
-  // upload_engine_lock is held shared while probes and drops use the
-  // engine, exclusively by start/stop, which set and clear upload_engine
-  // (the engine when it uploads ahead, else null).
-  std::shared_mutex upload_engine_lock;
-  cs::Engine* upload_engine = nullptr;
-  std::mutex uploads_lock;  // guards uploads and upload_sequence
-  std::vector<Upload> uploads;
-  uint64_t upload_sequence = 0;
+  // the previous frame (upload_ahead.h).
+  cs_gst::UploadsAhead uploads_ahead;
 
   // Pads; changed under the object lock by request/release.
   GstAggregatorPad* sink_pad = nullptr;  // packed, not owned (the element owns it)
@@ -448,35 +436,6 @@ gpointer engine_context(const GstCudaStereoPrivate* priv) {
 #endif
 }
 
-#if HAVE_GST_CUDA
-// True when some structure of `caps` names memory:CUDAMemory itself (ANY
-// caps or ANY features, as videoconvert has for passing metas, do not count:
-// such elements read system memory).
-bool caps_have_cuda_memory(const GstCaps* caps) {
-  if (!caps || gst_caps_is_any(caps)) return false;
-  for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
-    GstCapsFeatures* f = gst_caps_get_features(caps, i);
-    if (f && !gst_caps_features_is_any(f) && gst_caps_features_contains(f, GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY))
-      return true;
-  }
-  return false;
-}
-
-// True when every memory of `buf` is CUDA device memory that kernels running
-// in `ctx` can read (the same context, or a peer with access enabled).
-bool readable_on_device(GstBuffer* buf, GstCudaContext* ctx) {
-  if (!ctx) return false;
-  const guint n = gst_buffer_n_memory(buf);
-  if (n == 0) return false;
-  for (guint i = 0; i < n; ++i) {
-    GstMemory* mem = gst_buffer_peek_memory(buf, i);
-    if (!gst_is_cuda_memory(mem)) return false;
-    GstCudaContext* other = GST_CUDA_MEMORY_CAST(mem)->context;
-    if (other != ctx && !gst_cuda_context_can_access_peer(ctx, other)) return false;
-  }
-  return true;
-}
-#endif
 
 }  // namespace
 
@@ -962,158 +921,11 @@ static void count_uploaded_ahead(GstCudaStereoPrivate* priv) {
   priv->stats.uploaded_ahead++;
 }
 
-// Gives uploads that will not be processed back to the engine (which waits
-// for their DMA) and drops their buffers. upload_engine_lock must be held.
-static void release_uploads_locked(GstCudaStereoPrivate* priv, std::vector<Upload>& done) {
-  if (done.empty()) return;
-  if (priv->upload_engine) {
-    CudaContextScope cuda_scope(engine_context(priv));
-    for (const Upload& u : done) cs_gst::release_upload(priv->upload_engine, u.device);
-  }
-  for (Upload& u : done) gst_buffer_unref(u.buffer);
-  done.clear();
-}
-
-// Moves the uploads `leaving` picks from the table (uploads_lock held) to *out.
-template <typename Pick>
-static void move_uploads(std::vector<Upload>& table, Pick leaving, std::vector<Upload>* out) {
-  std::vector<Upload> kept;
-  for (const Upload& u : table) (leaving(u) ? *out : kept).push_back(u);
-  table.swap(kept);
-}
-
-// Drops the uploads of `pad` (every pad: null).
-static void drop_uploads(GstCudaStereoPrivate* priv, GstPad* pad) {
-  std::shared_lock<std::shared_mutex> engine_guard(priv->upload_engine_lock);
-  std::vector<Upload> done;
-  {
-    std::lock_guard<std::mutex> guard(priv->uploads_lock);
-    move_uploads(priv->uploads, [pad](const Upload& u) { return !pad || u.pad == pad; }, &done);
-  }
-  release_uploads_locked(priv, done);
-}
-
-// The buffer probe of every sink pad: in the upstream thread, before the
-// aggregator queues the buffer, a system-memory frame starts its way to the
-// GPU (pageable planes are copied to pinned staging here, then DMA'd on the
-// engine's upload stream). Never waits for the GPU; whatever it cannot do
-// (no slot free, CUDA memory, an odd buffer) aggregate does as before.
-static GstPadProbeReturn upload_ahead_probe(GstPad* pad, GstPadProbeInfo* info, gpointer user_data) {
-  GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(user_data));
-  GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
-  if (!buf || gst_buffer_get_size(buf) == 0) return GST_PAD_PROBE_OK;
-  std::shared_lock<std::shared_mutex> engine_guard(priv->upload_engine_lock);
-  if (!priv->upload_engine) return GST_PAD_PROBE_OK;
-#if HAVE_GST_CUDA
-  for (guint i = 0; i < gst_buffer_n_memory(buf); ++i)
-    if (gst_is_cuda_memory(gst_buffer_peek_memory(buf, i))) return GST_PAD_PROBE_OK;
-#endif
-  GstCaps* caps = gst_pad_get_current_caps(pad);
-  if (!caps) return GST_PAD_PROBE_OK;
-  GstVideoInfo vinfo;
-  bool usable = gst_video_info_from_caps(&vinfo, caps);
-#if HAVE_GST_CUDA
-  usable = usable && !caps_have_cuda_memory(caps);
-#endif
-  gst_caps_unref(caps);
-  // map_input's checks: a buffer it would refuse is left to it.
-  if (!usable || (!gst_buffer_get_video_meta(buf) && gst_buffer_get_size(buf) < GST_VIDEO_INFO_SIZE(&vinfo)))
-    return GST_PAD_PROBE_OK;
-  {
-    std::lock_guard<std::mutex> guard(priv->uploads_lock);
-    for (const Upload& u : priv->uploads)
-      if (u.buffer == buf && u.pad == pad) return GST_PAD_PROBE_OK;  // the same buffer pushed again
-  }
-  GstVideoFrame frame;
-  if (!gst_video_frame_map(&frame, &vinfo, buf, GST_MAP_READ)) return GST_PAD_PROBE_OK;
-  Upload u;
-  std::string error;
-  if (whole_frame_view(frame, false, &u.host)) {
-    CudaContextScope cuda_scope(engine_context(priv));
-    error = cs_gst::upload_ahead(priv->upload_engine, u.host, &u.device);
-  } else {
-    error = "format not taken";
-  }
-  gst_video_frame_unmap(&frame);
-  if (!error.empty()) {
-    GST_LOG_OBJECT(pad, "no upload ahead: %s", error.c_str());
-    return GST_PAD_PROBE_OK;
-  }
-  u.buffer = gst_buffer_ref(buf);
-  u.pad = pad;
-  std::lock_guard<std::mutex> guard(priv->uploads_lock);
-  u.sequence = ++priv->upload_sequence;
-  priv->uploads.push_back(u);
-  return GST_PAD_PROBE_OK;
-}
-
-static void add_upload_probe(GstCudaStereo* self, GstPad* pad) {
-  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, upload_ahead_probe, self, nullptr);
-}
-
-// The upload of one popped input buffer, if its probe started one: taken
-// out of the table; given back to the engine on destruction unless the
-// engine took it (a process() call with its device views).
-class TakenUpload {
- public:
-  TakenUpload(GstCudaStereoPrivate* priv, GstAggregatorPad* pad, GstBuffer* buf) : priv_(priv) {
-    if (!buf) return;
-    std::vector<Upload> stale;
-    {
-      std::lock_guard<std::mutex> guard(priv->uploads_lock);
-      auto it = std::find_if(priv->uploads.begin(), priv->uploads.end(),
-                             [&](const Upload& u) { return u.buffer == buf && u.pad == GST_PAD(pad); });
-      if (it == priv->uploads.end()) return;
-      upload_ = *it;
-      have_ = true;
-      priv->uploads.erase(it);
-      // A pad's buffers leave in arrival order: older uploads of this pad
-      // belong to buffers that went without aggregate (a flush, a drop).
-      move_uploads(
-          priv->uploads, [&](const Upload& u) { return u.pad == upload_.pad && u.sequence < upload_.sequence; },
-          &stale);
-    }
-    if (!stale.empty()) {
-      std::shared_lock<std::shared_mutex> engine_guard(priv->upload_engine_lock);
-      release_uploads_locked(priv, stale);
-    }
-  }
-  ~TakenUpload() {
-    if (!have_) return;
-    std::vector<Upload> done{upload_};
-    if (taken_) {
-      gst_buffer_unref(upload_.buffer);
-      return;
-    }
-    std::shared_lock<std::shared_mutex> engine_guard(priv_->upload_engine_lock);
-    release_uploads_locked(priv_, done);
-  }
-  TakenUpload(const TakenUpload&) = delete;
-  TakenUpload& operator=(const TakenUpload&) = delete;
-
-  // The device copy of `frame` (mapped on the host), when this upload is of
-  // exactly those planes; else false (aggregate reads the host planes).
-  bool device_copy_of(const GstVideoFrame& frame, cs::FrameView* whole) const {
-    cs::FrameView mapped;
-    if (!have_ || !whole_frame_view(frame, false, &mapped) || !same_picture(mapped, upload_.host)) return false;
-    *whole = upload_.device;
-    return true;
-  }
-  // The engine got the device views: it gives the slot back itself.
-  void taken_by_engine() { taken_ = true; }
-
- private:
-  GstCudaStereoPrivate* priv_;
-  Upload upload_;
-  bool have_ = false;
-  bool taken_ = false;
-};
-
 static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad) {
   GstCudaStereoPrivate* priv = PRIV(self);
   GstBuffer* buf = gst_aggregator_pad_pop_buffer(pad);
   if (!buf) return gst_aggregator_pad_is_eos(pad) ? GST_FLOW_EOS : GST_FLOW_OK;
-  TakenUpload upload(priv, pad, buf);
+  cs_gst::UploadsAhead::Taken upload(&priv->uploads_ahead, GST_PAD(pad), buf);
   if (!priv->geometry.valid) {
     const bool gap = is_gap(buf);
     gst_buffer_unref(buf);
@@ -1188,7 +1000,8 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
   const std::string& why = decision.why_unpaired;
   lb = take_left ? gst_aggregator_pad_pop_buffer(lpad) : nullptr;
   rb = take_right ? gst_aggregator_pad_pop_buffer(rpad) : nullptr;
-  TakenUpload lup(priv, lpad, lb), rup(priv, rpad, rb);
+  cs_gst::UploadsAhead::Taken lup(&priv->uploads_ahead, GST_PAD(lpad), lb);
+  cs_gst::UploadsAhead::Taken rup(&priv->uploads_ahead, GST_PAD(rpad), rb);
   GstBuffer* primary = lb ? lb : rb;
   if (!primary) return GST_FLOW_OK;  // flushed meanwhile
   const GstClockTime out_rt = lb ? lt : rt;
@@ -1822,8 +1635,7 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
     gst_object_unref(pinned);
   }
   if (cs_gst::engine_uploads_ahead(priv->engine.get())) {
-    std::unique_lock<std::shared_mutex> guard(priv->upload_engine_lock);
-    priv->upload_engine = priv->engine.get();
+    priv->uploads_ahead.start(priv->engine.get(), engine_context(priv));
   }
   GST_INFO_OBJECT(self, "engine: %s", priv->backend_name);
   {
@@ -1845,17 +1657,8 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
 
 static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
   GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
-  {
-    // Probes stop uploading; uploads never processed go back.
-    std::unique_lock<std::shared_mutex> guard(priv->upload_engine_lock);
-    std::vector<Upload> done;
-    {
-      std::lock_guard<std::mutex> uploads_guard(priv->uploads_lock);
-      done.swap(priv->uploads);
-    }
-    release_uploads_locked(priv, done);
-    priv->upload_engine = nullptr;
-  }
+  // Probes stop uploading; uploads never processed go back.
+  priv->uploads_ahead.stop();
   {
     // The engine frees its device memory in the context it was made in.
     CudaContextScope cuda_scope(engine_context(priv));
@@ -1884,7 +1687,7 @@ static GstFlowReturn gst_cuda_stereo_flush(GstAggregator* agg) {
   // A seek moves the timeline: forget pairing history. The background model
   // stays (the camera has not moved). Frames uploaded ahead were flushed.
   reset_stream_state(PRIV(GST_CUDA_STEREO(agg)));
-  drop_uploads(PRIV(GST_CUDA_STEREO(agg)), nullptr);
+  PRIV(GST_CUDA_STEREO(agg))->uploads_ahead.drop(nullptr);
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush
              ? GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush(agg)
              : GST_FLOW_OK;
@@ -1896,7 +1699,7 @@ static GstAggregatorPad* make_sink_pad(GstCudaStereo* self) {
   GstPadTemplate* templ = gst_element_class_get_pad_template(GST_ELEMENT_GET_CLASS(self), "sink");
   GstAggregatorPad* pad = GST_AGGREGATOR_PAD(
       g_object_new(GST_TYPE_AGGREGATOR_PAD, "name", "sink", "direction", GST_PAD_SINK, "template", templ, nullptr));
-  add_upload_probe(self, GST_PAD(pad));
+  PRIV(self)->uploads_ahead.add_probe(GST_PAD(pad));
   return pad;
 }
 
@@ -1933,7 +1736,7 @@ static GstPad* gst_cuda_stereo_request_new_pad(GstElement* element, GstPadTempla
   }
   GstPad* pad = GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->request_new_pad(element, templ, name, caps);
   if (!pad) return nullptr;
-  add_upload_probe(self, pad);
+  PRIV(self)->uploads_ahead.add_probe(pad);
   GST_OBJECT_LOCK(self);
   if (want_left)
     priv->left_pad = GST_AGGREGATOR_PAD(pad);
@@ -1953,7 +1756,7 @@ static void gst_cuda_stereo_release_pad(GstElement* element, GstPad* pad) {
   restore_packed = !priv->left_pad && !priv->right_pad && !priv->sink_pad;
   GST_OBJECT_UNLOCK(self);
   GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->release_pad(element, pad);
-  drop_uploads(priv, pad);
+  priv->uploads_ahead.drop(pad);
   if (restore_packed) {
     GstAggregatorPad* sink = make_sink_pad(self);
     GST_OBJECT_LOCK(self);

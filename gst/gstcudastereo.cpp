@@ -169,6 +169,7 @@
 #include "gstcudastereometa.h"
 #include "pinned_allocator.h"
 #include "pairing.h"
+#include "settings.h"
 #include "stereo.h"
 #include "upload_ahead.h"
 
@@ -204,65 +205,6 @@ static GstStaticPadTemplate sink_right_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS(SRC_CAPS));
 
-// ---------------------------------------------------------------- enums
-
-GType gst_cuda_stereo_backend_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_BACKEND_AUTO, "CUDA when this build has it and a GPU answers, else the CPU", "auto"},
-      {GST_CUDA_STEREO_BACKEND_CUDA, "CUDA only: fail to start without it", "cuda"},
-      {GST_CUDA_STEREO_BACKEND_CPU, "CPU reference implementation", "cpu"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoBackend", values));
-  return type;
-}
-
-GType gst_cuda_stereo_colormap_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {{GST_CUDA_STEREO_COLORMAP_TURBO, "Turbo (Google)", "turbo"},
-                                      {GST_CUDA_STEREO_COLORMAP_JET, "Jet", "jet"},
-                                      {GST_CUDA_STEREO_COLORMAP_GREY, "Grey ramp", "grey"},
-                                      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoColormap", values));
-  return type;
-}
-
-GType gst_cuda_stereo_input_layout_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_INPUT_LAYOUT_AUTO, "From the caps' multiview-mode (packed sink only)", "auto"},
-      {GST_CUDA_STEREO_INPUT_LAYOUT_SIDE_BY_SIDE, "Left view in the left half, right view in the right half",
-       "side-by-side"},
-      {GST_CUDA_STEREO_INPUT_LAYOUT_TOP_BOTTOM, "Left view in the top half, right view in the bottom half",
-       "top-bottom"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoInputLayout", values));
-  return type;
-}
-
-GType gst_cuda_stereo_output_mode_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, "Disparity (GRAY16_LE d*16, GRAY8 or false colour)", "disparity"},
-      {GST_CUDA_STEREO_OUTPUT_MODE_DEPTH, "Depth in millimetres, GRAY16_LE (needs baseline and focal-length)",
-       "depth"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoOutputMode", values));
-  return type;
-}
-
-GType gst_cuda_stereo_window_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_WINDOW_BOX, "Plain box: the centre sub-window only", "box"},
-      {GST_CUDA_STEREO_WINDOW_BEST_1, "Centre plus the best 1 of 8 sub-windows", "best-1"},
-      {GST_CUDA_STEREO_WINDOW_BEST_2, "Centre plus the best 2 of 8 sub-windows (Yang & Pollefeys)", "best-2"},
-      {GST_CUDA_STEREO_WINDOW_BEST_4, "Centre plus the best 4 of 8 sub-windows", "best-4"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoWindow", values));
-  return type;
-}
-
 // ---------------------------------------------------------------- private state
 
 using cs_gst::describe_info;
@@ -273,6 +215,11 @@ using cs_gst::is_yuv422;
 using cs_gst::Layout;
 using cs_gst::PadInput;
 using cs_gst::same_picture;
+using cs_gst::depth_settings_problem;
+using cs_gst::encode_params;
+using cs_gst::kDefaultBaselineM;
+using cs_gst::kDefaultFocalPx;
+using cs_gst::Settings;
 using cs_gst::to_pixel_format;
 using cs_gst::whole_frame_view;
 #if HAVE_GST_CUDA
@@ -305,25 +252,6 @@ enum {
   PROP_FOCAL_LENGTH,
   PROP_POST_MESSAGES,
   PROP_STATS,
-};
-
-// 0 = not set: depth output refuses to start until the user gives the
-// calibration of their cameras, since no default could be right.
-constexpr double kDefaultBaselineM = 0.0;
-constexpr double kDefaultFocalPx = 0.0;
-
-// What the properties say; written by setters, read by the streaming thread.
-struct Settings {
-  GstCudaStereoBackend backend = GST_CUDA_STEREO_BACKEND_AUTO;
-  int cuda_device_id = -1;
-  cs::Params params;
-  GstCudaStereoColormap colormap = GST_CUDA_STEREO_COLORMAP_TURBO;
-  bool alpha_mask = false;
-  GstCudaStereoInputLayout input_layout = GST_CUDA_STEREO_INPUT_LAYOUT_AUTO;
-  GstCudaStereoOutputMode output_mode = GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY;
-  double baseline_m = kDefaultBaselineM;
-  double focal_px = kDefaultFocalPx;
-  bool post_messages = false;
 };
 
 struct Stats {
@@ -405,20 +333,6 @@ struct _GstCudaStereo {
 
 G_DEFINE_TYPE(GstCudaStereo, gst_cuda_stereo, GST_TYPE_AGGREGATOR);
 GST_ELEMENT_REGISTER_DEFINE(cudastereo, "cudastereo", GST_RANK_NONE, GST_TYPE_CUDA_STEREO);
-
-// ---------------------------------------------------------------- helpers
-
-namespace {
-
-cs::Colormap to_colormap(GstCudaStereoColormap c) {
-  switch (c) {
-    case GST_CUDA_STEREO_COLORMAP_JET: return cs::Colormap::Jet;
-    case GST_CUDA_STEREO_COLORMAP_GREY: return cs::Colormap::Grey;
-    default: return cs::Colormap::Turbo;
-  }
-}
-
-}  // namespace
 
 #define PRIV(self) ((self)->priv)
 
@@ -588,36 +502,6 @@ static bool update_geometry(GstCudaStereo* self) {
 }
 
 // ---------------------------------------------------------------- settings -> engine
-
-static cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format) {
-  cs::EncodeParams e;
-  e.format = format;
-  e.colormap = to_colormap(s.colormap);
-  e.max_disparity = s.params.max_disparity;
-  e.baseline_mm = s.baseline_m * 1000.0;
-  e.focal_px = s.focal_px;
-  e.alpha_from_mask = s.alpha_mask;
-  return e;
-}
-
-// What output-mode=depth lacks, in the user's words; empty when it can run.
-// Depth from an uncalibrated guess would look plausible and be wrong.
-static std::string depth_settings_problem(const Settings& s) {
-  if (s.output_mode != GST_CUDA_STEREO_OUTPUT_MODE_DEPTH) return "";
-  const bool baseline = s.baseline_m > 0.0, focal = s.focal_px > 0.0;
-  const char* baseline_hint = "the distance between the two camera centres in metres";
-  const char* focal_hint = "the focal length of the rectified views in pixels";
-  if (!baseline && !focal)
-    return std::string("output-mode=depth needs `baseline` and `focal-length`, which are not set: set baseline to ") +
-           baseline_hint + " and focal-length to " + focal_hint + ", both from your stereo calibration";
-  if (!baseline)
-    return std::string("output-mode=depth needs `baseline`, which is not set: set it to ") + baseline_hint +
-           " (from your stereo calibration)";
-  if (!focal)
-    return std::string("output-mode=depth needs `focal-length`, which is not set: set it to ") + focal_hint +
-           " (from your stereo calibration)";
-  return "";
-}
 
 // Takes settings changed since the last frame into the engine. Returns false
 // (after posting an error) when they do not fit.

@@ -1,0 +1,43 @@
+// What the element's properties say (Settings) and what that means for the
+// engine; the registered enum types of the properties are defined here too
+// (declared in gstcudastereo.h).
+#pragma once
+
+#include <string>
+
+#include "encode.h"
+#include "gstcudastereo.h"
+#include "stereo.h"
+
+namespace cs_gst {
+
+// 0 = not set: depth output refuses to start until the user gives the
+// calibration of their cameras, since no default could be right.
+constexpr double kDefaultBaselineM = 0.0;
+constexpr double kDefaultFocalPx = 0.0;
+
+// What the properties say; written by setters, read by the streaming thread.
+struct Settings {
+  GstCudaStereoBackend backend = GST_CUDA_STEREO_BACKEND_AUTO;
+  int cuda_device_id = -1;
+  cs::Params params;
+  GstCudaStereoColormap colormap = GST_CUDA_STEREO_COLORMAP_TURBO;
+  bool alpha_mask = false;
+  GstCudaStereoInputLayout input_layout = GST_CUDA_STEREO_INPUT_LAYOUT_AUTO;
+  GstCudaStereoOutputMode output_mode = GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY;
+  double baseline_m = kDefaultBaselineM;
+  double focal_px = kDefaultFocalPx;
+  bool post_messages = false;
+};
+
+cs::Colormap to_colormap(GstCudaStereoColormap c);
+
+// The engine's output encoding for the settings (colormap, disparity range,
+// depth calibration) and the negotiated output format.
+cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format);
+
+// What output-mode=depth lacks, in the user's words; empty when it can run.
+// Depth from an uncalibrated guess would look plausible and be wrong.
+std::string depth_settings_problem(const Settings& s);
+
+}  // namespace cs_gst

@@ -170,6 +170,7 @@
 #include "pinned_allocator.h"
 #include "pairing.h"
 #include "settings.h"
+#include "stats.h"
 #include "stereo.h"
 #include "upload_ahead.h"
 
@@ -220,6 +221,7 @@ using cs_gst::encode_params;
 using cs_gst::kDefaultBaselineM;
 using cs_gst::kDefaultFocalPx;
 using cs_gst::Settings;
+using cs_gst::Stats;
 using cs_gst::to_pixel_format;
 using cs_gst::whole_frame_view;
 #if HAVE_GST_CUDA
@@ -252,16 +254,6 @@ enum {
   PROP_FOCAL_LENGTH,
   PROP_POST_MESSAGES,
   PROP_STATS,
-};
-
-struct Stats {
-  uint64_t frames = 0;           // output frames
-  uint64_t unpaired_frames = 0;  // placeholders for unpaired / missing / unreadable input
-  uint64_t dropped_frames = 0;   // late partners dropped
-  uint64_t uploaded_ahead = 0;   // frames read from copies uploaded as they arrived
-  double fps = 0.0;
-  cs::FrameStats engine;
-  std::string backend;
 };
 
 }  // namespace
@@ -589,12 +581,8 @@ static void post_frame_message(GstCudaStereo* self, GstClockTime pts, GstClockTi
     stream_time = gst_segment_to_stream_time(seg, GST_FORMAT_TIME, pts);
     GST_OBJECT_UNLOCK(self);
   }
-  GstStructure* s = gst_structure_new(
-      "cudastereo", "timestamp", G_TYPE_UINT64, pts, "running-time", G_TYPE_UINT64, running_time, "stream-time",
-      G_TYPE_UINT64, stream_time, "duration", G_TYPE_UINT64, duration, "foreground-fraction", G_TYPE_DOUBLE,
-      fs ? fs->foreground_fraction : 0.0, "valid-fraction", G_TYPE_DOUBLE, fs ? fs->valid_fraction : 0.0,
-      "processing-time", G_TYPE_UINT64, processing_ns, "frame-index", G_TYPE_UINT64, frame_index, "placeholder",
-      G_TYPE_BOOLEAN, fs == nullptr, "warming-up", G_TYPE_BOOLEAN, fs ? fs->warming_up : FALSE, nullptr);
+  GstStructure* s =
+      cs_gst::frame_message_structure(pts, running_time, stream_time, duration, fs, processing_ns, frame_index);
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
@@ -1660,18 +1648,7 @@ static void reset_background_handler(GstCudaStereo* self) {
 static GstStructure* stats_structure(GstCudaStereo* self) {
   GstCudaStereoPrivate* priv = PRIV(self);
   std::lock_guard<std::mutex> guard(priv->lock);
-  const Stats& s = priv->stats;
-  const double ratio = s.engine.background_tests_full
-                           ? static_cast<double>(s.engine.background_tests) / s.engine.background_tests_full
-                           : 0.0;
-  return gst_structure_new("cudastereo-stats", "backend", G_TYPE_STRING, s.backend.c_str(), "frames", G_TYPE_UINT64,
-                           s.frames, "fps", G_TYPE_DOUBLE, s.fps, "foreground-fraction", G_TYPE_DOUBLE,
-                           s.engine.foreground_fraction, "background-tests-ratio", G_TYPE_DOUBLE, ratio,
-                           "valid-fraction", G_TYPE_DOUBLE, s.engine.valid_fraction, "levels", G_TYPE_INT,
-                           s.engine.levels, "model-frames", G_TYPE_UINT64, s.engine.frame_index, "warming-up",
-                           G_TYPE_BOOLEAN, s.engine.warming_up, "unpaired-frames", G_TYPE_UINT64, s.unpaired_frames,
-                           "dropped-frames", G_TYPE_UINT64, s.dropped_frames, "uploaded-ahead", G_TYPE_UINT64,
-                           s.uploaded_ahead, nullptr);
+  return cs_gst::stats_structure(priv->stats);
 }
 
 static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {

@@ -1,0 +1,35 @@
+// What the element counts (the `stats` property) and says per frame
+// (post-messages), as GstStructures whose field names and types are the
+// element's interface.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <cstdint>
+#include <string>
+
+#include "engine.h"
+
+namespace cs_gst {
+
+struct Stats {
+  uint64_t frames = 0;           // output frames
+  uint64_t unpaired_frames = 0;  // placeholders for unpaired / missing / unreadable input
+  uint64_t dropped_frames = 0;   // late partners dropped
+  uint64_t uploaded_ahead = 0;   // frames read from copies uploaded as they arrived
+  double fps = 0.0;
+  cs::FrameStats engine;
+  std::string backend;
+};
+
+// The `stats` property's "cudastereo-stats" structure.
+GstStructure* stats_structure(const Stats& s);
+
+// The "cudastereo" element message of one output frame. `fs`: the engine's
+// numbers for this frame, null for a placeholder (nothing matched: no
+// foreground, nothing valid).
+GstStructure* frame_message_structure(GstClockTime pts, GstClockTime running_time, GstClockTime stream_time,
+                                      GstClockTime duration, const cs::FrameStats* fs, guint64 processing_ns,
+                                      guint64 frame_index);
+
+}  // namespace cs_gst

@@ -159,6 +159,7 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 #endif
+#include "allocation.h"
 #include "cuda_context_scope.h"
 #include "cuda_memory.h"
 #include "encode.h"
@@ -1189,54 +1190,18 @@ static gboolean gst_cuda_stereo_sink_event(GstAggregator* agg, GstAggregatorPad*
 // pay for page-locking (cudaHostAlloc) on every frame.
 static void propose_pool(GstCudaStereo* self, GstQuery* query) {
   GstCudaStereoPrivate* priv = PRIV(self);
-  GstCaps* caps = nullptr;
-  gboolean need_pool = FALSE;
-  gst_query_parse_allocation(query, &caps, &need_pool);
-  GstVideoInfo info;
-  if (!need_pool || !caps || !gst_video_info_from_caps(&info, caps)) return;
-  GstBufferPool* pool = nullptr;
-  bool cuda_caps = false;
-#if HAVE_GST_CUDA
-  cuda_caps = caps_have_cuda_memory(caps);
-  if (cuda_caps) {
+  GstCudaContext* cuda_ctx = nullptr;
+  GstAllocator* pinned = nullptr;
+  {
     std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
-    if (!priv->cuda_ctx) return;  // upstream allocates in its own context
-    pool = gst_cuda_buffer_pool_new(priv->cuda_ctx);
-  }
+#if HAVE_GST_CUDA
+    if (priv->cuda_ctx) cuda_ctx = GST_CUDA_CONTEXT(gst_object_ref(priv->cuda_ctx));
 #endif
-  if (!cuda_caps) {
-    GstAllocator* pinned = nullptr;
-    {
-      std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
-      if (priv->pinned_allocator) pinned = GST_ALLOCATOR(gst_object_ref(priv->pinned_allocator));
-    }
-    if (pinned) {
-      guint size = 0;
-      pool = gst_cuda_stereo_pinned_pool_new(pinned, caps, 0, 0, &size);
-      gst_object_unref(pinned);
-      if (pool) {
-        GST_DEBUG_OBJECT(self, "proposing a pinned pool for %" GST_PTR_FORMAT, caps);
-        gst_query_add_allocation_pool(query, pool, size, 0, 0);
-        gst_object_unref(pool);
-        return;
-      }
-    }
+    if (priv->pinned_allocator) pinned = GST_ALLOCATOR(gst_object_ref(priv->pinned_allocator));
   }
-  if (!pool) pool = gst_video_buffer_pool_new();
-  GstStructure* config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), 0, 0);
-  if (!gst_buffer_pool_set_config(pool, config)) {
-    GST_WARNING_OBJECT(self, "could not configure the proposed input pool");
-    gst_object_unref(pool);
-    return;
-  }
-  guint size = GST_VIDEO_INFO_SIZE(&info);
-  config = gst_buffer_pool_get_config(pool);
-  gst_buffer_pool_config_get_params(config, nullptr, &size, nullptr, nullptr);
-  gst_structure_free(config);
-  gst_query_add_allocation_pool(query, pool, size, 0, 0);
-  gst_object_unref(pool);
+  cs_gst::propose_input_pool(GST_OBJECT(self), query, cuda_ctx, pinned);
+  if (cuda_ctx) gst_object_unref(cuda_ctx);
+  if (pinned) gst_object_unref(pinned);
 }
 
 static gboolean gst_cuda_stereo_sink_query(GstAggregator* agg, GstAggregatorPad* pad, GstQuery* query) {
@@ -1315,75 +1280,20 @@ static void gst_cuda_stereo_set_context(GstElement* element, GstContext* context
 // engine, plain system memory.
 static gboolean gst_cuda_stereo_decide_allocation(GstAggregator* agg, GstQuery* query) {
   GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
-  GstCaps* caps = nullptr;
-  gst_query_parse_allocation(query, &caps, nullptr);
-  priv->out_pinned_pool = false;
   GstAllocator* pinned = nullptr;
   {
     std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
     if (priv->pinned_allocator) pinned = GST_ALLOCATOR(gst_object_ref(priv->pinned_allocator));
   }
-  bool cuda_caps = false;
+  GstCudaContext* engine_ctx = nullptr;
 #if HAVE_GST_CUDA
-  cuda_caps = caps_have_cuda_memory(caps);
+  engine_ctx = priv->engine_ctx;
 #endif
-  if (pinned && caps && !cuda_caps) {
-    GstBufferPool* theirs = nullptr;
-    guint min = 0, max = 0;
-    const bool update = gst_query_get_n_allocation_pools(query) > 0;
-    if (update) gst_query_parse_nth_allocation_pool(query, 0, &theirs, nullptr, &min, &max);
-    const bool plain = !theirs || G_OBJECT_TYPE(theirs) == GST_TYPE_BUFFER_POOL ||
-                       G_OBJECT_TYPE(theirs) == GST_TYPE_VIDEO_BUFFER_POOL;
-    if (theirs) gst_object_unref(theirs);
-    guint size = 0;
-    GstBufferPool* pool = plain ? gst_cuda_stereo_pinned_pool_new(pinned, caps, min, max, &size) : nullptr;
-    gst_object_unref(pinned);
-    if (pool) {
-      if (update)
-        gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
-      else
-        gst_query_add_allocation_pool(query, pool, size, min, max);
-      gst_object_unref(pool);
-      priv->out_pinned_pool = true;
-      GST_DEBUG_OBJECT(agg, "output in pinned system memory");
-      return TRUE;
-    }
-  } else if (pinned) {
-    gst_object_unref(pinned);
-  }
-#if HAVE_GST_CUDA
-  if (priv->engine_ctx && caps_have_cuda_memory(caps)) {
-    GstVideoInfo info;
-    if (!gst_video_info_from_caps(&info, caps)) return FALSE;
-    GstBufferPool* pool = nullptr;
-    guint size = GST_VIDEO_INFO_SIZE(&info), min = 0, max = 0;
-    const bool update = gst_query_get_n_allocation_pools(query) > 0;
-    if (update) {
-      gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
-      if (pool && !(GST_IS_CUDA_BUFFER_POOL(pool) && GST_CUDA_BUFFER_POOL(pool)->context == priv->engine_ctx))
-        gst_clear_object(&pool);
-    }
-    if (!pool) pool = gst_cuda_buffer_pool_new(priv->engine_ctx);
-    GstStructure* config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    gst_buffer_pool_config_set_params(config, caps, GST_VIDEO_INFO_SIZE(&info), min, max);
-    if (!gst_buffer_pool_set_config(pool, config)) {
-      GST_ERROR_OBJECT(agg, "the CUDA buffer pool refused its configuration");
-      gst_object_unref(pool);
-      return FALSE;
-    }
-    // The pool pads rows to the GPU's pitch: read back the buffer size.
-    config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_get_params(config, nullptr, &size, nullptr, nullptr);
-    gst_structure_free(config);
-    if (update)
-      gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
-    else
-      gst_query_add_allocation_pool(query, pool, size, min, max);
-    gst_object_unref(pool);
-    return TRUE;
-  }
-#endif
+  const cs_gst::OutputPool picked = cs_gst::decide_output_pool(GST_OBJECT(agg), query, engine_ctx, pinned);
+  if (pinned) gst_object_unref(pinned);
+  priv->out_pinned_pool = picked == cs_gst::OutputPool::kPinned;
+  if (picked == cs_gst::OutputPool::kFailed) return FALSE;
+  if (picked != cs_gst::OutputPool::kDefault) return TRUE;
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->decide_allocation
              ? GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->decide_allocation(agg, query)
              : TRUE;

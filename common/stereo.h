@@ -99,8 +99,20 @@ enum class WindowVariant {
 
 enum class Colormap { Turbo, Jet, Grey };
 
+// How disparities are found (stages.h states each method's rules).
+enum class Method {
+  // Zhao & Taubin 2011: census, adaptive windows, coarse-to-fine refinement.
+  Progressive = 0,
+  // SSD block matching over the full range at full resolution (NVIDIA's
+  // CUDA SDK stereo sample, Stam 2008), with Tweddle's (2009) left-right
+  // check, uniqueness test and sub-pixel parabola.
+  Block = 1,
+};
+
 // Every parameter has a default that works for a 640x480 camera pair.
 struct Params {
+  Method method = Method::Progressive;
+
   // Search range: disparities min_disparity .. max_disparity - 1 (so
   // max_disparity = 256 searches 256 disparities when min is 0).
   int min_disparity = 0;
@@ -136,6 +148,15 @@ struct Params {
   int lr_tolerance = 2;  // pixels, at each level (2: Aloe bad-2 10.7 %, 1: 11.9 %)
   bool subpixel = true;
 
+  // Method Block: side of the square SSD window (element property
+  // block-size), odd, 3 .. kMaxMatchBlockSize. Not the background model's
+  // block_size above, which the element does not expose.
+  int match_block_size = 9;
+  // Keep a pixel only when its best cost is clearly lower than the best cost
+  // more than one disparity away (stages.h, passes_uniqueness): 0 = off, else
+  // the percentage by which that rival must exceed the best. 0 .. 100.
+  int uniqueness_ratio = 0;
+
   // Returns an empty string when valid, else a sentence naming the problem.
   std::string validate() const;
   // Checks that also need the size of one view (width x height).
@@ -149,6 +170,10 @@ constexpr int kMinLevelSize = 16;
 constexpr int kMinViewWidth = 16;
 constexpr int kMinViewHeight = 16;
 constexpr int kMaxLevels = 8;
+// 31 x 31 windows keep every SSD sum, and the sub-pixel parabola's integer
+// arithmetic on it (stereo_math.h), inside 32 bits.
+constexpr int kMaxMatchBlockSize = 31;
+constexpr int kMaxUniquenessRatio = 100;
 
 // Levels actually used for a view of width x height (resolves levels = 0).
 int resolve_levels(const Params& p, int width, int height);

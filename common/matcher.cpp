@@ -82,7 +82,7 @@ void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   l0.raw_left = b.winners.disparity;
   l0.disparity_left = l0.raw_left;
   l0.disparity_right = l0.raw_right;
-  apply_uniqueness(b.winners, p.uniqueness_ratio, l0.disparity_left);
+  apply_uniqueness(b.winners, resolve_uniqueness_ratio(p), l0.disparity_left);
   if (p.lr_check) cross_check(l0.disparity_left, l0.disparity_right, p.lr_tolerance);
   finish_block_disparity(b.winners, l0.disparity_left, l0.range, p.subpixel, q4);
   block_confidence(b.winners, l0.disparity_left, b.confidence);

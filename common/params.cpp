@@ -90,8 +90,9 @@ std::string Params::validate() const {
     return say("lr-tolerance", lr_tolerance, "must be between 0 and max-disparity");
   if (match_block_size < 3 || match_block_size > kMaxMatchBlockSize || match_block_size % 2 == 0)
     return say("block-size", match_block_size, "must be odd and between 3 and 31");
-  if (uniqueness_ratio < 0 || uniqueness_ratio > kMaxUniquenessRatio)
-    return say("uniqueness-ratio", uniqueness_ratio, "must be between 0 (off) and 100");
+  if (uniqueness_ratio < -1 || uniqueness_ratio > kMaxUniquenessRatio)
+    return say("uniqueness-ratio", uniqueness_ratio,
+               "must be -1 (the method's default), 0 (off) or a percentage up to 1000");
   return {};
 }
 
@@ -138,6 +139,11 @@ int resolve_levels(const Params& p, int width, int height) {
     ++n;
   }
   return n;
+}
+
+int resolve_uniqueness_ratio(const Params& p) {
+  if (p.uniqueness_ratio >= 0) return p.uniqueness_ratio;
+  return p.method == Method::Block ? kBlockUniquenessRatio : 0;
 }
 
 Range level_range(const Params& p, int level, int level_width) {

@@ -27,8 +27,9 @@ const char* kUsage =
     "  --method progressive|block  progressive multi-resolution census (default) or SSD block\n"
     "                              matching over the full range at full size\n"
     "  --block-size N              method block: odd window side, 3..31 (default 9)\n"
-    "  --uniqueness-ratio R        method block: reject a pixel unless every disparity more than\n"
-    "                              one away costs over R %% more than the best; 0 = off (default)\n"
+    "  --uniqueness-ratio R        reject a pixel unless every disparity more than one away\n"
+    "                              costs over R % more than the best; 0 = off, -1 = the\n"
+    "                              method's default (default: progressive 0, block 80)\n"
     "  --max-disparity N           search min..N-1 (default 64)\n"
     "  --min-disparity N           (default 0)\n"
     "  --levels N                  pyramid levels, 0 = automatic (default 0)\n"
@@ -196,7 +197,7 @@ int run(int argc, char** argv) {
   if (params.method == cs::Method::Block)
     std::printf("%s engine: %d x %d, disparities %d..%d, block %d x %d, uniqueness %d %%, %.1f %% valid, %.1f ms\n",
                 engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
-                params.match_block_size, params.match_block_size, params.uniqueness_ratio,
+                params.match_block_size, params.match_block_size, cs::resolve_uniqueness_ratio(params),
                 100.0 * valid / disparity_q4.pixels.size(), ms);
   else
     std::printf("%s engine: %d x %d, disparities %d..%d, %d levels, %.1f %% valid, %.1f ms\n", engine->backend_name(),

@@ -46,21 +46,22 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
   }
 
   const int best = static_cast<int>(p.window);
+  const int unique = resolve_uniqueness_ratio(p);
   for (int l = levels - 1; l >= 0; --l) {
     LevelDebug& ld = dbg.levels[l];
     const Image<uint8_t>* mask_l = p.background ? &ld.mask_left : nullptr;
     const Image<uint8_t>* mask_r = p.background ? &ld.mask_right : nullptr;
     if (l == levels - 1) {
       match_full_range(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, ld.range,
-                       p.subwindow_radius, best, ld.raw_left);
+                       p.subwindow_radius, best, ld.raw_left, unique);
       match_full_range(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, ld.range,
-                       p.subwindow_radius, best, ld.raw_right);
+                       p.subwindow_radius, best, ld.raw_right, unique);
     } else {
       const LevelDebug& lc = dbg.levels[l + 1];
       refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
-                   p.subwindow_radius, best, p.hole_search_radius, ld.raw_left);
+                   p.subwindow_radius, best, p.hole_search_radius, ld.raw_left, unique);
       refine_level(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, lc.disparity_right,
-                   ld.range, p.subwindow_radius, best, p.hole_search_radius, ld.raw_right);
+                   ld.range, p.subwindow_radius, best, p.hole_search_radius, ld.raw_right, unique);
     }
     ld.disparity_left = ld.raw_left;
     ld.disparity_right = ld.raw_right;

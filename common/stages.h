@@ -136,9 +136,12 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
 // Winner-takes-all over [range.lo, range.hi): the admissible d with the
 // smallest window cost, ties to the smaller d. No admissible d (or a
 // background reference pixel) -> -1 (invalid). masks may be nullptr (all fg).
+// Then uniqueness (B3, passes_uniqueness): with uniqueness_ratio > 0 the
+// winner becomes -1 unless its cost is clearly lower than the least cost of
+// the admissible candidates more than one disparity away (none: kept).
 void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
-                      int best, Image<int16_t>& disparity);
+                      int best, Image<int16_t>& disparity, int uniqueness_ratio = 0);
 
 // ---------------------------------------------------------------- 7. refinement
 
@@ -148,11 +151,14 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
 //  - parent invalid: among the valid coarser disparities within
 //    hole_radius (Chebyshev, clamped to the coarser image) of the parent,
 //    candidates 2 min - 2 .. 2 max + 2; none valid -> invalid.
-// Candidates are intersected with `range`, then winner-takes-all as in
-// match_full_range (admissibility, ties to the smaller d).
+// Candidates are intersected with `range`, then winner-takes-all and
+// uniqueness as in match_full_range (admissibility, ties to the smaller d;
+// the rivals are the pixel's own candidates more than one away from its
+// winner: 2 dc +- 2 for a winner 2 dc, fewer or none off-centre).
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
-                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity);
+                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity,
+                  int uniqueness_ratio = 0);
 
 // ---------------------------------------------------------------- 8. cross-check
 
@@ -239,12 +245,12 @@ void block_match(const Image<uint8_t>& gray_left, const Image<uint8_t>& gray_rig
 // edge) has nothing to contradict it and is kept, as in StereoBM.
 //
 // Method progressive (the same rule and function, over the costs a pixel
-// has): at every level, the rival is the least window cost over the pixel's
-// admissible candidates more than one away from its winner: the full range
-// at the coarsest level; below, the pixel's interval (2 dc - 2 .. 2 dc + 2,
-// or a hole's span), where only 2 dc +- 2 can be rivals of 2 dc. A pixel
-// rejected at level l + 1 is a hole for level l (stage 7). r = 0 changes
-// nothing.
+// has; stages 6 and 7): at every level and in both views, the rival is the
+// least window cost over the pixel's admissible candidates more than one
+// away from its winner: the full range at the coarsest level; below, the
+// pixel's interval (2 dc - 2 .. 2 dc + 2, or a hole's span), where only
+// 2 dc +- 2 can be rivals of 2 dc. A pixel rejected at level l + 1 is a hole
+// for level l (stage 7), before the cross-check. r = 0 changes nothing.
 void apply_uniqueness(const BlockWinners& winners, int uniqueness_ratio, Image<int16_t>& disparity);
 
 // ---------------------------------------------------------------- B4. output

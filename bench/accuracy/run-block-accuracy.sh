@@ -1,10 +1,11 @@
 #!/bin/bash
 # Accuracy of method block (SSD block matching, CPU reference) on Middlebury
-# Aloe over block size and uniqueness ratio, as a markdown table plus a CSV.
+# Aloe over block size and uniqueness ratio, as a markdown table plus a CSV;
+# with --method progressive, of the progressive method over the ratio.
 #
 #   bench/accuracy/run-block-accuracy.sh [--data DIR] [--build DIR] [--out DIR]
-#       [--sizes "half full"] [--blocks "5 7 9 11 13 15"] [--ratios "0 5 10 15"]
-#       [--extra "ARGS"]
+#       [--method block|progressive] [--sizes "half full"]
+#       [--blocks "5 7 9 11 13 15"] [--ratios "0 5 10 15"] [--extra "ARGS"]
 #
 #   --data DIR    Aloe files; default $ALOE_DIR, else ../shared/data/aloe
 #   --build DIR   build directory with tools/cs-stereo and tools/cs-score
@@ -31,6 +32,7 @@ SIZES="half full"
 BLOCKS="5 7 9 11 13 15"
 RATIOS="0 5 10 15"
 EXTRA=""
+METHOD=block
 while [ $# -gt 0 ]; do
   case "$1" in
     --data) DATA=$2; shift 2 ;;
@@ -40,7 +42,8 @@ while [ $# -gt 0 ]; do
     --blocks) BLOCKS=$2; shift 2 ;;
     --ratios) RATIOS=$2; shift 2 ;;
     --extra) EXTRA=$2; shift 2 ;;
-    -h|--help) sed -n 2,23p "$0"; exit 0 ;;
+    --method) METHOD=$2; shift 2 ;;
+    -h|--help) sed -n 2,24p "$0"; exit 0 ;;
     *) echo "run-block-accuracy.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -54,11 +57,16 @@ done
 for f in aloeL.jpg aloeR.jpg aloeGT.png aloe_nonocc.png; do
   [ -r "$DATA/$f" ] || { echo "run-block-accuracy.sh: $DATA/$f not found (use --data DIR)" >&2; exit 1; }
 done
+case "$METHOD" in
+  block) ;;
+  progressive) BLOCKS=- ;;
+  *) echo "run-block-accuracy.sh: --method must be block or progressive" >&2; exit 2 ;;
+esac
 mkdir -p "$OUTDIR" || exit 1
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
-csv=$OUTDIR/block.csv
-md=$OUTDIR/block.md
+csv=$OUTDIR/$METHOD.csv
+md=$OUTDIR/$METHOD.md
 echo "size,disparities,block,ratio,extra,visible_bad_2,visible_density,all_gt_valid_bad_2,all_gt_density,ms" > "$csv"
 {
   echo "| size, D | block | uniqueness % | visible bad-2 % (invalid = bad) | visible density % | all GT: valid-only bad-2 % | all GT: density % | ms |"
@@ -71,7 +79,7 @@ failures=0
 for size in $SIZES; do
   d=256
   sargs=()
-  args=(--left "$DATA/aloeL.jpg" --right "$DATA/aloeR.jpg" --method block)
+  args=(--left "$DATA/aloeL.jpg" --right "$DATA/aloeR.jpg" --method "$METHOD")
   if [ "$size" = half ]; then
     d=128
     args+=(--scale 2)
@@ -79,8 +87,10 @@ for size in $SIZES; do
   fi
   for b in $BLOCKS; do
     for r in $RATIOS; do
+      bargs=()
+      [ "$b" = - ] || bargs=(--block-size "$b")
       # shellcheck disable=SC2086
-      if ! log=$("$STEREO" "${args[@]}" --max-disparity $d --block-size "$b" --uniqueness-ratio "$r" $EXTRA \
+      if ! log=$("$STEREO" "${args[@]}" "${bargs[@]}" --max-disparity $d --uniqueness-ratio "$r" $EXTRA \
                    --out "$work/d.png" 2>&1); then
         echo "run-block-accuracy.sh: cs-stereo failed ($size block $b ratio $r): $log" >&2
         failures=$((failures + 1))
@@ -99,7 +109,7 @@ for size in $SIZES; do
                             'BEGIN { printf "%.2f %.2f\n", va ? 100 * (bad - (ev - va)) / va : 0, 100 * va / ev }')
       echo "$size,$d,$b,$r,$EXTRA,$vb,$vd,$ab,$ad,$ms" >> "$csv"
       echo "| $size, $d | $b | $r | $vb | $vd | $ab | $ad | $ms |" >> "$md"
-      echo "$size d=$d block $b ratio $r $EXTRA: visible bad-2 $vb density $vd | all GT valid-only bad-2 $ab density $ad | $ms ms" >&2
+      echo "$size d=$d $METHOD block $b ratio $r $EXTRA: visible bad-2 $vb density $vd | all GT valid-only bad-2 $ab density $ad | $ms ms" >&2
     done
   done
 done

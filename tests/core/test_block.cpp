@@ -533,3 +533,113 @@ TEST(BlockMethod, ParamsAreValidatedInTheElementsTerms) {
   const Outcome r = run(m, make_plane_pair(32, 32, 2, 1));
   EXPECT_EQ(r.error, "block-size (4) must be odd and between 3 and 31");
 }
+
+// ---------------------------------------------------------------- progressive uniqueness
+
+namespace {
+
+// Winner and rival of a candidate interval by brute force (stages 6, 7, B3).
+int brute_unique(const Image<uint32_t>& a, const Image<uint32_t>& b, Reference ref, const Image<uint8_t>* moth,
+                 int x, int y, int lo, int hi, int r, int best, int ratio) {
+  const int w = a.width;
+  auto admissible = [&](int d) {
+    const int m = ref == Reference::Left ? x - d : x + d;
+    return d >= 0 && m >= 0 && m < w && (!moth || moth->at(m, y) != 0);
+  };
+  int win = -1, cost = INT_MAX;
+  for (int d = lo; d < hi; ++d)
+    if (admissible(d)) {
+      const int c = window_cost(a, b, ref, x, y, d, r, best);
+      if (c < cost) cost = c, win = d;
+    }
+  if (win < 0) return -1;
+  int rival = kNoCost;
+  for (int d = lo; d < hi; ++d)
+    if (admissible(d) && std::abs(d - win) >= 2) rival = std::min(rival, window_cost(a, b, ref, x, y, d, r, best));
+  return passes_uniqueness(cost, rival, ratio) ? win : -1;
+}
+
+}  // namespace
+
+TEST(ProgressiveUniqueness, FullRangeAndRefinementEqualBruteForce) {
+  const int w = 37, h = 21;
+  std::mt19937 rng(23);
+  Image<uint32_t> a(w, h), b(w, h);
+  for (auto& v : a.pixels) v = rng() & 0x3f;
+  for (auto& v : b.pixels) v = rng() & 0x3f;
+  Image<uint8_t> mb(w, h);
+  for (auto& v : mb.pixels) v = (rng() % 5) ? 255 : 0;
+  Image<int16_t> coarser(w / 2, h / 2, -1);
+  for (auto& v : coarser.pixels) v = (rng() % 3) ? static_cast<int16_t>(rng() % 8) : -1;
+  const Range range{1, 16};
+  long rejected = 0;
+  for (Reference ref : {Reference::Left, Reference::Right})
+    for (bool masks : {false, true})
+      for (int ratio : {0, 5, 30}) {
+        const Image<uint8_t>* mo = masks ? &mb : nullptr;
+        Image<int16_t> full, refined, plain;
+        match_full_range(a, b, ref, nullptr, mo, range, 1, 2, full, ratio);
+        match_full_range(a, b, ref, nullptr, mo, range, 1, 2, plain);
+        refine_level(a, b, ref, nullptr, mo, coarser, range, 1, 2, 1, refined, ratio);
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x) {
+            ASSERT_EQ(full.at(x, y), brute_unique(a, b, ref, mo, x, y, range.lo, range.hi, 1, 2, ratio))
+                << x << "," << y << " ratio " << ratio;
+            if (ratio == 0) ASSERT_EQ(full.at(x, y), plain.at(x, y));
+            rejected += full.at(x, y) < 0 && plain.at(x, y) >= 0;
+            // The refinement's interval, as stage 7 states it.
+            const int px = std::min(x / 2, w / 2 - 1), py = std::min(y / 2, h / 2 - 1);
+            int lo = 0, hi = 0;
+            if (coarser.at(px, py) >= 0) {
+              lo = 2 * coarser.at(px, py) - 2;
+              hi = 2 * coarser.at(px, py) + 3;
+            } else {
+              int mn = 1000, mx = -1;
+              for (int v = std::max(py - 1, 0); v <= std::min(py + 1, h / 2 - 1); ++v)
+                for (int u = std::max(px - 1, 0); u <= std::min(px + 1, w / 2 - 1); ++u)
+                  if (coarser.at(u, v) >= 0) {
+                    mn = std::min<int>(mn, coarser.at(u, v));
+                    mx = std::max<int>(mx, coarser.at(u, v));
+                  }
+              if (mx >= 0) lo = 2 * mn - 2, hi = 2 * mx + 3;
+            }
+            lo = std::max(lo, range.lo);
+            hi = std::min(hi, range.hi);
+            ASSERT_EQ(refined.at(x, y), brute_unique(a, b, ref, mo, x, y, lo, hi, 1, 2, ratio))
+                << "refined " << x << "," << y << " ratio " << ratio;
+          }
+      }
+  EXPECT_GT(rejected, 0);  // the ratios did reject something
+}
+
+TEST(ProgressiveUniqueness, PipelineDefaultIsOffAndARatioRejectsTheRepeatedPattern) {
+  // Stripes of period 8 over the whole view, shifted by 12: every window
+  // fits at 4, 12 and 20 alike.
+  const int w = 128, h = 64, shift = 12;
+  Image<uint32_t> L(w, h), R(w, h);
+  auto stripe = [](int u, int y) { return static_cast<uint32_t>(((u % 8) < 4) ? 60 + (y % 3) * 20 : 180); };
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const uint32_t a = stripe(x, y), b = stripe(x + shift, y);
+      L.at(x, y) = a | a << 8 | a << 16 | 0xffu << 24;
+      R.at(x, y) = b | b << 8 | b << 16 | 0xffu << 24;
+    }
+  SyntheticPair s;
+  s.left_rgba = L;
+  s.right_rgba = R;
+  Params p;
+  p.max_disparity = 32;
+  p.lr_check = false;
+  auto valid_share = [&](const Params& params) {
+    Matcher m(params);
+    const Outcome r = run(m, s);
+    EXPECT_EQ(r.error, "");
+    long valid = 0, n = 0;
+    for (int y = 8; y < h - 8; ++y)
+      for (int x = 40; x < w - 40; ++x, ++n) valid += r.q4.at(x, y) != 0;
+    return static_cast<double>(valid) / n;
+  };
+  EXPECT_EQ(valid_share(p), 1.0);  // default -1: off for progressive
+  p.uniqueness_ratio = 10;
+  EXPECT_LE(valid_share(p), 0.05);
+}

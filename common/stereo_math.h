@@ -203,8 +203,9 @@ CS_HD bool passes_uniqueness(int32_t best, int32_t rival, int ratio) {
 
 // Confidence of a valid pixel, 0 .. 255: floor(255 * (rival - best) / rival),
 // the rival's relative excess over the best. 0 without a rival or with
-// rival = 0. Monotonic in rival / best, so confidence > 255 * r / (100 + r)
-// is the same test as uniqueness ratio r.
+// rival = 0. It grows with rival / best, the quantity uniqueness thresholds:
+// before the floor, (rival - best) / rival > r / (100 + r) is the test of
+// ratio r, so a threshold on confidence acts like a uniqueness ratio.
 CS_HD uint8_t confidence_from_costs(int32_t best, int32_t rival) {
   if (rival == kNoCost || rival <= 0) return 0;
   return static_cast<uint8_t>((static_cast<int64_t>(rival - best) * 255) / rival);

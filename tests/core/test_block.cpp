@@ -339,6 +339,7 @@ TEST(BlockMethod, StepSceneAndItsOccludedBand) {
   ASSERT_EQ(r.error, "");
   const Score sc = score(r.q4, s.disparity, 4);
   EXPECT_GE(sc.good2, 0.95);
+  EXPECT_GE(sc.density, 0.95);
   // Away from the edge (a block's reach), the known pixels are right.
   long n = 0, good = 0;
   for (int y = 4; y < h - 4; ++y)

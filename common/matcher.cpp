@@ -36,6 +36,59 @@ std::string check_output(const ImageView<T>& v, int width, int height, const cha
   return {};
 }
 
+// The matching of each method, from the grey views (and masks) in dbg.
+void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
+  for (int l = 0; l < levels; ++l) {
+    LevelDebug& ld = dbg.levels[l];
+    census_transform(ld.gray_left, ld.census_left);
+    census_transform(ld.gray_right, ld.census_right);
+    ld.range = level_range(p, l, ld.gray_left.width);
+  }
+
+  const int best = static_cast<int>(p.window);
+  const int unique = resolve_uniqueness_ratio(p);
+  for (int l = levels - 1; l >= 0; --l) {
+    LevelDebug& ld = dbg.levels[l];
+    const Image<uint8_t>* mask_l = p.background ? &ld.mask_left : nullptr;
+    const Image<uint8_t>* mask_r = p.background ? &ld.mask_right : nullptr;
+    if (l == levels - 1) {
+      match_full_range(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, ld.range,
+                       p.subwindow_radius, best, ld.raw_left, unique);
+      match_full_range(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, ld.range,
+                       p.subwindow_radius, best, ld.raw_right, unique);
+    } else {
+      const LevelDebug& lc = dbg.levels[l + 1];
+      refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
+                   p.subwindow_radius, best, p.hole_search_radius, ld.raw_left, unique);
+      refine_level(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, lc.disparity_right,
+                   ld.range, p.subwindow_radius, best, p.hole_search_radius, ld.raw_right, unique);
+    }
+    ld.disparity_left = ld.raw_left;
+    ld.disparity_right = ld.raw_right;
+    if (p.lr_check) cross_check(ld.disparity_left, ld.disparity_right, p.lr_tolerance);
+  }
+
+  const LevelDebug& l0 = dbg.levels[0];
+  finish_disparity(l0.census_left, l0.census_right, l0.disparity_left, l0.range, p.subwindow_radius, best,
+                   p.subpixel, q4);
+}
+
+void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
+  LevelDebug& l0 = dbg.levels[0];
+  BlockDebug& b = dbg.block;
+  l0.range = level_range(p, 0, l0.gray_left.width);
+  const Image<uint8_t>* mask_l = p.background ? &l0.mask_left : nullptr;
+  const Image<uint8_t>* mask_r = p.background ? &l0.mask_right : nullptr;
+  block_match(l0.gray_left, l0.gray_right, mask_l, mask_r, l0.range, p.match_block_size, b.winners, l0.raw_right);
+  l0.raw_left = b.winners.disparity;
+  l0.disparity_left = l0.raw_left;
+  l0.disparity_right = l0.raw_right;
+  apply_uniqueness(b.winners, resolve_uniqueness_ratio(p), l0.disparity_left);
+  if (p.lr_check) cross_check(l0.disparity_left, l0.disparity_right, p.lr_tolerance);
+  finish_block_disparity(b.winners, l0.disparity_left, l0.range, p.subpixel, q4);
+  block_confidence(b.winners, l0.disparity_left, b.confidence);
+}
+
 }  // namespace
 
 struct Matcher::Impl {
@@ -94,7 +147,10 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
   if (!e.empty()) return e;
 
   const int w = left.width, h = left.height;
-  const int levels = resolve_levels(p, w, h);
+  const bool block = p.method == Method::Block;
+  // Method block matches at full size only: a pyramid serves just the
+  // background model's coarse-to-fine test.
+  const int levels = block && !p.background ? 1 : resolve_levels(p, w, h);
   Debug& dbg = m.debug;
   dbg.levels.assign(levels, LevelDebug());
 
@@ -142,44 +198,18 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
     if (m.frames_seen < INT_MAX) ++m.frames_seen;
   }
 
-  for (int l = 0; l < levels; ++l) {
-    LevelDebug& ld = dbg.levels[l];
-    census_transform(ld.gray_left, ld.census_left);
-    census_transform(ld.gray_right, ld.census_right);
-    ld.range = level_range(p, l, ld.gray_left.width);
-  }
-
-  const int best = static_cast<int>(p.window);
-  for (int l = levels - 1; l >= 0; --l) {
-    LevelDebug& ld = dbg.levels[l];
-    const Image<uint8_t>* mask_l = p.background ? &ld.mask_left : nullptr;
-    const Image<uint8_t>* mask_r = p.background ? &ld.mask_right : nullptr;
-    if (l == levels - 1) {
-      match_full_range(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, ld.range,
-                       p.subwindow_radius, best, ld.raw_left);
-      match_full_range(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, ld.range,
-                       p.subwindow_radius, best, ld.raw_right);
-    } else {
-      const LevelDebug& lc = dbg.levels[l + 1];
-      refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
-                   p.subwindow_radius, best, p.hole_search_radius, ld.raw_left);
-      refine_level(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, lc.disparity_right,
-                   ld.range, p.subwindow_radius, best, p.hole_search_radius, ld.raw_right);
-    }
-    ld.disparity_left = ld.raw_left;
-    ld.disparity_right = ld.raw_right;
-    if (p.lr_check) cross_check(ld.disparity_left, ld.disparity_right, p.lr_tolerance);
-  }
-
-  const LevelDebug& l0 = dbg.levels[0];
   Image<uint16_t> q4_owned;
   ImageView<uint16_t> q4 = out.disparity_q4;
   if (q4.data == nullptr) {
     q4_owned = Image<uint16_t>(w, h);
     q4 = q4_owned.view();
   }
-  finish_disparity(l0.census_left, l0.census_right, l0.disparity_left, l0.range, p.subwindow_radius, best,
-                   p.subpixel, q4);
+  dbg.block = BlockDebug();
+  if (block)
+    match_block(p, dbg, q4);
+  else
+    match_progressive(p, levels, dbg, q4);
+  const LevelDebug& l0 = dbg.levels[0];
 
   uint64_t valid = 0, foreground = 0;
   for (int y = 0; y < h; ++y)

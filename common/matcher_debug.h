@@ -19,8 +19,16 @@ struct LevelDebug {
   Image<int16_t> disparity_left, disparity_right;  // after cross-check (== raw without lr_check)
 };
 
+// Method block: the full-size costs behind levels[0]'s maps (raw_left =
+// winners.disparity; disparity_left after uniqueness and cross-check).
+struct BlockDebug {
+  BlockWinners winners;
+  Image<uint8_t> confidence;  // block_confidence of levels[0].disparity_left
+};
+
 struct Matcher::Debug {
-  std::vector<LevelDebug> levels;  // [0] = full size
+  std::vector<LevelDebug> levels;  // [0] = full size; method block: level 0 only, no census
+  BlockDebug block;                // method block; empty for progressive
 };
 
 }  // namespace cs

@@ -122,21 +122,21 @@ void clip_to_image(Reference ref, int x, int w, int* lo, int* hi) {
 
 void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_other, const Intervals& iv, int radius, int best,
-                      Image<int16_t>& disparity) {
+                      int uniqueness_ratio, Image<int16_t>& disparity) {
   const int w = census_ref.width, h = census_ref.height;
   disparity = Image<int16_t>(w, h, -1);
-  std::vector<int> best_cost(static_cast<size_t>(w) * h, INT_MAX);
+  // Each pixel's interval is visited d ascending, as SweepWinner needs.
+  std::vector<SweepWinner> sweep(static_cast<size_t>(w) * h);
   evaluate_intervals(census_ref, census_other, ref, iv, radius, best, [&](int x, int y, int d, int cost) {
+    bool admissible = true;
     if (mask_other) {
       const int xm = ref == Reference::Left ? x - d : x + d;
-      if (mask_other->at(xm, y) == 0) return;
+      admissible = mask_other->at(xm, y) != 0;
     }
-    const size_t p = static_cast<size_t>(y) * w + x;
-    if (cost < best_cost[p]) {  // d ascends: ties keep the smaller d
-      best_cost[p] = cost;
-      disparity.pixels[p] = static_cast<int16_t>(d);
-    }
+    sweep[static_cast<size_t>(y) * w + x].visit(d, cost, admissible);
   });
+  for (size_t p = 0; p < sweep.size(); ++p)
+    if (passes_uniqueness(sweep[p].best, sweep[p].rival, uniqueness_ratio)) disparity.pixels[p] = sweep[p].disparity;
 }
 
 }  // namespace
@@ -165,7 +165,7 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
 
 void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
-                      int best, Image<int16_t>& disparity) {
+                      int best, Image<int16_t>& disparity, int uniqueness_ratio) {
   const int w = census_ref.width, h = census_ref.height;
   Intervals iv(w, h);
   for (int y = 0; y < h; ++y)
@@ -176,12 +176,13 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
       iv.lo[static_cast<size_t>(y) * w + x] = lo;
       iv.hi[static_cast<size_t>(y) * w + x] = hi;
     }
-  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, disparity);
+  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity);
 }
 
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
-                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity) {
+                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity,
+                  int uniqueness_ratio) {
   const int w = census_ref.width, h = census_ref.height;
   const int wc = coarser.width, hc = coarser.height;
   Intervals iv(w, h);
@@ -213,7 +214,7 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
       iv.lo[static_cast<size_t>(y) * w + x] = lo;
       iv.hi[static_cast<size_t>(y) * w + x] = hi;
     }
-  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, disparity);
+  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity);
 }
 
 void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance) {

@@ -50,9 +50,13 @@ bool window_variant_known(WindowVariant w) {
          w == WindowVariant::Best4;
 }
 
+bool method_known(Method m) { return m == Method::Progressive || m == Method::Block; }
+
 }  // namespace
 
 std::string Params::validate() const {
+  if (!method_known(method))
+    return say("method", static_cast<int>(method), "must be 0 (progressive) or 1 (block)");
   if (min_disparity < 0) return say("min-disparity", min_disparity, "must not be negative");
   if (max_disparity <= min_disparity) {
     std::ostringstream s;
@@ -77,12 +81,18 @@ std::string Params::validate() const {
     return say("min-sigma", min_sigma, "must be greater than 0 and at most 128");
   if (warmup_frames < 0 || warmup_frames > kMaxWarmup)
     return say("warmup-frames", warmup_frames, "must be between 0 and 1000000");
+  // Named apart from block-size, the element's SSD window of method block.
   if (block_size < 1 || block_size > kMaxBlockSize)
-    return say("block-size", block_size, "must be between 1 and 256");
+    return say("background-block-size", block_size, "must be between 1 and 256");
   if (morph_radius < 0 || morph_radius > kMaxMorphRadius)
     return say("morph-radius", morph_radius, "must be between 0 and 8");
   if (lr_tolerance < 0 || lr_tolerance > max_disparity)
     return say("lr-tolerance", lr_tolerance, "must be between 0 and max-disparity");
+  if (match_block_size < 3 || match_block_size > kMaxMatchBlockSize || match_block_size % 2 == 0)
+    return say("block-size", match_block_size, "must be odd and between 3 and 31");
+  if (uniqueness_ratio < -1 || uniqueness_ratio > kMaxUniquenessRatio)
+    return say("uniqueness-ratio", uniqueness_ratio,
+               "must be -1 (the method's default), 0 (off) or a percentage up to 1000");
   return {};
 }
 
@@ -129,6 +139,11 @@ int resolve_levels(const Params& p, int width, int height) {
     ++n;
   }
   return n;
+}
+
+int resolve_uniqueness_ratio(const Params& p) {
+  if (p.uniqueness_ratio >= 0) return p.uniqueness_ratio;
+  return p.method == Method::Block ? kBlockUniquenessRatio : 0;
 }
 
 Range level_range(const Params& p, int level, int level_width) {

@@ -136,9 +136,12 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
 // Winner-takes-all over [range.lo, range.hi): the admissible d with the
 // smallest window cost, ties to the smaller d. No admissible d (or a
 // background reference pixel) -> -1 (invalid). masks may be nullptr (all fg).
+// Then uniqueness (B3, passes_uniqueness): with uniqueness_ratio > 0 the
+// winner becomes -1 unless its cost is clearly lower than the least cost of
+// the admissible candidates more than one disparity away (none: kept).
 void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
-                      int best, Image<int16_t>& disparity);
+                      int best, Image<int16_t>& disparity, int uniqueness_ratio = 0);
 
 // ---------------------------------------------------------------- 7. refinement
 
@@ -148,11 +151,14 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
 //  - parent invalid: among the valid coarser disparities within
 //    hole_radius (Chebyshev, clamped to the coarser image) of the parent,
 //    candidates 2 min - 2 .. 2 max + 2; none valid -> invalid.
-// Candidates are intersected with `range`, then winner-takes-all as in
-// match_full_range (admissibility, ties to the smaller d).
+// Candidates are intersected with `range`, then winner-takes-all and
+// uniqueness as in match_full_range (admissibility, ties to the smaller d;
+// the rivals are the pixel's own candidates more than one away from its
+// winner: 2 dc +- 2 for a winner 2 dc, fewer or none off-centre).
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
-                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity);
+                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity,
+                  int uniqueness_ratio = 0);
 
 // ---------------------------------------------------------------- 8. cross-check
 
@@ -171,5 +177,97 @@ void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance);
 void finish_disparity(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,
                       const Image<int16_t>& disparity, Range range, int radius, int best, bool subpixel,
                       ImageView<uint16_t> disparity_q4);
+
+// ================================================================ method block
+//
+// SSD block matching (Stam 2008) with Tweddle's (2009) post-processing. Its
+// input is stage 1's convert_to_gray at full size; the background model
+// (stage 3), when on, gives the level-0 masks. Steps: block_match (costs,
+// both views' winners, uniqueness inputs), uniqueness on the left map,
+// cross_check (stage 8) of the left against the right winners, then
+// finish_block_disparity and block_confidence.
+
+// ---------------------------------------------------------------- B1. SSD cost
+
+// Pixel cost at column u of the reference view, row v, disparity d:
+//   left reference:  squared_difference(L[clamp(u), v], R[clamp(u - d), v])
+//   right reference: squared_difference(R[clamp(u), v], L[clamp(u + d), v])
+// with clamp to [0, w - 1] (columns beyond the image repeat its edge, in both
+// views) and 0 in rows outside the image: the border rule of stage 5's census
+// costs. The block cost C(x, y, d) is the sum of pixel costs over the
+// block_size x block_size square centred at (x, y) (block_size odd, 3 .. 31,
+// so C < 961 * 255^2 < 2^26). As in stage 5, every block counts the same
+// pixels whatever d is, and the right view's C(x, y, d) is the left view's
+// C(x + d, y, d): one cost per (left pixel, d) serves both views (Tweddle's
+// left-right check without extra correlations).
+int block_ssd(const Image<uint8_t>& gray_ref, const Image<uint8_t>& gray_other, Reference ref, int x, int y, int d,
+              int block_size);
+
+// ---------------------------------------------------------------- B2. winners
+
+// Per left pixel, what the sweep over the range leaves (SweepWinner in
+// stereo_math.h). Candidates are d in [range.lo, range.hi); d is admissible
+// when the matched pixel lies in the image (left x: x - d >= 0) and, with
+// masks, both the reference and the matched pixel are foreground (nonzero).
+//  - disparity: the admissible d of least C, ties to the smaller d; -1 when
+//    none (a background pixel has none).
+//  - best: C(disparity); rival: the least C over the admissible d with
+//    |d - disparity| >= 2, kNoCost when there is none;
+//  - below, above: C(disparity - 1), C(disparity + 1) when that d is in the
+//    range and its matched pixel in the image (masks do not matter), else
+//    kNoCost.
+// Every field is kNoCost (disparity -1) where there is no winner.
+struct BlockWinners {
+  Image<int16_t> disparity;
+  Image<int32_t> best, rival, below, above;
+};
+
+// Both views' winner-takes-all over the full range at full resolution. The
+// right map is the plain winner of the right view's candidates (right x:
+// x + d < w, masks as above), ties to the smaller d; it only serves the
+// left-right check. masks may be nullptr (all foreground).
+void block_match(const Image<uint8_t>& gray_left, const Image<uint8_t>& gray_right, const Image<uint8_t>* mask_left,
+                 const Image<uint8_t>* mask_right, Range range, int block_size, BlockWinners& left,
+                 Image<int16_t>& right);
+
+// ---------------------------------------------------------------- B3. uniqueness
+
+// A pixel is kept only when its best cost is clearly lower than the best cost
+// more than one disparity away (the rival): with uniqueness_ratio r in
+// percent, a valid disparity becomes -1 unless r = 0, or there is no rival,
+// or rival * 100 > best * (100 + r) in 64-bit integers (equality rejects);
+// passes_uniqueness in stereo_math.h. The neighbours d +- 1 are left out
+// because a true match between two integers costs little at both.
+// Why this form: it is OpenCV StereoBM's (the rival must exceed the best by
+// r %), which users already tune; a ratio, unlike Tweddle's fixed SSD margin
+// of 250, does not depend on the block size or the image contrast. A pixel
+// without a rival (fewer than three admissible disparities, at the left
+// edge) has nothing to contradict it and is kept, as in StereoBM.
+//
+// Method progressive (the same rule and function, over the costs a pixel
+// has; stages 6 and 7): at every level and in both views, the rival is the
+// least window cost over the pixel's admissible candidates more than one
+// away from its winner: the full range at the coarsest level; below, the
+// pixel's interval (2 dc - 2 .. 2 dc + 2, or a hole's span), where only
+// 2 dc +- 2 can be rivals of 2 dc. A pixel rejected at level l + 1 is a hole
+// for level l (stage 7), before the cross-check. r = 0 changes nothing.
+void apply_uniqueness(const BlockWinners& winners, int uniqueness_ratio, Image<int16_t>& disparity);
+
+// ---------------------------------------------------------------- B4. output
+
+// disparity_q4[x, y] = 0 where d < 0; else d * 16, plus, with subpixel,
+// subpixel_offset_q4(below, best, above) (the same integer parabola as stage
+// 9; the SSD bound C < 2^26 keeps its arithmetic in 32 bits) when
+// subpixel_neighbours_in_range(d, x, range.lo, range.hi). d is the pixel's
+// winner (a valid d after uniqueness and cross-check is still its winner),
+// so below and above are its neighbours' costs. A result of 0 stays 0.
+void finish_block_disparity(const BlockWinners& winners, const Image<int16_t>& disparity, Range range,
+                            bool subpixel, ImageView<uint16_t> disparity_q4);
+
+// confidence[x, y] = 0 where disparity[x, y] < 0, else
+// confidence_from_costs(best, rival): floor(255 * (rival - best) / rival),
+// 0 without a rival or with rival = 0. 255 = nothing else comes close; 0 =
+// another disparity fits as well.
+void block_confidence(const BlockWinners& winners, const Image<int16_t>& disparity, Image<uint8_t>& confidence);
 
 }  // namespace cs

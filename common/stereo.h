@@ -7,6 +7,9 @@
 //   convert -> pyramid -> background model (optional) -> census ->
 //   coarsest-level full-range adaptive-window matching -> progressive
 //   refinement level by level -> left-right check -> sub-pixel -> encode.
+// Method block instead matches the grey views at full size over the full
+// range: SSD block matching -> uniqueness -> left-right check -> sub-pixel,
+// with a per-pixel confidence (stages.h, B1 .. B4).
 // The exact rule of every stage is written in stages.h; the integer
 // arithmetic shared with the CUDA kernels is in stereo_math.h.
 #pragma once
@@ -99,8 +102,20 @@ enum class WindowVariant {
 
 enum class Colormap { Turbo, Jet, Grey };
 
+// How disparities are found (stages.h states each method's rules).
+enum class Method {
+  // Zhao & Taubin 2011: census, adaptive windows, coarse-to-fine refinement.
+  Progressive = 0,
+  // SSD block matching over the full range at full resolution (NVIDIA's
+  // CUDA SDK stereo sample, Stam 2008), with Tweddle's (2009) left-right
+  // check, uniqueness test and sub-pixel parabola.
+  Block = 1,
+};
+
 // Every parameter has a default that works for a 640x480 camera pair.
 struct Params {
+  Method method = Method::Progressive;
+
   // Search range: disparities min_disparity .. max_disparity - 1 (so
   // max_disparity = 256 searches 256 disparities when min is 0).
   int min_disparity = 0;
@@ -136,6 +151,20 @@ struct Params {
   int lr_tolerance = 2;  // pixels, at each level (2: Aloe bad-2 10.7 %, 1: 11.9 %)
   bool subpixel = true;
 
+  // Method Block: side of the square SSD window (element property
+  // block-size), odd, 3 .. kMaxMatchBlockSize. Not the background model's
+  // block_size above, which the element does not expose. 9: on Aloe half
+  // size 7 and 9 are best (bad-2 11.9 / 12.0 %), full size 11 and 13
+  // (14.6 / 14.5 %); 9 is within 0.7 points at both (bench/README.md).
+  int match_block_size = 9;
+  // Keep a pixel only when its best cost is clearly lower than the best cost
+  // more than one disparity away (stages.h, passes_uniqueness): the
+  // percentage by which that rival must exceed the best, 0 = off, up to
+  // kMaxUniquenessRatio; -1 = the method's default (resolve_uniqueness_ratio:
+  // off for progressive, which stays as it was; kBlockUniquenessRatio for
+  // block, whose SSD costs need it to beat StereoBM on Aloe).
+  int uniqueness_ratio = -1;
+
   // Returns an empty string when valid, else a sentence naming the problem.
   std::string validate() const;
   // Checks that also need the size of one view (width x height).
@@ -149,6 +178,20 @@ constexpr int kMinLevelSize = 16;
 constexpr int kMinViewWidth = 16;
 constexpr int kMinViewHeight = 16;
 constexpr int kMaxLevels = 8;
+// 31 x 31 windows keep every SSD sum, and the sub-pixel parabola's integer
+// arithmetic on it (stereo_math.h), inside 32 bits.
+constexpr int kMaxMatchBlockSize = 31;
+// SSD grows with the square of the intensity differences, so its useful
+// ratios are larger than StereoBM's SAD ones (5 .. 15 there).
+constexpr int kMaxUniquenessRatio = 1000;
+// Aloe half x 128, block 9 (bench/README.md, method=block): 80 keeps 69.9 %
+// of the pixels with ground truth at 1.37 % valid-only bad-2 (StereoBM:
+// 62.4 %, 1.86 %); 60 keeps 72.3 % at 1.87 %.
+constexpr int kBlockUniquenessRatio = 80;
+
+// The uniqueness ratio in force: uniqueness_ratio, or for -1 the method's
+// default (0 for progressive, kBlockUniquenessRatio for block).
+int resolve_uniqueness_ratio(const Params& p);
 
 // Levels actually used for a view of width x height (resolves levels = 0).
 int resolve_levels(const Params& p, int width, int height);

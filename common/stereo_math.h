@@ -148,6 +148,69 @@ CS_HD int subpixel_offset_q4(int cm, int c0, int cp) {
   return clampi(q, -8, 8);
 }
 
+// ---------------------------------------------------------------- block matching
+
+// Squared difference of two grey values: the pixel cost of method Block
+// (Stam 2008 chose SSD over SAD because a GPU computes both in the same time).
+CS_HD int squared_difference(int a, int b) { return (a - b) * (a - b); }
+
+// A cost that was never seen: larger than any SSD of a 31 x 31 window
+// (961 * 255^2 < 2^26).
+constexpr int32_t kNoCost = 0x7fffffff;
+
+// Winner-takes-all of one pixel over a disparity sweep, with what the
+// uniqueness test, the confidence and the sub-pixel parabola need, in one
+// pass and O(1) state (no cost volume is kept). visit() must be called for
+// d ascending, once per disparity of a contiguous run; `admissible` says
+// whether d may win (stages.h). The winner is the admissible d of smallest
+// cost, ties to the smaller d.
+struct SweepWinner {
+  int32_t best = kNoCost;    // C(winner)
+  int32_t rival = kNoCost;   // min C(d) over admissible d with |d - winner| >= 2
+  int32_t below = kNoCost;   // C(winner - 1), admissible or not; kNoCost if not visited
+  int32_t above = kNoCost;   // C(winner + 1), likewise
+  int32_t before = kNoCost;  // min C over admissible d' <= d - 2 (d = the next visit)
+  int32_t last = kNoCost;    // C(d - 1)
+  int16_t disparity = -1;    // the winner; -1 while none
+  bool last_admissible = false;
+
+  CS_HD void visit(int d, int32_t cost, bool admissible) {
+    if (admissible && cost < best) {
+      // Every admissible d' <= d - 2 is more than one away from the new winner.
+      rival = before;
+      below = last;
+      above = kNoCost;
+      best = cost;
+      disparity = static_cast<int16_t>(d);
+    } else if (disparity >= 0 && d == disparity + 1) {
+      above = cost;
+    } else if (admissible && cost < rival) {
+      rival = cost;
+    }
+    if (last_admissible && last < before) before = last;
+    last = cost;
+    last_admissible = admissible;
+  }
+};
+
+// Uniqueness (stages.h): with ratio r > 0 (percent), the winner survives iff
+// no rival exists or rival * 100 > best * (100 + r); ties with the bound are
+// rejected. 64-bit products: SSD sums reach 961 * 255^2.
+CS_HD bool passes_uniqueness(int32_t best, int32_t rival, int ratio) {
+  if (ratio <= 0 || rival == kNoCost) return true;
+  return static_cast<int64_t>(rival) * 100 > static_cast<int64_t>(best) * (100 + ratio);
+}
+
+// Confidence of a valid pixel, 0 .. 255: floor(255 * (rival - best) / rival),
+// the rival's relative excess over the best. 0 without a rival or with
+// rival = 0. It grows with rival / best, the quantity uniqueness thresholds:
+// before the floor, (rival - best) / rival > r / (100 + r) is the test of
+// ratio r, so a threshold on confidence acts like a uniqueness ratio.
+CS_HD uint8_t confidence_from_costs(int32_t best, int32_t rival) {
+  if (rival == kNoCost || rival <= 0) return 0;
+  return static_cast<uint8_t>((static_cast<int64_t>(rival - best) * 255) / rival);
+}
+
 // ---------------------------------------------------------------- background
 
 // Per-pixel, per-channel Gaussian, fixed point: mean and variance in Q8

@@ -24,6 +24,12 @@ const char* kUsage =
     "  --out FILE                  disparity, 16-bit gray PNG (or .pgm): d * 16, 0 = invalid\n"
     "  --color FILE                false-colour disparity, RGB PNG (or .ppm)\n"
     "  --colormap turbo|jet|grey   colour map of --color (default turbo)\n"
+    "  --method progressive|block  progressive multi-resolution census (default) or SSD block\n"
+    "                              matching over the full range at full size\n"
+    "  --block-size N              method block: odd window side, 3..31 (default 9)\n"
+    "  --uniqueness-ratio R        reject a pixel unless every disparity more than one away\n"
+    "                              costs over R % more than the best; 0 = off, -1 = the\n"
+    "                              method's default (default: progressive 0, block 80)\n"
     "  --max-disparity N           search min..N-1 (default 64)\n"
     "  --min-disparity N           (default 0)\n"
     "  --levels N                  pyramid levels, 0 = automatic (default 0)\n"
@@ -45,6 +51,13 @@ bool parse_window(const std::string& s, cs::WindowVariant& w) {
   return true;
 }
 
+bool parse_method(const std::string& s, cs::Method& m) {
+  if (s == "progressive") m = cs::Method::Progressive;
+  else if (s == "block") m = cs::Method::Block;
+  else return false;
+  return true;
+}
+
 bool parse_colormap(const std::string& s, cs::Colormap& c) {
   if (s == "turbo") c = cs::Colormap::Turbo;
   else if (s == "jet") c = cs::Colormap::Jet;
@@ -60,7 +73,8 @@ int run(int argc, char** argv) {
       argc, argv,
       {{"left", true}, {"right", true}, {"out", true}, {"color", true}, {"colormap", true}, {"max-disparity", true},
        {"min-disparity", true}, {"levels", true}, {"window", true}, {"subwindow-radius", true},
-       {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"help", false}});
+       {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"method", true},
+       {"block-size", true}, {"uniqueness-ratio", true}, {"help", false}});
   if (args.has("help")) {
     std::fputs(kUsage, stdout);
     return kExitOk;
@@ -76,6 +90,10 @@ int run(int argc, char** argv) {
     args.integer("subwindow-radius", params.subwindow_radius, -1000, 1000, error);
     args.integer("lr-tolerance", params.lr_tolerance, -100000, 100000, error);
     args.integer("scale", scale, 1, 2, error);
+    args.integer("block-size", params.match_block_size, -1000, 1000, error);
+    args.integer("uniqueness-ratio", params.uniqueness_ratio, -1000, 1000, error);
+    if (args.has("method") && !parse_method(args.text("method"), params.method))
+      Args::add(error, "--method must be progressive or block, not '" + args.text("method") + "'");
     if (args.has("window") && !parse_window(args.text("window"), params.window))
       Args::add(error, "--window must be box, best1, best2 or best4, not '" + args.text("window") + "'");
     if (args.has("colormap") && !parse_colormap(args.text("colormap"), colormap))
@@ -176,9 +194,15 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "cs-stereo: %s\n", error.c_str());
     return kExitFailure;
   }
-  std::printf("%s engine: %d x %d, disparities %d..%d, %d levels, %.1f %% valid, %.1f ms\n", engine->backend_name(),
-              left.width, left.height, params.min_disparity, params.max_disparity - 1, stats.levels,
-              100.0 * valid / disparity_q4.pixels.size(), ms);
+  if (params.method == cs::Method::Block)
+    std::printf("%s engine: %d x %d, disparities %d..%d, block %d x %d, uniqueness %d %%, %.1f %% valid, %.1f ms\n",
+                engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
+                params.match_block_size, params.match_block_size, cs::resolve_uniqueness_ratio(params),
+                100.0 * valid / disparity_q4.pixels.size(), ms);
+  else
+    std::printf("%s engine: %d x %d, disparities %d..%d, %d levels, %.1f %% valid, %.1f ms\n", engine->backend_name(),
+                left.width, left.height, params.min_disparity, params.max_disparity - 1, stats.levels,
+                100.0 * valid / disparity_q4.pixels.size(), ms);
   return kExitOk;
 }
 

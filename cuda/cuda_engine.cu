@@ -761,6 +761,16 @@ std::string gpu_code_problem(int device, std::string* detail) {
 }
 }  // namespace
 
+// What the CUDA kernels do not implement yet (the CPU reference does): said
+// by name rather than silently matched with the progressive method.
+static std::string unsupported_on_gpu(const Params& p) {
+  if (p.method != Method::Progressive)
+    return "method=block runs on the CPU backend only in this version: set backend=cpu or method=progressive";
+  if (resolve_uniqueness_ratio(p) != 0)
+    return "uniqueness-ratio runs on the CPU backend only in this version: set backend=cpu or uniqueness-ratio=0";
+  return {};
+}
+
 std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_id, std::string* error,
                                                std::string* detail) {
   auto fail = [&](const std::string& why) {
@@ -768,6 +778,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     return std::unique_ptr<CudaEngine>();
   };
   std::string e = params.validate();
+  if (e.empty()) e = unsupported_on_gpu(params);
   if (!e.empty()) return fail(e);
   if (!cuda_available(&e)) return fail(e);
   int count = 0;
@@ -827,6 +838,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
 std::string CudaEngine::set_params(const Params& params) {
   Impl& m = *impl_;
   std::string e = params.validate();
+  if (e.empty()) e = unsupported_on_gpu(params);
   if (!e.empty()) return e;
   e = m.ensure_device();
   if (!e.empty()) return e;

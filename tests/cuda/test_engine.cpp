@@ -747,5 +747,26 @@ TEST(CudaEngine, UploadAheadSlotsRunOutAndComeBack) {
   EXPECT_NE(gpu->upload_ahead(no_plane, &extra), "");
 }
 
+// The CPU reference has method=block and uniqueness; the kernels do not yet,
+// so the engine refuses them by name instead of matching something else.
+TEST(CudaEngine, RefusesWhatOnlyTheCpuReferenceHas) {
+  Params block;
+  block.method = Method::Block;
+  std::string err;
+  EXPECT_FALSE(CudaEngine::create(block, -1, &err));
+  EXPECT_NE(err.find("method=block"), std::string::npos) << err;
+
+  Params p;
+  auto engine = make(p);
+  ASSERT_TRUE(engine);
+  Params unique = p;
+  unique.uniqueness_ratio = 10;
+  err = engine->set_params(unique);
+  EXPECT_NE(err.find("uniqueness-ratio"), std::string::npos) << err;
+  Params off = p;
+  off.uniqueness_ratio = 0;
+  EXPECT_EQ(engine->set_params(off), "");
+}
+
 }  // namespace
 }  // namespace cs::cuda::test

@@ -11,6 +11,7 @@
 
 #include "matcher_debug.h"
 #include "stages.h"
+#include "pipeline_run.h"
 #include "synthetic.h"
 
 using namespace cs;
@@ -31,22 +32,8 @@ Params block_params(int max_disparity) {
   return p;
 }
 
-struct Outcome {
-  Image<uint16_t> q4;
-  Image<uint8_t> fg;
-  std::string error;
-};
-
-Outcome run(Matcher& m, const SyntheticPair& s) {
-  Outcome r;
-  r.q4 = Image<uint16_t>(s.left_rgba.width, s.left_rgba.height);
-  r.fg = Image<uint8_t>(s.left_rgba.width, s.left_rgba.height);
-  Outputs o;
-  o.disparity_q4 = r.q4.view();
-  o.foreground = r.fg.view();
-  r.error = m.process(rgba_view(s.left_rgba), rgba_view(s.right_rgba), o);
-  return r;
-}
+using test::Result;
+using test::run;
 
 // Over ground-truth pixels at least `margin` from the image edges: the share
 // with an estimate within 2 px (invalid = bad) and the share with any estimate.
@@ -305,7 +292,7 @@ TEST(BlockMethod, FrontoParallelPlanes) {
   for (int disparity : {3, 17, 40}) {
     const SyntheticPair s = make_plane_pair(160, 96, disparity, 21);
     Matcher m(block_params(64));
-    const Outcome r = run(m, s);
+    const Result r = run(m, s);
     ASSERT_EQ(r.error, "");
     const Score sc = score(r.q4, s.disparity, 4);
     EXPECT_GE(sc.good2, 0.99) << "d " << disparity;
@@ -320,7 +307,7 @@ TEST(BlockMethod, FrontoParallelPlanes) {
     Params whole = block_params(64);
     whole.subpixel = false;
     Matcher mw(whole);
-    const Outcome rw = run(mw, s);
+    const Result rw = run(mw, s);
     ASSERT_EQ(rw.error, "");
     int exact = 0;
     for (int y = 8; y < 88; ++y)
@@ -335,7 +322,7 @@ TEST(BlockMethod, StepSceneAndItsOccludedBand) {
   Params p = block_params(48);
   p.match_block_size = 7;
   Matcher m(p);
-  const Outcome r = run(m, s);
+  const Result r = run(m, s);
   ASSERT_EQ(r.error, "");
   const Score sc = score(r.q4, s.disparity, 4);
   EXPECT_GE(sc.good2, 0.95);
@@ -378,7 +365,7 @@ TEST(BlockMethod, LeftRightCheckInvalidatesTheOccludedBand) {
     return static_cast<double>(valid) / band;
   };
   Matcher m(p);
-  const Outcome r = run(m, s);
+  const Result r = run(m, s);
   ASSERT_EQ(r.error, "");
   long band = 0;
   EXPECT_LE(band_valid(m.debug().levels[0].disparity_left, &band), 0.05);
@@ -388,7 +375,7 @@ TEST(BlockMethod, LeftRightCheckInvalidatesTheOccludedBand) {
   // Without the check every pixel of the band has an estimate.
   p.lr_check = false;
   Matcher unchecked(p);
-  const Outcome u = run(unchecked, s);
+  const Result u = run(unchecked, s);
   ASSERT_EQ(u.error, "");
   EXPECT_EQ(band_valid(unchecked.debug().levels[0].disparity_left, &band), 1.0);
 }
@@ -420,7 +407,7 @@ TEST(BlockMethod, UniquenessRejectsARepeatedPattern) {
   p.lr_check = false;  // uniqueness alone
   p.subpixel = false;
   // Interior of each part (3 rows from the seam, 40 px from the sides).
-  auto share_valid = [&](const Outcome& r, int y0, int y1) {
+  auto share_valid = [&](const Result& r, int y0, int y1) {
     long n = 0, valid = 0;
     for (int y = y0; y < y1; ++y)
       for (int x = 40; x < w - 40; ++x, ++n) valid += r.q4.at(x, y) != 0;
@@ -429,7 +416,7 @@ TEST(BlockMethod, UniquenessRejectsARepeatedPattern) {
   for (int ratio : {0, 1, 10}) {
     p.uniqueness_ratio = ratio;
     Matcher m(p);
-    const Outcome r = run(m, s);
+    const Result r = run(m, s);
     ASSERT_EQ(r.error, "");
     if (ratio == 0) {
       EXPECT_EQ(share_valid(r, h / 2 + 3, h), 1.0);
@@ -453,7 +440,7 @@ TEST(BlockMethod, SubpixelReducesTheErrorOnASlantedPlane) {
     Params p = block_params(32);
     p.subpixel = subpixel;
     Matcher m(p);
-    const Outcome r = run(m, s);
+    const Result r = run(m, s);
     ASSERT_EQ(r.error, "");
     double sum = 0;
     long n = 0;
@@ -479,12 +466,12 @@ TEST(BlockMethod, BackgroundModeMatchesOnlyTheForeground) {
   p.warmup_frames = 5;
   Matcher m(p);
   for (int i = 0; i <= p.warmup_frames; ++i) {
-    const Outcome r = run(m, make_sequence_frame(w, h, 0, dbg, dobj, ow, 0, 0, 0, 3));
+    const Result r = run(m, make_sequence_frame(w, h, 0, dbg, dobj, ow, 0, 0, 0, 3));
     ASSERT_EQ(r.error, "");
   }
   for (int i = 1; i <= 4; ++i) {
     const SyntheticPair s = make_sequence_frame(w, h, i, dbg, dobj, ow, oh, speed, 0, 3);
-    const Outcome r = run(m, s);
+    const Result r = run(m, s);
     ASSERT_EQ(r.error, "");
     long outside = 0, inside = 0, inside_good = 0;
     for (int y = 0; y < h; ++y)
@@ -531,7 +518,7 @@ TEST(BlockMethod, ParamsAreValidatedInTheElementsTerms) {
   // The matcher refuses what validate() refuses.
   p.match_block_size = 4;
   Matcher m(p);
-  const Outcome r = run(m, make_plane_pair(32, 32, 2, 1));
+  const Result r = run(m, make_plane_pair(32, 32, 2, 1));
   EXPECT_EQ(r.error, "block-size (4) must be odd and between 3 and 31");
 }
 
@@ -633,7 +620,7 @@ TEST(ProgressiveUniqueness, PipelineDefaultIsOffAndARatioRejectsTheRepeatedPatte
   p.lr_check = false;
   auto valid_share = [&](const Params& params) {
     Matcher m(params);
-    const Outcome r = run(m, s);
+    const Result r = run(m, s);
     EXPECT_EQ(r.error, "");
     long valid = 0, n = 0;
     for (int y = 8; y < h - 8; ++y)

@@ -6,28 +6,15 @@
 #include <cstring>
 
 #include "matcher_debug.h"
+#include "pipeline_run.h"
 #include "synthetic.h"
 
 using namespace cs;
 
 namespace {
 
-struct Result {
-  Image<uint16_t> q4;
-  Image<uint8_t> fg;
-  std::string error;
-};
-
-Result run(Matcher& m, const SyntheticPair& s) {
-  Result r;
-  r.q4 = Image<uint16_t>(s.left_rgba.width, s.left_rgba.height);
-  r.fg = Image<uint8_t>(s.left_rgba.width, s.left_rgba.height);
-  Outputs o;
-  o.disparity_q4 = r.q4.view();
-  o.foreground = r.fg.view();
-  r.error = m.process(rgba_view(s.left_rgba), rgba_view(s.right_rgba), o);
-  return r;
-}
+using test::Result;
+using test::run;
 
 // Fraction of ground-truth pixels, at least `margin` from every image edge,
 // whose estimate is within `tol` pixels (invalid counts as wrong).

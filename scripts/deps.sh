@@ -41,8 +41,21 @@ cs_build_project() {
   fi
   if [ ! -f "$cs_build/build.ninja" ]; then
     echo "== configuring $cs_build"
-    meson setup "$cs_build" "$cs_root" >/dev/null
+    local log="$cs_root/.meson-setup.log"
+    if ! meson setup "$cs_build" "$cs_root" >"$log" 2>&1; then
+      # Show why: the configure output and meson's own log, then fail.
+      tail -n 40 "$log" >&2
+      [ -f "$cs_build/meson-logs/meson-log.txt" ] && tail -n 40 "$cs_build/meson-logs/meson-log.txt" >&2
+      rm -rf "$cs_build"
+      echo "meson setup failed (log above)" >&2
+      exit 1
+    fi
+    rm -f "$log"
   fi
   echo "== building"
-  ninja -C "$cs_build" >/dev/null
+  if ! ninja -C "$cs_build" >"$cs_build/ninja-output.log" 2>&1; then
+    tail -n 60 "$cs_build/ninja-output.log" >&2
+    echo "build failed (log above: $cs_build/ninja-output.log)" >&2
+    exit 1
+  fi
 }

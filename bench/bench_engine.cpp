@@ -129,7 +129,7 @@ struct Options {
   double batch_ms = 150;
   bool stages = false, inflight = true, profile = false;
   // Matching parameters other than the defaults (A/B runs): -1 = default.
-  int window = -1, hole_span = -1;
+  int window = -1, hole_span = -1, min_support = -1;
 #if CS_BENCH_FILES
   const SourcePair* pair = nullptr;
 #endif
@@ -227,6 +227,7 @@ Result run(const Config& c, const Options& o) {
   p.warmup_frames = 5;
   if (o.window >= 0) p.window = static_cast<cs::WindowVariant>(o.window);
   if (o.hole_span >= 0) p.hole_span = o.hole_span;
+  if (o.min_support >= 0) p.min_support = o.min_support;
   std::string err;
   auto engine = cs::cuda::CudaEngine::create(p, -1, &err);
   if (!engine) {
@@ -423,7 +424,7 @@ int main(int argc, char** argv) {
       "usage: cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST] [--sizes WxH,...]\n"
       "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
-      "         [--window 0|1|2|4] [--hole-span N]   (matching parameters for A/B runs)\n"
+      "         [--window 0|1|2|4] [--hole-span N] [--min-support N]   (matching parameters, A/B runs)\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          slanted, sequence (synthetic, RGBA; sequence runs the background model)\n";
   Args args;
@@ -432,7 +433,7 @@ int main(int argc, char** argv) {
                                   {"sizes", true}, {"size", true}, {"disparities", true}, {"frames", true},
                                   {"batch-ms", true}, {"singles", true}, {"stages", false}, {"no-inflight", false},
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
-                                  {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
+                                  {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true}, {"min-support", true},
                                   {"help", false}});
   if (args.has("help")) {
     std::printf("%s", usage);
@@ -442,6 +443,7 @@ int main(int argc, char** argv) {
   args.integer("frames", o.frames, 1, 100000, error);
   args.integer("window", o.window, 0, 4, error);
   args.integer("hole-span", o.hole_span, 0, cs::kMaxHoleSpan, error);
+  args.integer("min-support", o.min_support, 0, 8, error);
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);
   o.stages = args.has("stages");

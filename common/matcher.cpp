@@ -66,6 +66,10 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
     ld.disparity_left = ld.raw_left;
     ld.disparity_right = ld.raw_right;
     if (p.lr_check) cross_check(ld.disparity_left, ld.disparity_right, p.lr_tolerance);
+    if (l > 0) {
+      support_filter(ld.disparity_left, p.min_support);
+      support_filter(ld.disparity_right, p.min_support);
+    }
   }
 
   const LevelDebug& l0 = dbg.levels[0];

@@ -16,7 +16,9 @@ struct LevelDebug {
   uint64_t tests_left = 0, tests_right = 0;     // background tests made at this level
   Image<uint32_t> census_left, census_right;
   Image<int16_t> raw_left, raw_right;           // matched/refined, before cross-check
-  Image<int16_t> disparity_left, disparity_right;  // after cross-check (== raw without lr_check)
+  // After cross-check (== raw without lr_check) and, above level 0, the
+  // support filter: what the next finer level refines from.
+  Image<int16_t> disparity_left, disparity_right;
 };
 
 // Method block: the full-size costs behind levels[0]'s maps (raw_left =

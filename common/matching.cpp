@@ -227,6 +227,22 @@ void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance) {
     }
 }
 
+void support_filter(Image<int16_t>& disparity, int min_support) {
+  if (min_support <= 0) return;
+  const Image<int16_t> in = disparity;
+  const int w = in.width, h = in.height;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int d = in.at(x, y);
+      if (d < 0) continue;
+      int agree = 0;
+      for (int v = std::max(y - 1, 0); v <= std::min(y + 1, h - 1); ++v)
+        for (int u = std::max(x - 1, 0); u <= std::min(x + 1, w - 1); ++u)
+          if ((u != x || v != y) && supports(d, in.at(u, v))) ++agree;
+      if (agree < min_support) disparity.at(x, y) = -1;
+    }
+}
+
 void finish_disparity(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,
                       const Image<int16_t>& disparity, Range range, int radius, int best, bool subpixel,
                       ImageView<uint16_t> disparity_q4) {

@@ -75,6 +75,8 @@ std::string Params::validate() const {
     return say("hole-search-radius", hole_search_radius, "must be between 0 and 16");
   if (hole_span < 0 || hole_span > kMaxHoleSpan)
     return say("hole-span", hole_span, "must be between 0 (no bound) and 4096");
+  if (min_support < 0 || min_support > 8)
+    return say("min-support", min_support, "must be between 0 (off) and 8");
   if (!(learning_rate > 0.0f && learning_rate <= 1.0f))
     return say("learning-rate", learning_rate, "must be greater than 0 and at most 1");
   if (!(foreground_threshold > 0.0f && foreground_threshold <= 100.0f))

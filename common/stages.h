@@ -170,6 +170,17 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // the already-checked ones) and written in place.
 void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance);
 
+// ---------------------------------------------------------------- 8b. support (levels above 0)
+
+// After the cross-check (or on the raw maps without it), at every level
+// above 0, in both views: a valid disparity d stays valid iff at least
+// min_support of its 8 neighbours inside the image hold a value e of the
+// same map (before this step) that supports(d, e) (stereo_math.h: valid and
+// |e - d| <= 1). min_support = 0 changes nothing. Level 0, the output, is not
+// filtered. The next finer level refines from the filtered maps, so a pixel
+// dropped here is a hole there.
+void support_filter(Image<int16_t>& disparity, int min_support);
+
 // ---------------------------------------------------------------- 9. sub-pixel and output
 
 // disparity_q4[x, y] = 0 where d < 0; else d * 16, plus, with subpixel,

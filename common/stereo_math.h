@@ -109,6 +109,12 @@ CS_HD void refinement_interval(int dmin, int dmax, bool hole, int hole_span, int
   if (hole && hole_span > 0 && *hi - *lo > hole_span) *hi = *lo + hole_span;
 }
 
+// ---------------------------------------------------------------- support
+
+// Whether neighbour value e agrees with disparity d >= 0 (support_filter):
+// valid and within one disparity.
+CS_HD bool supports(int d, int e) { return e >= 0 && e - d <= 1 && d - e <= 1; }
+
 // ---------------------------------------------------------------- census
 
 // 5x5 census transform: 24 bits, neighbours in row-major order skipping the

@@ -13,4 +13,12 @@ cudaError_t enqueue_cross_check(ImageView<const int16_t> left, ImageView<const i
                                 ImageView<int16_t> left_checked, ImageView<int16_t> right_checked,
                                 cudaStream_t stream);
 
+// The map a level above 0 hands to the next finer one: the cross-check
+// (when lr_check) followed by stage 8b's support_filter (min_support > 0),
+// in one pass: each pixel checks itself and its 8 neighbours from the input
+// maps, so no checked map is read back.
+cudaError_t enqueue_check_and_support(ImageView<const int16_t> left, ImageView<const int16_t> right, bool lr_check,
+                                      int tolerance, int min_support, ImageView<int16_t> left_out,
+                                      ImageView<int16_t> right_out, cudaStream_t stream);
+
 }  // namespace cs::cuda

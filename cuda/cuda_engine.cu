@@ -90,8 +90,10 @@ struct Level {
   DeviceImage<uint32_t> census[2];
   DeviceImage<int16_t> raw[2], checked[2];
   // The map the next finer level refines from (checked, or raw without the check).
-  ImageView<const int16_t> final_view(int v, bool lr_check) const {
-    return lr_check ? checked[v].cview() : raw[v].cview();
+  // What the next finer level refines from: the checked and supported map
+  // when either step runs (above level 0), else the raw one.
+  ImageView<const int16_t> final_view(int v, bool filtered) const {
+    return filtered ? checked[v].cview() : raw[v].cview();
   }
 };
 
@@ -382,7 +384,7 @@ struct CudaEngine::Impl {
           mv[v].mask_other = L.mask[1 - v].cview();
         }
         if (l < levels - 1) {
-          mv[v].coarser = lv[l + 1].final_view(v, p.lr_check);
+          mv[v].coarser = lv[l + 1].final_view(v, p.lr_check || p.min_support > 0);
           mv[v].scratch.wide_pixels = match_wide.view().data;
           mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide.view().width);
           mv[v].scratch.wide_counters = match_wide_counters.view().data;
@@ -404,9 +406,9 @@ struct CudaEngine::Impl {
       timer->mark(l == levels - 1 ? "match coarsest" : "refine");
       // Level 0's check is part of the finish (its left map alone is used;
       // download_debug makes the checked maps when asked).
-      if (p.lr_check && l > 0) {
-        CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), p.lr_tolerance, L.checked[0].view(),
-                                        L.checked[1].view(), s));
+      if ((p.lr_check || p.min_support > 0) && l > 0) {
+        CS_CUDA_TRY(enqueue_check_and_support(L.raw[0].cview(), L.raw[1].cview(), p.lr_check, p.lr_tolerance,
+                                              p.min_support, L.checked[0].view(), L.checked[1].view(), s));
         timer->mark("cross-check");
       }
     }
@@ -1178,7 +1180,9 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
                           download(L.raw[0], &d.raw_left), download(L.raw[1], &d.raw_right)};
     for (auto& s : errs)
       if (!s.empty()) return s;
-    if (m.params.lr_check) {
+    // Level 0's check runs in the finish: made here when asked for. Above
+    // it, the checked (and supported) maps are the frame's own.
+    if (m.params.lr_check || (l > 0 && m.params.min_support > 0)) {
       if (l == 0) {
         CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), m.params.lr_tolerance,
                                         L.checked[0].view(), L.checked[1].view(), m.stream));

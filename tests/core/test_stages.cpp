@@ -566,6 +566,49 @@ TEST(Matching, RefineCandidateRulesIncludingHoles) {
   }
 }
 
+TEST(SupportFilter, KeepsValuesEnoughNeighboursAgreeWith) {
+  // 5x4 map; agreeing means valid and within 1.
+  Image<int16_t> m(5, 4, -1);
+  const int16_t rows[4][5] = {{10, 10, 11, -1, 3}, {10, 10, 12, 7, 3}, {9, 10, 10, -1, 30}, {-1, 8, 10, 10, 3}};
+  for (int y = 0; y < 4; ++y)
+    for (int x = 0; x < 5; ++x) m.at(x, y) = rows[y][x];
+  Image<int16_t> same = m;
+  support_filter(same, 0);
+  EXPECT_TRUE(same.pixels == m.pixels);  // 0: off
+  Image<int16_t> f = m;
+  support_filter(f, 3);
+  // (1, 1) = 10: neighbours 10 10 11 10 12 9 10 10 -> 7 agree (12 does not): kept.
+  EXPECT_EQ(f.at(1, 1), 10);
+  // (0, 0) = 10, a corner: neighbours 10, 10, 10 -> 3: kept at 3.
+  EXPECT_EQ(f.at(0, 0), 10);
+  // (3, 1) = 7: neighbours 11 -1 3 12 3 10 -1 30 -> none within 1: dropped.
+  EXPECT_EQ(f.at(3, 1), -1);
+  // (4, 2) = 30: dropped; (4, 0) = 3: neighbours -1, 7, 3 -> 1 agrees: dropped at 3.
+  EXPECT_EQ(f.at(4, 2), -1);
+  EXPECT_EQ(f.at(4, 0), -1);
+  // (4, 1) = 3: only (4, 0) = 3 agrees: dropped.
+  EXPECT_EQ(f.at(4, 1), -1);
+  // Judged on the map before the step: (1, 2) = 10 has 5 agreeing
+  // neighbours, (2, 2) = 10 has 4 ((3, 1) = 7 and (2, 1) = 12 do not agree).
+  EXPECT_EQ(f.at(1, 2), 10);
+  EXPECT_EQ(f.at(2, 2), 10);
+  // Invalid stays invalid.
+  EXPECT_EQ(f.at(3, 0), -1);
+  Image<int16_t> g = m;
+  support_filter(g, 4);
+  EXPECT_EQ(g.at(0, 0), -1);  // a corner has 3 neighbours: never 4
+  EXPECT_EQ(g.at(1, 1), 10);
+  EXPECT_EQ(g.at(2, 2), 10);
+  Image<int16_t> five = m;
+  support_filter(five, 5);
+  EXPECT_EQ(five.at(1, 2), 10);
+  EXPECT_EQ(five.at(2, 2), -1);
+  // 8: no pixel here has all 8 neighbours agreeing ((1, 1) has 7).
+  Image<int16_t> all = m;
+  support_filter(all, 8);
+  for (int16_t v : all.pixels) EXPECT_EQ(v, -1);
+}
+
 TEST(CrossCheck, KeepsConsistentPairsOnly) {
   Image<int16_t> left(8, 1, -1), right(8, 1, -1);
   left.at(5, 0) = 2;   // -> right[3]

@@ -131,6 +131,26 @@ TEST(CudaEngine, PipelineMatchesReferenceOnScenes) {
     p.hole_search_radius = 4;
     cases.push_back({"step 257x120 best1 tol0", make_step_pair(257, 120, 10, 60, 4), p});
   }
+  {
+    // Every neighbour must agree above level 0, holes search their whole
+    // span (the wide-pixel paths), three levels.
+    Params p;
+    p.max_disparity = 120;
+    p.levels = 3;
+    p.window = WindowVariant::Best2;
+    p.min_support = 8;
+    p.hole_span = 0;
+    cases.push_back({"slanted 230x140 best2 support 8 unbounded holes", make_slanted_pair(230, 140, 12.0f, 0.2f, 5), p});
+  }
+  {
+    // No support filter, the shortest hole span.
+    Params p;
+    p.max_disparity = 100;
+    p.levels = 3;
+    p.min_support = 0;
+    p.hole_span = 1;
+    cases.push_back({"step 190x101 support off hole span 1", make_step_pair(190, 101, 8, 44, 6), p});
+  }
   for (auto& c : cases) {
     SCOPED_TRACE(c.name);
     Matcher cpu(c.p);

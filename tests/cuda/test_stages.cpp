@@ -245,6 +245,34 @@ TEST(CudaStages, CloseMask) {
   }
 }
 
+TEST(CudaStages, CheckAndSupport) {
+  std::mt19937 rng(11);
+  // Values from a few smooth patches with noise and holes, so neighbours
+  // agree in places and not in others; odd size.
+  Image<int16_t> left(67, 23), right(67, 23);
+  for (Image<int16_t>* m : {&left, &right})
+    for (int y = 0; y < m->height; ++y)
+      for (int x = 0; x < m->width; ++x) {
+        const int base = 6 + (x / 9 + y / 7) % 5;
+        const unsigned r = rng() % 10;
+        m->at(x, y) = static_cast<int16_t>(r == 0 ? -1 : (r == 1 ? static_cast<int>(rng() % 20) : base + static_cast<int>(rng() % 2)));
+      }
+  for (bool lr : {true, false})
+    for (int tol : {0, 2})
+      for (int support = 0; support <= 8; ++support) {
+        SCOPED_TRACE(::testing::Message() << "lr " << lr << " tol " << tol << " support " << support);
+        Image<int16_t> el = left, er = right;
+        if (lr) cross_check(el, er, tol);
+        support_filter(el, support);
+        support_filter(er, support);
+        auto dl = upload(left), dr = upload(right);
+        auto ol = make_device<int16_t>(67, 23), orr = make_device<int16_t>(67, 23);
+        ASSERT_CUDA(enqueue_check_and_support(dl.cview(), dr.cview(), lr, tol, support, ol.view(), orr.view(), nullptr));
+        EXPECT_TRUE(same_image(el, download(ol)));
+        EXPECT_TRUE(same_image(er, download(orr)));
+      }
+}
+
 TEST(CudaStages, CrossCheck) {
   std::mt19937 rng(7);
   Image<int16_t> left(61, 17), right(61, 17);

@@ -32,13 +32,15 @@
 #   meson setup build -Dgpu_archs=9.0 && ninja -C build
 #   git rev-parse --short HEAD > build/COMMIT
 #   scripts/slim-build.sh build build-gpu
+#   rm -rf build-gpu/tests build-gpu/examples   # with them the carry passes 64 MiB
 #   ../shared/gpu/bundle build-gpu/gst/libgstcudastereo.so build-gpu
 #   rm .gpu/plugins/libgstcudastereo.so
 #   mkdir -p .gpu-data && cp ../shared/data/aloe/aloe[LR].jpg .gpu-data/
 # Device call: carry [".gpu", "build-gpu", ".gpu-data"], timeout_s 600:
 #   source .gpu/env.sh && bash bench/cameras.sh --build build-gpu \
 #     --pair .gpu-data/aloeL.jpg .gpu-data/aloeR.jpg
-# (kind nvidia-h200-x2 for the two-GPU table; with one GPU it says so.)
+# (a two-GPU kind, nvidia-h100-x2 or nvidia-h200-x2, adds the two-GPU table;
+# with one GPU devices.md says so.)
 #
 # Writes to --out (default $OUT, else BUILD/cameras-results): env.md,
 # single.md (item 1), cameras.md (the N grid), variants.md, devices.md,
@@ -68,7 +70,7 @@ while [ $# -gt 0 ]; do
     --disparities) D=$2; shift 2 ;;
     --decoder) DECODER=$2; shift 2 ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n 2,47p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,49p "$0"; exit 0 ;;
     *) echo "cameras.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -61,9 +61,14 @@
  * frame's running time, stream time, timestamp and duration; jitter = how
  * late it would be; the sink's proportion; processed = output frames and
  * dropped = frames skipped since the element started, in buffers); the next
- * output is flagged DISCONT. Placeholders and gaps cost nothing and always go
- * out. With qos=false every input frame (or pair) gives exactly one output
- * frame, however late.
+ * output is flagged DISCONT. A late placeholder (a view without its partner,
+ * an unreadable frame) is skipped alike; GAP buffers always go out. In a live
+ * two-pad pipeline that runs behind, a partner often misses the deadline, so
+ * placeholders are what catching up skips. A sink that was early waited for
+ * the clock before it sent its event, so a negative jitter counts as 0
+ * (GstBaseTransform counts it as slack, which would let frames through that
+ * arrive late by the wait). With qos=false every input frame (or pair)
+ * gives exactly one output frame, however late.
  *
  * Output: one view's size, same timestamp and duration as the input frame or
  * pair. GRAY16_LE raw disparity (d * 16, 0 = invalid), GRAY8 (0 = invalid,
@@ -645,7 +650,8 @@ static void note_processing_time(GstCudaStereo* self, guint64 processing_ns) {
 }
 
 // QoS (qos=true), as GstBaseTransform does it: a frame that would reach the
-// sink late even if matched at once is not matched. It is counted (stats
+// sink late even if matched at once is not matched (nor a late placeholder
+// made). It is counted (stats
 // qos-skipped), announced with a QoS message, and the next output is marked
 // DISCONT. `running_time`, `pts` and `duration` are the frame's (pts in the
 // output segment). True: skip it.
@@ -1032,10 +1038,10 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
   }
   const GstClockTime pts = output_pts_for(self, out_rt);
   const cs_gst::OutputKind kind = cs_gst::output_kind(lb && rb, lb && is_gap(lb), rb && is_gap(rb));
-  if (kind == cs_gst::OutputKind::kDisparity && skip_late_frame(self, out_rt, pts, duration)) {
+  if (kind != cs_gst::OutputKind::kGap && skip_late_frame(self, out_rt, pts, duration)) {
     priv->last_output_rt = out_rt;
-    gst_buffer_unref(lb);
-    gst_buffer_unref(rb);
+    if (lb) gst_buffer_unref(lb);
+    if (rb) gst_buffer_unref(rb);
     return GST_FLOW_OK;
   }
   if (kind == cs_gst::OutputKind::kDisparity) {

@@ -39,8 +39,12 @@ void QosState::observe(double proportion, int64_t diff, uint64_t timestamp) {
     earliest_ = kNone;
     return;
   }
-  // Running times are not negative: an early frame near the start clamps to 0.
-  earliest_ = diff < 0 && static_cast<uint64_t>(-diff) > timestamp ? 0 : timestamp + diff;
+  // GstBaseTransform takes timestamp + diff either way. But a sink that
+  // syncs sends the event after rendering, so a negative jitter (the frame
+  // was early) was spent waiting for the clock: when the event comes, the
+  // sink is at that frame's due time, not before it. Counting the wait as
+  // slack would let frames through that reach the sink late by as much.
+  earliest_ = diff > 0 ? timestamp + static_cast<uint64_t>(diff) : timestamp;
 }
 
 QosState::Verdict QosState::judge(uint64_t running_time, uint64_t expected_processing) const {

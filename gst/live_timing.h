@@ -38,12 +38,14 @@ class ProcessingTimes {
   std::deque<uint64_t> recent_;
 };
 
-// Quality of service from the sink's QoS events, as GstBaseTransform keeps
-// it: the sink says it rendered the frame at running time `timestamp` with
-// `diff` (jitter: positive = late), so a frame whose running time is
-// at most timestamp + diff would be late even if it reached the sink now.
-// A frame still to be matched needs its processing time on top: it is late
-// when its running time is below earliest + expected processing time.
+// Quality of service from the sink's QoS events, after GstBaseTransform:
+// the sink says it rendered the frame at running time `timestamp` with
+// `diff` (jitter: positive = late), so a frame whose running time is below
+// the earliest time, timestamp + diff, would be late even if it reached the
+// sink now. A negative diff counts as 0: the sink waited for the clock
+// before it sent the event. A frame still to be matched needs its
+// processing time on top: it is late when its running time is below the
+// earliest time plus the expected processing time.
 class QosState {
  public:
   void reset();

@@ -72,8 +72,8 @@ TEST(QosState, NeverLateWithoutObservation) {
   EXPECT_FALSE(q.judge(5 * kMs, 100 * kMs).late);
 }
 
-// GstBaseTransform's rule with no processing time: earliest = timestamp +
-// diff; frames before it are late.
+// GstBaseTransform's rule for a late sink, with no processing time:
+// earliest = timestamp + diff; frames before it are late.
 TEST(QosState, EarliestTimeIsTimestampPlusJitter) {
   QosState q;
   q.observe(1.0, 200 * kMs, 1000 * kMs);  // the frame at 1 s was rendered 200 ms late
@@ -98,16 +98,17 @@ TEST(QosState, ExpectedProcessingMovesTheDeadline) {
   EXPECT_FALSE(q.judge(1400 * kMs, 150 * kMs).late);
 }
 
-// A sink that is on time (negative jitter) leaves slack: frames just after
-// the rendered one are not late.
-TEST(QosState, EarlySinkKeepsFrames) {
+// A sink that was early (negative jitter) waited for the clock before it
+// sent the event: it stands at that frame's due time. The next frame, a
+// frame duration later, is on time when matching takes less than that.
+TEST(QosState, EarlySinkStandsAtTheDueTime) {
   QosState q;
   q.observe(1.0, -30 * kMs, 1000 * kMs);
+  EXPECT_EQ(q.earliest_time(), 1000 * kMs);
   EXPECT_FALSE(q.judge(1033 * kMs, 20 * kMs).late);
-  // Early near the start: the earliest time clamps to 0.
-  q.observe(1.0, -30 * kMs, 10 * kMs);
-  EXPECT_EQ(q.earliest_time(), 0u);
-  EXPECT_FALSE(q.judge(0, 0).late);
+  const QosState::Verdict v = q.judge(1033 * kMs, 50 * kMs);
+  EXPECT_TRUE(v.late);  // matching takes longer than a frame: it would be 17 ms late
+  EXPECT_EQ(v.jitter, static_cast<int64_t>(17 * kMs));
 }
 
 TEST(QosState, ResetAndUnknownTimes) {

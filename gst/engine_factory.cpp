@@ -70,7 +70,11 @@ class FaultInjectingEngine : public cs::Engine {
                       const cs::OutputFrame& out) override {
     ++calls_;
     const bool fails = fault_ == Fault::LaunchFailure ? calls_ >= fail_at_ : calls_ == fail_at_;
-    if (!fails) return inner_->process(left, right, encode, out);
+    // The frame still goes through the engine, which gives back what it
+    // took (upload slots of frames uploaded ahead), as a frame that fails on
+    // the GPU does; only its outcome is replaced.
+    const std::string result = inner_->process(left, right, encode, out);
+    if (!fails) return result;
     const char* what = fault_ == Fault::OutOfMemory ? "out of memory (cudaErrorMemoryAllocation)"
                                                     : "unspecified launch failure (cudaErrorLaunchFailure)";
     return cs::with_detail(std::string("the GPU reported an error: ") + what,

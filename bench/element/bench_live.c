@@ -13,7 +13,9 @@
  * rendered and dropped (its `stats`), the latency the pipeline configured,
  * and the lateness of the buffers as they reached the sink (clock time of
  * arrival minus the time they were due: running time plus the configured
- * latency): its maximum and its value at the end.
+ * latency): its maximum, its maximum after the first second (once the
+ * pipeline had the chance to take a new latency into account) and its value
+ * at the end.
  *
  * --qos on|off sets the element's `qos` property; `keep` leaves it alone
  * (an element without the property, as before issue 16).
@@ -44,6 +46,8 @@ typedef struct {
   guint64 arrived;
   gint64 max_lateness;  /* ns */
   gint64 last_lateness; /* ns */
+  gint64 max_lateness_settled; /* ns, buffers after the first second of running time */
+  guint64 settled;
   guint64 qos_messages;
   guint64 qos_last_dropped;
   guint64 qos_last_processed;
@@ -78,6 +82,10 @@ static GstPadProbeReturn time_arrival(GstPad *pad, GstPadProbeInfo *info, gpoint
       w->arrived++;
       if (w->arrived == 1 || late > w->max_lateness) w->max_lateness = late;
       w->last_lateness = late;
+      if (rt > GST_SECOND) {
+        if (w->settled == 0 || late > w->max_lateness_settled) w->max_lateness_settled = late;
+        w->settled++;
+      }
       g_mutex_unlock(&w->lock);
     }
   }
@@ -151,9 +159,9 @@ static guint64 structure_u64(const GstStructure *s, const char *name, gboolean *
 static void print_header(void) {
   printf("| backend | view size | D | input | fps in | qos | seconds | source frames | matched | qos-skipped | "
          "QoS messages (last: skipped) | sink rendered | sink dropped late | latency ms | max lateness ms | "
-         "final lateness ms |\n");
+         "max lateness after 1 s, ms | final lateness ms |\n");
   printf("| --- | --- | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | "
-         "---: |\n");
+         "---: | ---: |\n");
 }
 
 int main(int argc, char **argv) {
@@ -237,7 +245,7 @@ int main(int argc, char **argv) {
   const GstClockTime latency = gst_base_sink_get_latency(GST_BASE_SINK(w.sink));
   g_mutex_lock(&w.lock);
   const guint64 source_frames = w.source_frames;
-  const gint64 max_late = w.max_lateness, last_late = w.last_lateness;
+  const gint64 max_late = w.max_lateness, last_late = w.last_lateness, settled_late = w.max_lateness_settled;
   g_mutex_unlock(&w.lock);
   gst_element_set_state(pipeline, GST_STATE_NULL);
 
@@ -250,11 +258,11 @@ int main(int argc, char **argv) {
                                                      w.qos_last_dropped)
                                    : g_strdup("0");
   printf("| %s | %dx%d | %d | %s | %d | %s | %.0f | %" G_GUINT64_FORMAT " | %" G_GUINT64_FORMAT " | %s | %s | %" G_GUINT64_FORMAT
-         " | %" G_GUINT64_FORMAT " | %.1f | %.1f | %.1f |\n",
+         " | %" G_GUINT64_FORMAT " | %.1f | %.1f | %.1f | %.1f |\n",
          o.backend, o.width, o.height, o.disparities, o.two_pads ? "pads" : "sbs", o.fps,
          !strcmp(o.qos, "keep") ? "(not set)" : o.qos, o.seconds, source_frames, frames - unpaired, skipped_text,
          qos_text, structure_u64(sink_stats, "rendered", NULL), structure_u64(sink_stats, "dropped", NULL),
-         GST_CLOCK_TIME_IS_VALID(latency) ? latency / 1e6 : -1.0, max_late / 1e6, last_late / 1e6);
+         GST_CLOCK_TIME_IS_VALID(latency) ? latency / 1e6 : -1.0, max_late / 1e6, settled_late / 1e6, last_late / 1e6);
   g_free(skipped_text);
   g_free(qos_text);
   if (stats) gst_structure_free(stats);

@@ -28,5 +28,11 @@ bool readable_on_device(GstBuffer* buf, GstCudaContext* ctx) {
   return true;
 }
 
+bool holds_cuda_memory(GstBuffer* buf) {
+  for (guint i = 0; i < gst_buffer_n_memory(buf); ++i)
+    if (gst_is_cuda_memory(gst_buffer_peek_memory(buf, i))) return true;
+  return false;
+}
+
 }  // namespace cs_gst
 #endif

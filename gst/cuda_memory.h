@@ -18,5 +18,10 @@ bool caps_have_cuda_memory(const GstCaps* caps);
 // in `ctx` can read (the same context, or a peer with access enabled).
 bool readable_on_device(GstBuffer* buf, GstCudaContext* ctx);
 
+// True when some memory of `buf` is CUDA device memory: mapping it copies
+// through the GPU, so a failed map is the GPU's (or its driver's) failure,
+// not a malformed buffer.
+bool holds_cuda_memory(GstBuffer* buf);
+
 }  // namespace cs_gst
 #endif

@@ -1,6 +1,10 @@
 #include "engine_factory.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "config.h"
+#include "error_text.h"
 
 // gst/meson.build defines CS_HAVE_CUDA_ENGINE when it links the CUDA engine
 // (cuda/, built only when HAVE_CUDA); make_cuda_backend() is the only place
@@ -46,6 +50,71 @@ std::unique_ptr<cs::Engine> make_cpu_backend(const cs::Params& params, std::stri
   }
 }
 
+// The fault injection of kInjectFaultVariable: the engine it wraps works as
+// usual until process() call `fail_at`, which fails with the text the CUDA
+// engine gives for that fault (cuda_error_text), marked as injected.
+class FaultInjectingEngine : public cs::Engine {
+ public:
+  enum class Fault { OutOfMemory, LaunchFailure };
+
+  FaultInjectingEngine(std::unique_ptr<cs::Engine> inner, Fault fault, uint64_t fail_at, std::string spec)
+      : inner_(std::move(inner)), fault_(fault), fail_at_(fail_at), spec_(std::move(spec)) {}
+
+  cs::Engine* inner() const { return inner_.get(); }
+  const char* backend_name() const override { return inner_->backend_name(); }
+  std::string set_params(const cs::Params& params) override { return inner_->set_params(params); }
+  void reset_background() override { inner_->reset_background(); }
+  cs::FrameStats stats() const override { return inner_->stats(); }
+
+  std::string process(const cs::FrameView& left, const cs::FrameView& right, const cs::EncodeParams& encode,
+                      const cs::OutputFrame& out) override {
+    ++calls_;
+    const bool fails = fault_ == Fault::LaunchFailure ? calls_ >= fail_at_ : calls_ == fail_at_;
+    // The frame still goes through the engine, which gives back what it
+    // took (upload slots of frames uploaded ahead), as a frame that fails on
+    // the GPU does; only its outcome is replaced.
+    const std::string result = inner_->process(left, right, encode, out);
+    if (!fails) return result;
+    const char* what = fault_ == Fault::OutOfMemory ? "out of memory (cudaErrorMemoryAllocation)"
+                                                    : "unspecified launch failure (cudaErrorLaunchFailure)";
+    return cs::with_detail(std::string("the GPU reported an error: ") + what,
+                           "injected by " + std::string(kInjectFaultVariable) + "=" + spec_ + " at frame " +
+                               std::to_string(calls_) + "; no GPU call failed");
+  }
+
+ private:
+  std::unique_ptr<cs::Engine> inner_;
+  Fault fault_;
+  uint64_t fail_at_;
+  std::string spec_;
+  uint64_t calls_ = 0;
+};
+
+// Wraps `engine` when kInjectFaultVariable asks for a fault; a malformed
+// value becomes the creation error, so that a test cannot pass by mistake.
+std::unique_ptr<cs::Engine> maybe_inject_fault(std::unique_ptr<cs::Engine> engine, std::string* error) {
+  const char* spec = std::getenv(kInjectFaultVariable);
+  if (!engine || !spec || !*spec) return engine;
+  const char* at = std::strchr(spec, '@');
+  const std::string kind = at ? std::string(spec, at) : std::string(spec);
+  char* end = nullptr;
+  const unsigned long long frame = at ? std::strtoull(at + 1, &end, 10) : 0;
+  FaultInjectingEngine::Fault fault;
+  if (kind == "oom") {
+    fault = FaultInjectingEngine::Fault::OutOfMemory;
+  } else if (kind == "launch") {
+    fault = FaultInjectingEngine::Fault::LaunchFailure;
+  } else {
+    *error = std::string(kInjectFaultVariable) + "=" + spec + " is not KIND@FRAME with KIND oom or launch";
+    return nullptr;
+  }
+  if (!at || frame == 0 || (end && *end)) {
+    *error = std::string(kInjectFaultVariable) + "=" + spec + " is not KIND@FRAME with FRAME >= 1";
+    return nullptr;
+  }
+  return std::make_unique<FaultInjectingEngine>(std::move(engine), fault, frame, spec);
+}
+
 }  // namespace
 
 bool cuda_engine_available() { return CS_GST_CUDA_ENGINE != 0; }
@@ -70,7 +139,10 @@ void free_pinned(void* ptr) {
 
 #if CS_GST_CUDA_ENGINE
 namespace {
-cs::cuda::CudaEngine* as_cuda(cs::Engine* engine) { return dynamic_cast<cs::cuda::CudaEngine*>(engine); }
+cs::cuda::CudaEngine* as_cuda(cs::Engine* engine) {
+  if (auto* injecting = dynamic_cast<FaultInjectingEngine*>(engine)) engine = injecting->inner();
+  return dynamic_cast<cs::cuda::CudaEngine*>(engine);
+}
 }  // namespace
 #endif
 
@@ -122,6 +194,7 @@ EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params
       choice.engine = make_cpu_backend(params, &choice.error);
       break;
   }
+  choice.engine = maybe_inject_fault(std::move(choice.engine), &choice.error);
   return choice;
 }
 

@@ -38,6 +38,16 @@ std::string upload_ahead(cs::Engine* engine, const cs::FrameView& host_view, cs:
 void release_upload(cs::Engine* engine, const cs::FrameView& device_view);
 
 // cuda_device_id: -1 = automatic. Never throws.
+//
+// A test hook, not a user setting: when the environment variable named by
+// kInjectFaultVariable holds "KIND@N" at engine creation, the engine made
+// fails its N-th process() call (from 1) the way a GPU fault does, so that
+// tests cover the element's handling of a GPU error mid-stream on any
+// backend. KIND is `oom` (out of memory, that frame only) or `launch` (a
+// failed kernel launch: that frame and every later one, as CUDA's sticky
+// errors do). The error text names the fault and says it was injected.
 EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params);
+
+inline constexpr const char* kInjectFaultVariable = "CUDASTEREO_INJECT_FAULT";
 
 }  // namespace cs_gst

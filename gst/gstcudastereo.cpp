@@ -39,8 +39,36 @@
  * than the last output (its partner already went out unpaired) is dropped
  * with a warning, since two outputs may not share a timestamp.
  *
- * Latency: one frame duration (processing is synchronous and budgeted to one
- * frame) on top of the upstream latency and the `latency` property.
+ * Latency: what matching actually takes, measured: a robust recent maximum
+ * of the per-frame processing time (the largest of the last 32 frames once
+ * the two largest are set aside as outliers) plus a quarter, rounded up to a
+ * whole millisecond; 0 until three frames were matched. When it grows, the
+ * element posts a LATENCY message so that the pipeline queries the latency
+ * again (gst-launch and GstPlayer do; an application calls
+ * gst_bin_recalculate_latency on it). It never shrinks while streaming:
+ * sinks would render the following frames early. It adds to the upstream
+ * latency and to GstAggregator's `latency` property, which keeps its meaning
+ * (extra time a live two-pad input waits for a late partner). `stats` has
+ * processing-time and latency.
+ *
+ * QoS (`qos`, on by default as in video filters): a sink that syncs to the
+ * clock sends QoS events upstream; as GstBaseTransform does, the element
+ * keeps the earliest running time still on time (timestamp + jitter of the
+ * last event). A frame (or pair) whose running time lies before that plus
+ * the expected processing time (the recent maximum above) would reach the
+ * sink late even if matched at once, so it is skipped before matching:
+ * counted in `stats` (qos-skipped) and announced with a QoS message (the
+ * frame's running time, stream time, timestamp and duration; jitter = how
+ * late it would be; the sink's proportion; processed = output frames and
+ * dropped = frames skipped since the element started, in buffers); the next
+ * output is flagged DISCONT. A late placeholder (a view without its partner,
+ * an unreadable frame) is skipped alike; GAP buffers always go out. In a live
+ * two-pad pipeline that runs behind, a partner often misses the deadline, so
+ * placeholders are what catching up skips. A sink that was early waited for
+ * the clock before it sent its event, so a negative jitter counts as 0
+ * (GstBaseTransform counts it as slack, which would let frames through that
+ * arrive late by the wait). With qos=false every input frame (or pair)
+ * gives exactly one output frame, however late.
  *
  * Output: one view's size, same timestamp and duration as the input frame or
  * pair. GRAY16_LE raw disparity (d * 16, 0 = invalid), GRAY8 (0 = invalid,
@@ -168,6 +196,7 @@
 #include "error_text.h"
 #include "geometry.h"
 #include "gstcudastereometa.h"
+#include "live_timing.h"
 #include "pinned_allocator.h"
 #include "pairing.h"
 #include "settings.h"
@@ -254,6 +283,7 @@ enum {
   PROP_BASELINE,
   PROP_FOCAL_LENGTH,
   PROP_POST_MESSAGES,
+  PROP_QOS,
   PROP_STATS,
 };
 
@@ -287,6 +317,14 @@ struct GstCudaStereoPrivate {
   bool notice_posted = false;
   std::chrono::steady_clock::time_point fps_window_start;
   uint64_t fps_window_frames = 0;
+
+  // Live behaviour (live_timing.h). Streaming thread: the processing times,
+  // the latency reported from them, and whether the next output follows a
+  // skipped frame. `qos` is written by QoS events from downstream, under lock.
+  cs_gst::ProcessingTimes processing_times;
+  GstClockTime reported_latency = 0;
+  bool discont_pending = false;
+  cs_gst::QosState qos;
 
   // CUDA (GStreamer's CUDA library). cuda_ctx is the context shared with
   // neighbouring CUDA elements: set by start (gst_cuda_ensure_element_context)
@@ -587,6 +625,67 @@ static void post_frame_message(GstCudaStereo* self, GstClockTime pts, GstClockTi
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
+// ---------------------------------------------------------------- live: latency and QoS
+
+// After a matched frame: its processing time joins the recent ones. When
+// their robust maximum outgrows the latency reported so far, the element
+// reports more: gst_aggregator_set_latency posts a LATENCY message, upon
+// which the application (gst-launch, playbin) has the pipeline query the
+// latency again and its sinks wait that much longer.
+static void note_processing_time(GstCudaStereo* self, guint64 processing_ns) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  priv->processing_times.add(processing_ns);
+  const GstClockTime latency = priv->processing_times.latency_for(priv->reported_latency);
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    priv->stats.processing_time = priv->processing_times.recent_max();
+    priv->stats.latency = latency;
+  }
+  if (latency == priv->reported_latency) return;
+  GST_INFO_OBJECT(self, "matching takes up to %" GST_TIME_FORMAT " a frame: latency %" GST_TIME_FORMAT
+                  " -> %" GST_TIME_FORMAT, GST_TIME_ARGS(priv->processing_times.recent_max()),
+                  GST_TIME_ARGS(priv->reported_latency), GST_TIME_ARGS(latency));
+  priv->reported_latency = latency;
+  gst_aggregator_set_latency(GST_AGGREGATOR(self), latency, latency);
+}
+
+// QoS (qos=true), as GstBaseTransform does it: a frame that would reach the
+// sink late even if matched at once is not matched (nor a late placeholder
+// made). It is counted (stats
+// qos-skipped), announced with a QoS message, and the next output is marked
+// DISCONT. `running_time`, `pts` and `duration` are the frame's (pts in the
+// output segment). True: skip it.
+static bool skip_late_frame(GstCudaStereo* self, GstClockTime running_time, GstClockTime pts,
+                            GstClockTime duration) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  if (!priv->active.qos) return false;
+  cs_gst::QosState::Verdict verdict;
+  guint64 processed, skipped;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    verdict = priv->qos.judge(running_time, priv->processing_times.recent_max());
+    if (!verdict.late) return false;
+    skipped = ++priv->stats.qos_skipped;
+    processed = priv->stats.frames;
+  }
+  priv->discont_pending = true;
+  GST_DEBUG_OBJECT(self, "QoS: skipping the frame at running time %" GST_TIME_FORMAT ", it would be %" GST_STIME_FORMAT
+                   " late", GST_TIME_ARGS(running_time), GST_STIME_ARGS(verdict.jitter));
+  GstClockTime stream_time = GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID(pts)) {
+    GST_OBJECT_LOCK(self);
+    stream_time = gst_segment_to_stream_time(&GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(self))->segment,
+                                             GST_FORMAT_TIME, pts);
+    GST_OBJECT_UNLOCK(self);
+  }
+  const gboolean live = GST_CLOCK_TIME_IS_VALID(gst_aggregator_get_latency(GST_AGGREGATOR(self)));
+  GstMessage* msg = gst_message_new_qos(GST_OBJECT(self), live, running_time, stream_time, pts, duration);
+  gst_message_set_qos_values(msg, verdict.jitter, verdict.proportion, 1000000);
+  gst_message_set_qos_stats(msg, GST_FORMAT_BUFFERS, processed, skipped);
+  gst_element_post_message(GST_ELEMENT(self), msg);
+  return true;
+}
+
 // Makes one output frame: from the views when both are given, else an
 // all-invalid placeholder. `pts` is in the output segment. *engine_took (when
 // given) says whether the views reached the engine (which then owns upload
@@ -625,7 +724,12 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
       gst_object_unref(pool);
       if (alloc_ret != GST_FLOW_OK && (priv->out_cuda_memory || alloc_ret == GST_FLOW_FLUSHING)) {
         GST_DEBUG_OBJECT(self, "no output buffer from the pool: %s", gst_flow_get_name(alloc_ret));
-        return alloc_ret;  // flushing, or an error the pool already reported
+        // A pool posts nothing on the bus: an error here would end the
+        // stream with EOS and no word of why.
+        if (alloc_ret == GST_FLOW_ERROR)
+          GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                            ("Could not get an output frame in CUDA memory (out of GPU memory?)"), (nullptr));
+        return alloc_ret;
       }
       if (alloc_ret != GST_FLOW_OK) {
         GST_WARNING_OBJECT(self, "no buffer from the pinned output pool (%s); output goes to plain system memory",
@@ -689,6 +793,8 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   GST_BUFFER_PTS(outbuf) = pts;
   GST_BUFFER_DURATION(outbuf) = duration;
   if (gap) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_GAP);
+  if (priv->discont_pending) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_DISCONT);  // frames were skipped (QoS)
+  priv->discont_pending = false;
 
   const cs::FrameStats fs = priv->engine->stats();
   GstCudaStereoMeta* meta = gst_buffer_add_cuda_stereo_meta(outbuf);
@@ -705,6 +811,7 @@ static GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, con
   gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, priv->active.baseline_m, priv->active.focal_px);
 
   record_output(self, placeholder);
+  if (!placeholder) note_processing_time(self, processing_ns);
   if (priv->active.post_messages) post_frame_message(self, pts, duration, placeholder ? nullptr : &fs, processing_ns);
 
   GstAggregator* agg = GST_AGGREGATOR(self);
@@ -733,8 +840,11 @@ static bool input_on_device(GstCudaStereo* self, GstBuffer* buf) {
 // Maps an input buffer, checking that it holds what its caps promise.
 // `device`: map CUDA memory for the GPU (GST_MAP_CUDA: device pointers);
 // otherwise CUDA memory is downloaded to its host staging by the map.
+// False: not mapped; a buffer that does not hold what its caps say gets a
+// placeholder output, but when *gpu_failed is set the GPU failed to give
+// CUDA memory back (an error was posted) and the stream must stop.
 static bool map_input(GstCudaStereo* self, GstBuffer* buf, const GstVideoInfo& info, const char* pad_name,
-                      bool device, GstVideoFrame* frame) {
+                      bool device, GstVideoFrame* frame, bool* gpu_failed) {
   GstCudaStereoPrivate* priv = PRIV(self);
 #if !HAVE_GST_CUDA
   (void)device;  // no CUDA memory without GStreamer's CUDA library
@@ -753,6 +863,16 @@ static bool map_input(GstCudaStereo* self, GstBuffer* buf, const GstVideoInfo& i
               " bytes) cannot be mapped as " + describe_info(info) + " (video meta out of bounds?)";
   }
   if (problem.empty()) return true;
+#if HAVE_GST_CUDA
+  if (cs_gst::holds_cuda_memory(buf) && (gst_buffer_get_video_meta(buf) || size >= GST_VIDEO_INFO_SIZE(&info))) {
+    *gpu_failed = true;
+    GST_ELEMENT_ERROR(self, RESOURCE, READ,
+                      ("Could not read a frame in CUDA memory on %s: the GPU or its driver failed (see the log)",
+                       pad_name),
+                      ("%s", problem.c_str()));
+    return false;
+  }
+#endif
   GST_INFO_OBJECT(self, "%s", problem.c_str());
   if (!priv->warned_short) {
     priv->warned_short = true;
@@ -811,14 +931,20 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
   const GstClockTime rt = running_time_of(pad, buf);
   const GstClockTime pts = output_pts_for(self, rt);
   const GstClockTime duration = GST_BUFFER_DURATION(buf);
+  if (!is_gap(buf) && skip_late_frame(self, rt, pts, duration)) {
+    priv->last_output_rt = rt;
+    gst_buffer_unref(buf);
+    return GST_FLOW_OK;
+  }
   GstFlowReturn ret;
   if (is_gap(buf)) {
     ret = produce(self, nullptr, nullptr, pts, duration, true);
   } else {
     GstVideoFrame frame;
     const bool device = input_on_device(self, buf);
-    if (!map_input(self, buf, priv->packed_in.info, "sink", device, &frame)) {
-      ret = produce(self, nullptr, nullptr, pts, duration, false);
+    bool gpu_failed = false;
+    if (!map_input(self, buf, priv->packed_in.info, "sink", device, &frame, &gpu_failed)) {
+      ret = gpu_failed ? GST_FLOW_ERROR : produce(self, nullptr, nullptr, pts, duration, false);
     } else {
       cs::FrameView whole;
       const bool ahead = !device && upload.device_copy_of(frame, &whole);
@@ -912,14 +1038,23 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
   }
   const GstClockTime pts = output_pts_for(self, out_rt);
   const cs_gst::OutputKind kind = cs_gst::output_kind(lb && rb, lb && is_gap(lb), rb && is_gap(rb));
+  if (kind != cs_gst::OutputKind::kGap && skip_late_frame(self, out_rt, pts, duration)) {
+    priv->last_output_rt = out_rt;
+    if (lb) gst_buffer_unref(lb);
+    if (rb) gst_buffer_unref(rb);
+    return GST_FLOW_OK;
+  }
   if (kind == cs_gst::OutputKind::kDisparity) {
     GstVideoFrame lf, rf;
     // The engine takes both views from one kind of memory: when only one
     // view is on the GPU, both are read on the host.
     const bool device = input_on_device(self, lb) && input_on_device(self, rb);
-    const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", device, &lf);
-    const bool rok = map_input(self, rb, priv->right_in.info, "sink_right", device, &rf);
-    if (lok && rok) {
+    bool gpu_failed = false;
+    const bool lok = map_input(self, lb, priv->left_in.info, "sink_left", device, &lf, &gpu_failed);
+    const bool rok = !gpu_failed && map_input(self, rb, priv->right_in.info, "sink_right", device, &rf, &gpu_failed);
+    if (gpu_failed) {
+      ret = GST_FLOW_ERROR;
+    } else if (lok && rok) {
       // Both views from upload slots, or neither: one kind of memory.
       cs::FrameView lwhole, rwhole;
       const bool ahead = !device && lup.device_copy_of(lf, &lwhole) && rup.device_copy_of(rf, &rwhole);
@@ -1127,11 +1262,6 @@ static gboolean gst_cuda_stereo_negotiated_src_caps(GstAggregator* agg, GstCaps*
 #if HAVE_GST_CUDA
   priv->out_cuda_memory = caps_have_cuda_memory(caps);
 #endif
-  // Processing is synchronous; budget one frame for it.
-  GstClockTime frame = 0;
-  if (GST_VIDEO_INFO_FPS_N(&info) > 0)
-    frame = gst_util_uint64_scale_int(GST_SECOND, GST_VIDEO_INFO_FPS_D(&info), GST_VIDEO_INFO_FPS_N(&info));
-  gst_aggregator_set_latency(agg, frame, frame);
   GST_DEBUG_OBJECT(self, "output %" GST_PTR_FORMAT " (%s)", caps, cs::output_format_name(priv->out_format));
   return TRUE;
 }
@@ -1255,6 +1385,25 @@ static gboolean gst_cuda_stereo_src_query(GstAggregator* agg, GstQuery* query) {
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->src_query(agg, query);
 }
 
+// QoS events come up from a sink that syncs to the clock: keep the last
+// observation for skip_late_frame (with qos=false too, so that turning it on
+// acts at once), and pass the event on upstream as GstBaseTransform does.
+static gboolean gst_cuda_stereo_src_event(GstAggregator* agg, GstEvent* event) {
+  if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) {
+    GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
+    GstQOSType type;
+    gdouble proportion;
+    GstClockTimeDiff diff;
+    GstClockTime timestamp;
+    gst_event_parse_qos(event, &type, &proportion, &diff, &timestamp);
+    GST_LOG_OBJECT(agg, "QoS: proportion %f, diff %" GST_STIME_FORMAT ", timestamp %" GST_TIME_FORMAT, proportion,
+                   GST_STIME_ARGS(diff), GST_TIME_ARGS(timestamp));
+    std::lock_guard<std::mutex> guard(priv->lock);
+    priv->qos.observe(proportion, diff, timestamp);
+  }
+  return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->src_event(agg, event);
+}
+
 static void gst_cuda_stereo_set_context(GstElement* element, GstContext* context) {
 #if HAVE_GST_CUDA
   GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(element));
@@ -1304,6 +1453,10 @@ static gboolean gst_cuda_stereo_decide_allocation(GstAggregator* agg, GstQuery* 
 static void reset_stream_state(GstCudaStereoPrivate* priv) {
   priv->last_output_rt = GST_CLOCK_TIME_NONE;
   priv->warned_unpaired = priv->warned_late = priv->warned_short = false;
+  // A QoS observation belongs to the timeline before a seek (as in GstBaseTransform).
+  priv->discont_pending = false;
+  std::lock_guard<std::mutex> guard(priv->lock);
+  priv->qos.reset();
 }
 
 #if HAVE_GST_CUDA
@@ -1434,6 +1587,10 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
   priv->out_configured = false;
   priv->fps_window_frames = 0;
   reset_stream_state(priv);
+  // The latency is measured anew for this engine: nothing until frames were matched.
+  priv->processing_times.reset();
+  priv->reported_latency = 0;
+  gst_aggregator_set_latency(agg, 0, 0);
   return TRUE;
 }
 
@@ -1616,6 +1773,7 @@ static void gst_cuda_stereo_set_property(GObject* object, guint prop_id, const G
       case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
       case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
       case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
+      case PROP_QOS: s.qos = g_value_get_boolean(value); break;
       default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
   }
@@ -1653,6 +1811,7 @@ static void gst_cuda_stereo_get_property(GObject* object, guint prop_id, GValue*
     case PROP_BASELINE: g_value_set_double(value, s.baseline_m); break;
     case PROP_FOCAL_LENGTH: g_value_set_double(value, s.focal_px); break;
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
+    case PROP_QOS: g_value_set_boolean(value, s.qos); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
   }
 }
@@ -1795,12 +1954,21 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
                            "processing-time (ns), frame-index, placeholder, warming-up",
                            FALSE, playing));
   g_object_class_install_property(
+      gobject_class, PROP_QOS,
+      g_param_spec_boolean("qos", "QoS",
+                           "Handle Quality-of-Service events from downstream: a frame that would reach the sink late "
+                           "is skipped before it is matched, counted in stats (qos-skipped) and announced with a QoS "
+                           "message. Off: every input frame (or pair) gives exactly one output frame",
+                           TRUE, playing));
+  g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
                          "Read-only GstStructure: backend, frames, fps, foreground-fraction, background-tests-ratio "
                          "(tests made / a full per-pixel test), valid-fraction, levels, model-frames, warming-up, "
                          "unpaired-frames, dropped-frames, uploaded-ahead (frames whose upload to the GPU began as "
-                         "they arrived)",
+                         "they arrived), qos-skipped (frames not matched because they would have been late), "
+                         "processing-time (ns, recent maximum to match a frame), latency (ns, what the element adds "
+                         "to the latency query)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   /**
@@ -1838,6 +2006,7 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
   agg_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_stereo_sink_event);
   agg_class->sink_query = GST_DEBUG_FUNCPTR(gst_cuda_stereo_sink_query);
   agg_class->src_query = GST_DEBUG_FUNCPTR(gst_cuda_stereo_src_query);
+  agg_class->src_event = GST_DEBUG_FUNCPTR(gst_cuda_stereo_src_event);
   agg_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_stereo_decide_allocation);
   agg_class->update_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_stereo_update_src_caps);
   agg_class->negotiated_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_stereo_negotiated_src_caps);

@@ -28,6 +28,7 @@ struct Settings {
   double baseline_m = kDefaultBaselineM;
   double focal_px = kDefaultFocalPx;
   bool post_messages = false;
+  bool qos = true;  // skip frames that would be late (GstBaseTransform's `qos`, on as in GstVideoFilter)
 };
 
 cs::Colormap to_colormap(GstCudaStereoColormap c);

@@ -26,6 +26,12 @@ step cuda-engine 150 "$B/tests/cuda/cuda-test_engine"
 step cuda-configs 300 "$B/tests/cuda/cuda-test_configs"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
 CK_VERBOSITY=verbose step gst-cuda 240 "$B/tests/gst/test-gst-cudastereo-cuda"
+# Issue 16: live behaviour (CPU backend), reliability on both backends: 1000
+# state cycles, flushing seeks, pad release, 16 instances a round, GPU faults
+# (injected and a real out-of-memory), 100k frames with flat memory.
+step gst-live 150 "$B/tests/gst/test-gst-cudastereo-live"
+step gst-reliability-cpu 150 "$B/tests/gst/test-gst-cudastereo-reliability"
+CK_VERBOSITY=verbose step gst-reliability-cuda 900 "$B/tests/gst/test-gst-cudastereo-reliability-cuda"
 step launch-lines 150 bash tests/gst/launch-lines.sh gst/gstcudastereo.cpp
 step usb-cameras 150 bash tests/gst/usb-cameras.sh examples/usb-cameras.sh
 step embed 60 "$B/examples/cs-embed" 40
@@ -35,5 +41,8 @@ step memcheck-engine 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$
 step racecheck-match 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchFullRangeAndRefine'
 step racecheck-pair 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchPairSharesTheCostVolume'
 GST_CHECKS=test_cuda_memory_pipelines step memcheck-element 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-cuda"
-for f in "$O"/*.log; do echo "## $(basename "$f")"; grep -E "PASSED|FAILED|passed|failed|Checks|ERROR SUMMARY|RACECHECK SUMMARY|FAIL|ok$" "$f" | tail -n 6; done >> "$S"
+# One round of 16 instances created and destroyed at once, and a pad released mid-stream.
+CS_INSTANCE_ROUNDS=1 GST_CHECKS=test_instances_loop step memcheck-instances 600 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-reliability-cuda"
+GST_CHECKS=test_pad_release_mid_stream step memcheck-pad-release 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-reliability-cuda"
+for f in "$O"/*.log; do echo "## $(basename "$f")"; grep -E "PASSED|FAILED|passed|failed|Checks|ERROR SUMMARY|RACECHECK SUMMARY|FAIL|ok$|MiB \(|long run|live (sbs|pads)" "$f" | tail -n 12; done >> "$S"
 cat "$S"

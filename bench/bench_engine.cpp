@@ -128,6 +128,8 @@ struct Options {
   int frames = 200, singles = 50;
   double batch_ms = 150;
   bool stages = false, inflight = true, profile = false;
+  // Matching parameters other than the defaults (A/B runs): -1 = default.
+  int window = -1, hole_span = -1;
 #if CS_BENCH_FILES
   const SourcePair* pair = nullptr;
 #endif
@@ -223,6 +225,8 @@ Result run(const Config& c, const Options& o) {
   p.max_disparity = c.disparities;
   p.background = background;
   p.warmup_frames = 5;
+  if (o.window >= 0) p.window = static_cast<cs::WindowVariant>(o.window);
+  if (o.hole_span >= 0) p.hole_span = o.hole_span;
   std::string err;
   auto engine = cs::cuda::CudaEngine::create(p, -1, &err);
   if (!engine) {
@@ -419,6 +423,7 @@ int main(int argc, char** argv) {
       "usage: cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST] [--sizes WxH,...]\n"
       "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
+      "         [--window 0|1|2|4] [--hole-span N]   (matching parameters for A/B runs)\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          slanted, sequence (synthetic, RGBA; sequence runs the background model)\n";
   Args args;
@@ -427,13 +432,16 @@ int main(int argc, char** argv) {
                                   {"sizes", true}, {"size", true}, {"disparities", true}, {"frames", true},
                                   {"batch-ms", true}, {"singles", true}, {"stages", false}, {"no-inflight", false},
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
-                                  {"profile", false}, {"quick", false}, {"help", false}});
+                                  {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
+                                  {"help", false}});
   if (args.has("help")) {
     std::printf("%s", usage);
     return 0;
   }
   Options o;
   args.integer("frames", o.frames, 1, 100000, error);
+  args.integer("window", o.window, 0, 4, error);
+  args.integer("hole-span", o.hole_span, 0, cs::kMaxHoleSpan, error);
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);
   o.stages = args.has("stages");

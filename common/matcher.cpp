@@ -62,9 +62,9 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
     } else {
       const LevelDebug& lc = dbg.levels[l + 1];
       refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
-                   p.subwindow_radius, best, p.hole_search_radius, ld.raw_left, unique, costs);
+                   p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_left, unique, costs);
       refine_level(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, lc.disparity_right,
-                   ld.range, p.subwindow_radius, best, p.hole_search_radius, ld.raw_right, unique);
+                   ld.range, p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_right, unique);
     }
     ld.disparity_left = ld.raw_left;
     ld.disparity_right = ld.raw_right;

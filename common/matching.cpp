@@ -189,8 +189,8 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
 
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
-                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity,
-                  int uniqueness_ratio, SweepCosts* costs) {
+                  Range range, int radius, int best, int hole_radius, int hole_span,
+                  Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs) {
   const int w = census_ref.width, h = census_ref.height;
   const int wc = coarser.width, hc = coarser.height;
   Intervals iv(w, h);
@@ -201,8 +201,7 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
       const int dc = coarser.at(px, py);
       int lo, hi;
       if (dc >= 0) {
-        lo = 2 * dc - 2;
-        hi = 2 * dc + 3;
+        refinement_interval(dc, dc, false, hole_span, &lo, &hi);
       } else {
         int mn = INT_MAX, mx = INT_MIN;
         for (int v = std::max(py - hole_radius, 0); v <= std::min(py + hole_radius, hc - 1); ++v)
@@ -213,8 +212,7 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
             mx = std::max(mx, c);
           }
         if (mn > mx) continue;
-        lo = 2 * mn - 2;
-        hi = 2 * mx + 3;
+        refinement_interval(mn, mx, true, hole_span, &lo, &hi);
       }
       lo = std::max(lo, range.lo);
       hi = std::min(hi, range.hi);

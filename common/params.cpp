@@ -73,6 +73,8 @@ std::string Params::validate() const {
     return say("window", static_cast<int>(window), "must be 0 (box), 1, 2 or 4 best sub-windows");
   if (hole_search_radius < 0 || hole_search_radius > kMaxHoleRadius)
     return say("hole-search-radius", hole_search_radius, "must be between 0 and 16");
+  if (hole_span < 0 || hole_span > kMaxHoleSpan)
+    return say("hole-span", hole_span, "must be between 0 (no bound) and 4096");
   if (!(learning_rate > 0.0f && learning_rate <= 1.0f))
     return say("learning-rate", learning_rate, "must be greater than 0 and at most 1");
   if (!(foreground_threshold > 0.0f && foreground_threshold <= 100.0f))
@@ -133,7 +135,8 @@ int resolve_levels(const Params& p, int width, int height) {
   for (;;) {
     const int l = n - 1;
     const Range r = level_range(p, l, 1 << 30);
-    if (r.hi - r.lo <= kAutoCoarseRange) break;
+    const int64_t pixels = static_cast<int64_t>(width >> l) * (height >> l);
+    if (r.hi - r.lo <= kAutoCoarseRange && pixels <= kAutoCoarsePixels) break;
     if (n >= kMaxLevels) break;
     if ((width >> n) < kMinLevelSize || (height >> n) < kMinLevelSize) break;
     ++n;

@@ -158,9 +158,11 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
 // Level l from the (already checked) map of level l + 1. For pixel (x, y) the
 // parent is (min(x / 2, wc - 1), min(y / 2, hc - 1)).
 //  - parent valid (dc >= 0): candidates 2 dc - 2 .. 2 dc + 2;
-//  - parent invalid: among the valid coarser disparities within
+//  - parent invalid (a hole): among the valid coarser disparities within
 //    hole_radius (Chebyshev, clamped to the coarser image) of the parent,
-//    candidates 2 min - 2 .. 2 max + 2; none valid -> invalid.
+//    candidates 2 min - 2 .. 2 max + 2, but at most hole_span of them from
+//    2 min - 2 on (hole_span > 0; refinement_interval in stereo_math.h);
+//    none valid -> invalid.
 // Candidates are intersected with `range`, then winner-takes-all and
 // uniqueness as in match_full_range (admissibility, ties to the smaller d;
 // the rivals are the pixel's own candidates more than one away from its
@@ -168,8 +170,8 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
 // in match_full_range.
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
-                  Range range, int radius, int best, int hole_radius, Image<int16_t>& disparity,
-                  int uniqueness_ratio = 0, SweepCosts* costs = nullptr);
+                  Range range, int radius, int best, int hole_radius, int hole_span,
+                  Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr);
 
 // ---------------------------------------------------------------- 8. cross-check
 

@@ -91,6 +91,9 @@ struct Image {
 
 // ---------------------------------------------------------------- parameters
 
+constexpr int kDefaultHoleSpan = 16;
+constexpr int kMaxHoleSpan = 4096;
+
 // How a window's cost is formed from its 3x3 sub-windows (stereo_math.h,
 // adaptive_window_cost): the centre plus the N best of the 8 around it.
 enum class WindowVariant {
@@ -121,15 +124,23 @@ struct Params {
   int min_disparity = 0;
   int max_disparity = 64;
   // Pyramid levels, level 0 = full size. 0 = automatic: the fewest levels
-  // that bring the coarsest search range to kAutoCoarseRange or less while
-  // the coarsest image stays at least kMinLevelSize on each side.
+  // that bring the coarsest search range to kAutoCoarseRange or less and the
+  // coarsest image to kAutoCoarsePixels or less, while it stays at least
+  // kMinLevelSize on each side (resolve_levels).
   int levels = 0;
   // Adaptive window: sub-window radius r (each sub-window is (2r+1)^2).
   int subwindow_radius = 2;
-  WindowVariant window = WindowVariant::Best2;
+  WindowVariant window = WindowVariant::Best1;
   // A pixel without a valid coarser disparity searches min..max of the valid
   // coarser disparities within this radius (coarser pixels) of its parent.
   int hole_search_radius = 2;
+  // At most this many candidates for such a hole, from 2 min - 2 on (the
+  // farthest surface around it); 0 = the whole span 2 min - 2 .. 2 max + 2.
+  // 16 bounds a hole's work (about three pixels' worth) where its neighbours'
+  // disparities spread wide: content beyond the range, flat areas. Aloe,
+  // defaults: bad-2 9.95 -> 10.05 % at full size, 6.90 -> 6.92 % at half
+  // (bench/README.md).
+  int hole_span = kDefaultHoleSpan;
 
   // Background model (paper section 3.2). Off = full-frame matching, the
   // right choice for moving cameras and still pairs.
@@ -182,6 +193,15 @@ struct Params {
 // 64 rather than 32: on Middlebury Aloe (256 disparities) one level less
 // (coarsest 1/4 size) lowers bad-2 from 14.8 % to 11.9 % for little time.
 constexpr int kAutoCoarseRange = 64;
+// The coarsest level is the only one searched over its whole range, so its
+// cost grows with its pixels times its range, while each finer level costs
+// its pixels times a handful of candidates. Bounding the coarsest level's
+// pixels as well as its range keeps that search from dominating a large
+// frame with a small range: 1920x1080 x 128 takes 3 levels (480x270 x 32)
+// rather than 2 (960x540 x 64), 640x480 x 64 takes 2 rather than a full-range
+// search at full size. Aloe's accuracy configurations (1282x1110 x 256 and
+// 641x555 x 128, both coarsest 320x277 x 64) keep their levels.
+constexpr int kAutoCoarsePixels = 512 * 512;
 constexpr int kMinLevelSize = 16;
 constexpr int kMinViewWidth = 16;
 constexpr int kMinViewHeight = 16;

@@ -93,6 +93,22 @@ CS_HD bool lr_consistent(int d, int x_other, int w, const int16_t* other_row, in
   return d_other >= 0 && (d > d_other ? d - d_other : d_other - d) <= tolerance;
 }
 
+// ---------------------------------------------------------------- refinement
+
+// The candidates [lo, hi) a pixel of level l takes from the coarser level
+// (stages.h refine_level): dmin = dmax = the parent's disparity when it is
+// valid; for a hole, the least and greatest valid disparity around it. A
+// hole's interval starts at the farthest surface around it (2 dmin - 2: an
+// occluded pixel belongs to the background) and holds at most hole_span
+// disparities (0: no bound), so a hole beside content beyond the range, or
+// in a flat area whose neighbours matched anywhere, costs a bounded number
+// of candidates instead of the whole spread of its neighbours.
+CS_HD void refinement_interval(int dmin, int dmax, bool hole, int hole_span, int* lo, int* hi) {
+  *lo = 2 * dmin - 2;
+  *hi = 2 * dmax + 3;
+  if (hole && hole_span > 0 && *hi - *lo > hole_span) *hi = *lo + hole_span;
+}
+
 // ---------------------------------------------------------------- census
 
 // 5x5 census transform: 24 bits, neighbours in row-major order skipping the

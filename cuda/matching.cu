@@ -11,10 +11,10 @@ namespace cs::cuda {
 namespace {
 
 // The coarser level's span for the pixels of parent (px, py) (stages.h,
-// stage 7): [2 dmin - 2, 2 dmax + 3) over the parent's disparity or, where
-// it is invalid, over the valid ones within hole_radius; false when there are
-// none.
-__device__ bool parent_span(const MatchViews& v, int hole_radius, int px, int py, int* a, int* b) {
+// stage 7, refinement_interval): [2 dc - 2, 2 dc + 3) for a valid parent;
+// for a hole [2 dmin - 2, 2 dmax + 3) over the valid ones within hole_radius,
+// at most hole_span wide; false when there are none.
+__device__ bool parent_span(const MatchViews& v, int hole_radius, int hole_span, int px, int py, int* a, int* b) {
   const int wc = v.coarser.width, hc = v.coarser.height;
   const int dc = drow(v.coarser, py)[px];
   int dmin = dc, dmax = dc;
@@ -32,8 +32,7 @@ __device__ bool parent_span(const MatchViews& v, int hole_radius, int px, int py
       }
     }
   }
-  *a = 2 * dmin - 2;
-  *b = 2 * dmax + 3;
+  refinement_interval(dmin, dmax, dc < 0, hole_span, a, b);
   return dmax >= 0;
 }
 
@@ -47,13 +46,14 @@ __device__ __forceinline__ bool admissible_span(bool left, int width, int x, int
 
 // Candidate interval [lo, hi) of reference pixel (x, y) (stages.h, stages 6
 // and 7, with the matched pixel inside the image); false when it has none.
-__device__ bool candidates(const MatchViews& v, bool left, Range range, int hole_radius, int x, int y, int* lo,
-                           int* hi) {
+__device__ bool candidates(const MatchViews& v, bool left, Range range, int hole_radius, int hole_span, int x, int y,
+                           int* lo, int* hi) {
   if (v.mask_ref.data && drow(v.mask_ref, y)[x] == 0) return false;
   int a = range.lo, b = range.hi;
   if (v.coarser.data) {
     int pa, pb;
-    if (!parent_span(v, hole_radius, mini(x / 2, v.coarser.width - 1), mini(y / 2, v.coarser.height - 1), &pa, &pb))
+    if (!parent_span(v, hole_radius, hole_span, mini(x / 2, v.coarser.width - 1), mini(y / 2, v.coarser.height - 1),
+                     &pa, &pb))
       return false;
     a = maxi(a, pa);
     b = mini(b, pb);
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
     prev_cost[k] = cm[k] = c0[k] = cp[k] = 0;
     if (x >= width || y >= height) continue;
     int a, b;
-    if (!candidates(v, kLeft, p.range, p.hole_radius, x, y, &a, &b)) continue;
+    if (!candidates(v, kLeft, p.range, p.hole_radius, p.hole_span, x, y, &a, &b)) continue;
     lo[k] = a;
     hi[k] = b;
     atomicMin(&union_lo, a - eval_pad);
@@ -360,6 +360,7 @@ struct Args {
   bool subpixel[2];
   Range range;
   int hole_radius;
+  int hole_span;
   int slices;      // blocks per tile (full range only; 1 otherwise)
   // The level's wide pixels for wide_kernel, two words an entry: view << 31 |
   // y << 16 | x, and the pixel's candidates lo | hi << 16. Null: each block
@@ -766,7 +767,7 @@ __global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_
       int lo, hi;
       if (gx < width && gy < height) {
         state = kMatched;
-        if (candidates(v, left, range, a.hole_radius, gx, gy, &lo, &hi)) {
+        if (candidates(v, left, range, a.hole_radius, a.hole_span, gx, gy, &lo, &hi)) {
           evaluation_interval(lo, hi, gx, range, want_subpixel, &first, &end);
           if (want_subpixel) base = static_cast<uint16_t>(first);
           info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
@@ -1086,7 +1087,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
       int span_a = 0, span_b = 0;
       bool span = false;
       if (gx0 < width && gy0 < height) {
-        span = parent_span(v, a.hole_radius, mini(gx0 / 2, v.coarser.width - 1),
+        span = parent_span(v, a.hole_radius, a.hole_span, mini(gx0 / 2, v.coarser.width - 1),
                            mini(gy0 / 2, v.coarser.height - 1), &span_a, &span_b);
         span_a = maxi(span_a, range.lo);
         span_b = mini(span_b, range.hi);
@@ -1520,6 +1521,7 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   }
   a.range = p.range;
   a.hole_radius = p.hole_radius;
+  a.hole_span = p.hole_span;
   const int range_width = maxi(p.range.hi - p.range.lo, 0);
   a.mask_words = (range_width + 31) / 32;
   a.list_cap = range_width;

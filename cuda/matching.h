@@ -56,6 +56,7 @@ struct MatchParams {
   int radius = 2;
   int best = 2;  // 0, 1, 2 or 4 (WindowVariant)
   int hole_radius = 2;
+  int hole_span = kDefaultHoleSpan;  // Params::hole_span
   // Tile height of the radius-2 kernels: 0 chooses per grid and device (the
   // usual); else 32, 40 or 48 at the coarsest level, 32, 28 or 24 below it
   // (tests force each; one that does not fit the device is refused).

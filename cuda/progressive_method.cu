@@ -147,6 +147,7 @@ class ProgressiveMethod final : public MatchingMethod {
       mp.radius = p.subwindow_radius;
       mp.best = static_cast<int>(p.window);
       mp.hole_radius = p.hole_search_radius;
+      mp.hole_span = p.hole_span;
       mp.limits = f.limits;
       CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
       timer->mark(l == levels - 1 ? "match coarsest" : "refine");

@@ -36,7 +36,9 @@ const char* kUsage =
     "  --window box|best1|best2|best4  adaptive window variant (default best2)\n"
     "  --subwindow-radius N        sub-window radius (default 2)\n"
     "  --no-lr-check               keep pixels that fail the left-right check\n"
-    "  --lr-tolerance N            left-right check tolerance in pixels (default 1)\n"
+    "  --lr-tolerance N            left-right check tolerance in pixels (default 2)\n"
+    "  --hole-span N               a hole searches at most N disparities (default 16, 0 = its\n"
+    "                              neighbours' whole spread)\n"
     "  --no-subpixel               whole-pixel disparities\n"
     "  --scale 1|2                 2 = match the half-size views (2x2 averages); the output\n"
     "                              is then half size too, in half-size pixels\n"
@@ -74,7 +76,7 @@ int run(int argc, char** argv) {
       {{"left", true}, {"right", true}, {"out", true}, {"color", true}, {"colormap", true}, {"max-disparity", true},
        {"min-disparity", true}, {"levels", true}, {"window", true}, {"subwindow-radius", true},
        {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"method", true},
-       {"block-size", true}, {"uniqueness-ratio", true}, {"help", false}});
+       {"block-size", true}, {"uniqueness-ratio", true}, {"hole-span", true}, {"help", false}});
   if (args.has("help")) {
     std::fputs(kUsage, stdout);
     return kExitOk;
@@ -89,6 +91,7 @@ int run(int argc, char** argv) {
     args.integer("levels", params.levels, -1000, 1000, error);
     args.integer("subwindow-radius", params.subwindow_radius, -1000, 1000, error);
     args.integer("lr-tolerance", params.lr_tolerance, -100000, 100000, error);
+    args.integer("hole-span", params.hole_span, -100000, 100000, error);
     args.integer("scale", scale, 1, 2, error);
     args.integer("block-size", params.match_block_size, -1000, 1000, error);
     args.integer("uniqueness-ratio", params.uniqueness_ratio, -1000, 1000, error);

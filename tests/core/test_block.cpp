@@ -568,7 +568,7 @@ TEST(ProgressiveUniqueness, FullRangeAndRefinementEqualBruteForce) {
         Image<int16_t> full, refined, plain;
         match_full_range(a, b, ref, nullptr, mo, range, 1, 2, full, ratio);
         match_full_range(a, b, ref, nullptr, mo, range, 1, 2, plain);
-        refine_level(a, b, ref, nullptr, mo, coarser, range, 1, 2, 1, refined, ratio);
+        refine_level(a, b, ref, nullptr, mo, coarser, range, 1, 2, 1, 0, refined, ratio);
         for (int y = 0; y < h; ++y)
           for (int x = 0; x < w; ++x) {
             ASSERT_EQ(full.at(x, y), brute_unique(a, b, ref, mo, x, y, range.lo, range.hi, 1, 2, ratio))

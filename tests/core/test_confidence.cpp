@@ -107,12 +107,13 @@ TEST(ProgressiveConfidence, SweepCostsEqualBruteForce) {
   const Range range{2, 18};
   for (Reference ref : {Reference::Left, Reference::Right})
     for (bool masks : {false, true})
-      for (int ratio : {0, 30}) {
+      for (int ratio : {0, 30})
+        for (int span : {0, 5}) {
         const Image<uint8_t>* mo = masks ? &mb : nullptr;
         Image<int16_t> full, refined;
         SweepCosts fc, rc;
         match_full_range(a, b, ref, nullptr, mo, range, 1, 2, full, ratio, &fc);
-        refine_level(a, b, ref, nullptr, mo, coarser, range, 1, 2, 1, refined, ratio, &rc);
+        refine_level(a, b, ref, nullptr, mo, coarser, range, 1, 2, 1, span, refined, ratio, &rc);
         ASSERT_EQ(fc.best.width, w);
         ASSERT_EQ(rc.rival.height, h);
         for (int y = 0; y < h; ++y)
@@ -134,12 +135,13 @@ TEST(ProgressiveConfidence, SweepCostsEqualBruteForce) {
                     mx = std::max<int>(mx, coarser.at(u, v));
                   }
               if (mx >= 0) lo = 2 * mn - 2, hi = 2 * mx + 3;
+              if (span > 0 && hi - lo > span) hi = lo + span;  // a hole's bounded span
             }
             const Brute r = brute_costs(a, b, ref, mo, x, y, std::max(lo, range.lo), std::min(hi, range.hi), 1, 2);
             ASSERT_EQ(rc.best.at(x, y), r.best) << "refined " << x << "," << y;
             ASSERT_EQ(rc.rival.at(x, y), r.rival) << "refined " << x << "," << y;
           }
-      }
+        }
 }
 
 TEST(ProgressiveConfidence, MapRule) {

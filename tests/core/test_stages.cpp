@@ -223,8 +223,17 @@ TEST(Pyramid, LevelRangeAndAutomaticLevels) {
   p.max_disparity = 256;
   EXPECT_EQ(resolve_levels(p, 1282, 1110), 3);  // 256 / 4 = 64 = kAutoCoarseRange
   EXPECT_EQ(resolve_levels(p, 256, 40), 2);     // 40 >> 2 = 10 < kMinLevelSize
+  p.max_disparity = 128;
+  EXPECT_EQ(resolve_levels(p, 641, 555), 2);    // Aloe half: 320x277 x 64
+  EXPECT_EQ(resolve_levels(p, 1024, 768), 2);   // 512x384 = kAutoCoarsePixels - 65536, x 64
+  EXPECT_EQ(resolve_levels(p, 1920, 1080), 3);  // 960x540 > kAutoCoarsePixels: 480x270 x 32
+  p.max_disparity = 64;
+  EXPECT_EQ(resolve_levels(p, 640, 480), 2);    // range fits, 640x480 > kAutoCoarsePixels
+  EXPECT_EQ(resolve_levels(p, 512, 512), 1);    // exactly kAutoCoarsePixels
+  EXPECT_EQ(resolve_levels(p, 513, 512), 2);
+  EXPECT_EQ(resolve_levels(p, 3840, 2160), 4);  // 480x270 x 8
   p.max_disparity = 32;
-  EXPECT_EQ(resolve_levels(p, 640, 480), 1);
+  EXPECT_EQ(resolve_levels(p, 320, 240), 1);
   p.levels = 3;
   EXPECT_EQ(resolve_levels(p, 640, 480), 3);
 }
@@ -511,9 +520,10 @@ TEST(Matching, RefineCandidateRulesIncludingHoles) {
   coarser.at(4, 3) = 6;
   coarser.at(15, 8) = 2;
   const Range range{0, 20};
-  for (int hole : {0, 2}) {
+  for (int hole : {0, 2})
+  for (int span : {0, 5, 16}) {  // hole_span: none, less than the 6..14 hole below, more
     Image<int16_t> d;
-    refine_level(a, b, Reference::Left, nullptr, nullptr, coarser, range, 1, 2, hole, d);
+    refine_level(a, b, Reference::Left, nullptr, nullptr, coarser, range, 1, 2, hole, span, d);
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
         const int px = std::min(x / 2, wc - 1), py = std::min(y / 2, hc - 1);
@@ -532,12 +542,13 @@ TEST(Matching, RefineCandidateRulesIncludingHoles) {
           if (mx >= 0) {
             lo = 2 * mn - 2;
             hi = 2 * mx + 3;
+            if (span > 0) hi = std::min(hi, lo + span);  // from the farthest surface on
           }
         }
         lo = std::max(lo, range.lo);
         hi = std::min(hi, range.hi);
         ASSERT_EQ(d.at(x, y), brute_wta(a, b, Reference::Left, nullptr, nullptr, x, y, lo, hi, 1, 2))
-            << "x " << x << " y " << y << " hole " << hole;
+            << "x " << x << " y " << y << " hole " << hole << " span " << span;
       }
     // Far from every valid coarser pixel: invalid.
     EXPECT_EQ(d.at(20, 0), -1);
@@ -545,9 +556,10 @@ TEST(Matching, RefineCandidateRulesIncludingHoles) {
     EXPECT_GE(d.at(7, 7), 6);
     EXPECT_LE(d.at(7, 7), 10);
     if (hole == 2) {
-      // Parent (5, 3) is invalid; valid 4 and 6 lie within 2: candidates 6..14.
+      // Parent (5, 3) is invalid; valid 4 and 6 lie within 2: candidates 6..14,
+      // or with hole_span 5 the five from the farthest surface on, 6..10.
       EXPECT_GE(d.at(10, 6), 6);
-      EXPECT_LE(d.at(10, 6), 14);
+      EXPECT_LE(d.at(10, 6), span == 5 ? 10 : 14);
     } else {
       EXPECT_EQ(d.at(10, 6), -1);
     }

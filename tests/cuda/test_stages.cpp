@@ -338,6 +338,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
     int w, h, radius, best;
     bool masks;
     Range range;
+    int hole_span = 0;  // 0: a hole searches its whole span (the wide-pixel paths)
   };
   const Case cases[] = {{75, 41, 2, 2, false, {0, 24}}, {75, 41, 1, 0, true, {3, 30}}, {50, 37, 2, 4, true, {0, 17}},
                         {93, 20, 3, 1, false, {2, 40}}, {40, 33, 0, 2, false, {0, 9}},
@@ -346,10 +347,14 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
                         {120, 40, 2, 0, false, {0, 60}},
                         // D = 512 scale: hole spans of hundreds of disparities, dense holes on
                         // the left half (tiles stream them), sparse on the right (tiles list them).
-                        {530, 36, 2, 2, false, {0, 512}}, {300, 70, 2, 1, true, {2, 300}}};
+                        {530, 36, 2, 2, false, {0, 512}}, {300, 70, 2, 1, true, {2, 300}},
+                        // Bounded hole spans (Params::hole_span): the default 16, an odd
+                        // 7, on the streaming kernel with and without masks and the generic one.
+                        {163, 71, 2, 2, true, {0, 90}, kDefaultHoleSpan}, {300, 70, 2, 1, false, {2, 300}, 16},
+                        {131, 75, 2, 0, true, {3, 70}, 7}, {75, 41, 1, 2, true, {0, 60}, 16}};
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
-                                      << " masks=" << c.masks);
+                                      << " masks=" << c.masks << " hole_span=" << c.hole_span);
     ASSERT_CUDA(prepare_match(c.radius));
     const MatchInputs in = scene_inputs(c.w, c.h, 100 + c.w, c.masks);
     const DeviceMatchInputs din(in, c.masks);
@@ -376,6 +381,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       mp.radius = c.radius;
       mp.best = c.best;
       mp.hole_radius = 2;
+      mp.hole_span = c.hole_span;
 
       // Sub-pixel: the offsets the matcher kept give finish_disparity's Q4.
       auto check_subpixel = [&](const Image<int16_t>& disparity, const DeviceImage<int16_t>& out,
@@ -433,7 +439,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         if (left) check_subpixel(expected, out_g, sub_g, "full range, generic kernel");
       }
 
-      refine_level(cref, coth, ref, mref, moth, coarser, c.range, c.radius, c.best, 2, expected);
+      refine_level(cref, coth, ref, mref, moth, coarser, c.range, c.radius, c.best, 2, c.hole_span, expected);
       auto out2 = make_device<int16_t>(c.w, c.h);
       auto sub = make_device<int8_t>(c.w, c.h);
       v.coarser = dcoarse.cview();

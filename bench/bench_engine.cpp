@@ -130,6 +130,7 @@ struct Options {
   bool stages = false, inflight = true, profile = false;
   // Matching parameters other than the defaults (A/B runs): -1 = default.
   int window = -1, hole_span = -1, min_support = -1;
+  int method = 0, block_size = -1, uniqueness_ratio = -2;  // -2: the method's default (-1)
 #if CS_BENCH_FILES
   const SourcePair* pair = nullptr;
 #endif
@@ -228,6 +229,9 @@ Result run(const Config& c, const Options& o) {
   if (o.window >= 0) p.window = static_cast<cs::WindowVariant>(o.window);
   if (o.hole_span >= 0) p.hole_span = o.hole_span;
   if (o.min_support >= 0) p.min_support = o.min_support;
+  p.method = static_cast<cs::Method>(o.method);
+  if (o.block_size >= 0) p.match_block_size = o.block_size;
+  if (o.uniqueness_ratio >= -1) p.uniqueness_ratio = o.uniqueness_ratio;
   std::string err;
   auto engine = cs::cuda::CudaEngine::create(p, -1, &err);
   if (!engine) {
@@ -381,7 +385,7 @@ void print_result_line(const Result& r, const Options& o) {
     std::printf(" error=\"%s\"\n", r.error.c_str());
     return;
   }
-  std::printf(" levels=%d", r.levels);
+  std::printf(" method=%s levels=%d", o.method == 1 ? "block" : "progressive", r.levels);
   if (o.profile) {
     std::printf(" profiled=1\n");
     return;
@@ -425,6 +429,7 @@ int main(int argc, char** argv) {
       "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
       "         [--window 0|1|2|4] [--hole-span N] [--min-support N]   (matching parameters, A/B runs)\n"
+      "         [--method progressive|block] [--block-size N] [--uniqueness-ratio R]\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          slanted, sequence (synthetic, RGBA; sequence runs the background model)\n";
   Args args;
@@ -433,7 +438,8 @@ int main(int argc, char** argv) {
                                   {"sizes", true}, {"size", true}, {"disparities", true}, {"frames", true},
                                   {"batch-ms", true}, {"singles", true}, {"stages", false}, {"no-inflight", false},
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
-                                  {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true}, {"min-support", true},
+                                  {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
+                                  {"min-support", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
                                   {"help", false}});
   if (args.has("help")) {
     std::printf("%s", usage);
@@ -444,6 +450,13 @@ int main(int argc, char** argv) {
   args.integer("window", o.window, 0, 4, error);
   args.integer("hole-span", o.hole_span, 0, cs::kMaxHoleSpan, error);
   args.integer("min-support", o.min_support, 0, 8, error);
+  args.integer("block-size", o.block_size, 3, cs::kMaxMatchBlockSize, error);
+  args.integer("uniqueness-ratio", o.uniqueness_ratio, -1, cs::kMaxUniquenessRatio, error);
+  const std::string method = args.text("method", "progressive");
+  if (method == "block")
+    o.method = 1;
+  else if (method != "progressive")
+    Args::add(error, "--method: '" + method + "' is not progressive or block");
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);
   o.stages = args.has("stages");

@@ -17,6 +17,7 @@ const char* output_format_name(OutputFormat f) {
     case OutputFormat::BGRA: return "BGRA";
     case OutputFormat::RGBx: return "RGBx";
     case OutputFormat::BGRx: return "BGRx";
+    case OutputFormat::Confidence: return "confidence";
   }
   return "unknown";
 }
@@ -25,7 +26,8 @@ int output_bytes_per_pixel(OutputFormat f) {
   switch (f) {
     case OutputFormat::DisparityQ4:
     case OutputFormat::DepthMm: return 2;
-    case OutputFormat::Gray8: return 1;
+    case OutputFormat::Gray8:
+    case OutputFormat::Confidence: return 1;
     default: return 4;
   }
 }
@@ -120,8 +122,18 @@ const uint8_t* colormap_lut(Colormap c) {
 }
 
 void encode_output(ImageView<const uint16_t> disparity_q4, const ImageView<const uint8_t>* mask,
-                   const EncodeParams& params, uint8_t* dst, std::ptrdiff_t dst_pitch) {
+                   const EncodeParams& params, uint8_t* dst, std::ptrdiff_t dst_pitch,
+                   const ImageView<const uint8_t>* confidence) {
   const int w = disparity_q4.width, h = disparity_q4.height;
+  if (params.format == OutputFormat::Confidence) {
+    for (int y = 0; y < h; ++y) {
+      if (confidence)
+        std::memcpy(dst + y * dst_pitch, confidence->row(y), w);
+      else
+        std::memset(dst + y * dst_pitch, 0, w);
+    }
+    return;
+  }
   const double k_q4 = params.baseline_mm * params.focal_px * 16.0;
   const uint8_t* lut = colormap_lut(params.colormap);
   const bool bgr = params.format == OutputFormat::BGRA || params.format == OutputFormat::BGRx;

@@ -15,6 +15,9 @@ enum class OutputFormat {
   DepthMm,      // GRAY16: millimetres, 0 = invalid, 65535 = at or beyond 65.535 m
   Gray8,        // gray8_from_q4
   RGBA, BGRA, RGBx, BGRx,  // false colour through the colour map
+  // GRAY8: the per-pixel confidence map as is (stages.h, confidence):
+  // 0 = invalid or another disparity fits as well, 255 = unique.
+  Confidence,
 };
 
 const char* output_format_name(OutputFormat f);
@@ -39,8 +42,11 @@ struct EncodeParams {
 const uint8_t* colormap_lut(Colormap c);
 
 // Encodes one frame. `mask` may be null (treated as all foreground).
+// `confidence` is what OutputFormat::Confidence writes; null there gives
+// 0 everywhere (an all-invalid frame); other formats ignore it.
 // dst points at the first row, `dst_pitch` bytes apart.
 void encode_output(ImageView<const uint16_t> disparity_q4, const ImageView<const uint8_t>* mask,
-                   const EncodeParams& params, uint8_t* dst, std::ptrdiff_t dst_pitch);
+                   const EncodeParams& params, uint8_t* dst, std::ptrdiff_t dst_pitch,
+                   const ImageView<const uint8_t>* confidence = nullptr);
 
 }  // namespace cs

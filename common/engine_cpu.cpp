@@ -24,14 +24,18 @@ class CpuEngine final : public Engine {
     if (disparity_.width != left.width || disparity_.height != left.height) {
       disparity_ = Image<uint16_t>(left.width, left.height);
       foreground_ = Image<uint8_t>(left.width, left.height);
+      confidence_ = Image<uint8_t>(left.width, left.height);
     }
     Outputs o;
     o.disparity_q4 = disparity_.view();
     o.foreground = foreground_.view();
+    if (encode.format == OutputFormat::Confidence) o.confidence = confidence_.view();
     e = matcher_.process(left, right, o);
     if (!e.empty()) return e;
     const ImageView<const uint8_t> mask = static_cast<const Image<uint8_t>&>(foreground_).view();
-    encode_output(static_cast<const Image<uint16_t>&>(disparity_).view(), &mask, encode, out.data, out.pitch);
+    const ImageView<const uint8_t> confidence = static_cast<const Image<uint8_t>&>(confidence_).view();
+    encode_output(static_cast<const Image<uint16_t>&>(disparity_).view(), &mask, encode, out.data, out.pitch,
+                  &confidence);
     return {};
   }
 
@@ -43,6 +47,7 @@ class CpuEngine final : public Engine {
   Matcher matcher_;
   Image<uint16_t> disparity_;
   Image<uint8_t> foreground_;
+  Image<uint8_t> confidence_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The CPU reference pipeline (stereo.h, Matcher): runs the stages of
 // stages.h in order and keeps every intermediate for tests and tools.
 #include <climits>
+#include <cstring>
 #include <sstream>
 
 #include "frame_checks.h"
@@ -51,15 +52,17 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
     LevelDebug& ld = dbg.levels[l];
     const Image<uint8_t>* mask_l = p.background ? &ld.mask_left : nullptr;
     const Image<uint8_t>* mask_r = p.background ? &ld.mask_right : nullptr;
+    // Level 0's left sweep keeps its costs for the confidence.
+    SweepCosts* costs = l == 0 ? &dbg.costs : nullptr;
     if (l == levels - 1) {
       match_full_range(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, ld.range,
-                       p.subwindow_radius, best, ld.raw_left, unique);
+                       p.subwindow_radius, best, ld.raw_left, unique, costs);
       match_full_range(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, ld.range,
                        p.subwindow_radius, best, ld.raw_right, unique);
     } else {
       const LevelDebug& lc = dbg.levels[l + 1];
       refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
-                   p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_left, unique);
+                   p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_left, unique, costs);
       refine_level(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, lc.disparity_right,
                    ld.range, p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_right, unique);
     }
@@ -75,6 +78,7 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
   const LevelDebug& l0 = dbg.levels[0];
   finish_disparity(l0.census_left, l0.census_right, l0.disparity_left, l0.range, p.subwindow_radius, best,
                    p.subpixel, q4);
+  confidence_map(dbg.costs, l0.disparity_left, dbg.confidence);
 }
 
 void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
@@ -90,7 +94,9 @@ void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   apply_uniqueness(b.winners, resolve_uniqueness_ratio(p), l0.disparity_left);
   if (p.lr_check) cross_check(l0.disparity_left, l0.disparity_right, p.lr_tolerance);
   finish_block_disparity(b.winners, l0.disparity_left, l0.range, p.subpixel, q4);
-  block_confidence(b.winners, l0.disparity_left, b.confidence);
+  dbg.costs.best = b.winners.best;
+  dbg.costs.rival = b.winners.rival;
+  block_confidence(b.winners, l0.disparity_left, dbg.confidence);
 }
 
 }  // namespace
@@ -148,13 +154,12 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
     e = "the outputs are in device memory; the CPU reference writes host memory";
   if (e.empty()) e = check_output(out.disparity_q4, left.width, left.height, "disparity");
   if (e.empty()) e = check_output(out.foreground, left.width, left.height, "foreground");
+  if (e.empty()) e = check_output(out.confidence, left.width, left.height, "confidence");
   if (!e.empty()) return e;
 
   const int w = left.width, h = left.height;
   const bool block = p.method == Method::Block;
-  // Method block matches at full size only: a pyramid serves just the
-  // background model's coarse-to-fine test.
-  const int levels = block && !p.background ? 1 : resolve_levels(p, w, h);
+  const int levels = pipeline_levels(p, w, h);
   Debug& dbg = m.debug;
   dbg.levels.assign(levels, LevelDebug());
 
@@ -209,11 +214,14 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
     q4 = q4_owned.view();
   }
   dbg.block = BlockDebug();
+  dbg.costs = SweepCosts();
   if (block)
     match_block(p, dbg, q4);
   else
     match_progressive(p, levels, dbg, q4);
   const LevelDebug& l0 = dbg.levels[0];
+  if (out.confidence.data)
+    for (int y = 0; y < h; ++y) std::memcpy(out.confidence.row(y), &dbg.confidence.at(0, y), w);
 
   uint64_t valid = 0, foreground = 0;
   for (int y = 0; y < h; ++y)

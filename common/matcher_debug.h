@@ -25,12 +25,18 @@ struct LevelDebug {
 // winners.disparity; disparity_left after uniqueness and cross-check).
 struct BlockDebug {
   BlockWinners winners;
-  Image<uint8_t> confidence;  // block_confidence of levels[0].disparity_left
 };
 
 struct Matcher::Debug {
-  std::vector<LevelDebug> levels;  // [0] = full size; method block: level 0 only, no census
-  BlockDebug block;                // method block; empty for progressive
+  // [0] = full size. Method block: no census; without the background model
+  // level 0 only, with it the model's pyramid (maps at level 0 only).
+  std::vector<LevelDebug> levels;
+  BlockDebug block;  // method block; empty for progressive
+  // Both methods: the level-0 left sweep's costs behind the confidence
+  // (progressive: stage 6/7 at level 0; block: winners' best and rival) and
+  // confidence_map of levels[0].disparity_left.
+  SweepCosts costs;
+  Image<uint8_t> confidence;
 };
 
 }  // namespace cs

@@ -122,7 +122,7 @@ void clip_to_image(Reference ref, int x, int w, int* lo, int* hi) {
 
 void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_other, const Intervals& iv, int radius, int best,
-                      int uniqueness_ratio, Image<int16_t>& disparity) {
+                      int uniqueness_ratio, Image<int16_t>& disparity, SweepCosts* costs) {
   const int w = census_ref.width, h = census_ref.height;
   disparity = Image<int16_t>(w, h, -1);
   // Each pixel's interval is visited d ascending, as SweepWinner needs.
@@ -137,6 +137,14 @@ void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
   });
   for (size_t p = 0; p < sweep.size(); ++p)
     if (passes_uniqueness(sweep[p].best, sweep[p].rival, uniqueness_ratio)) disparity.pixels[p] = sweep[p].disparity;
+  if (costs) {
+    costs->best = Image<int32_t>(w, h, kNoCost);
+    costs->rival = Image<int32_t>(w, h, kNoCost);
+    for (size_t p = 0; p < sweep.size(); ++p) {
+      costs->best.pixels[p] = sweep[p].best;
+      costs->rival.pixels[p] = sweep[p].rival;
+    }
+  }
 }
 
 }  // namespace
@@ -165,7 +173,7 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
 
 void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
-                      int best, Image<int16_t>& disparity, int uniqueness_ratio) {
+                      int best, Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs) {
   const int w = census_ref.width, h = census_ref.height;
   Intervals iv(w, h);
   for (int y = 0; y < h; ++y)
@@ -176,13 +184,13 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
       iv.lo[static_cast<size_t>(y) * w + x] = lo;
       iv.hi[static_cast<size_t>(y) * w + x] = hi;
     }
-  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity);
+  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity, costs);
 }
 
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
                   Range range, int radius, int best, int hole_radius, int hole_span,
-                  Image<int16_t>& disparity, int uniqueness_ratio) {
+                  Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs) {
   const int w = census_ref.width, h = census_ref.height;
   const int wc = coarser.width, hc = coarser.height;
   Intervals iv(w, h);
@@ -212,7 +220,7 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
       iv.lo[static_cast<size_t>(y) * w + x] = lo;
       iv.hi[static_cast<size_t>(y) * w + x] = hi;
     }
-  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity);
+  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity, costs);
 }
 
 void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance) {
@@ -241,6 +249,12 @@ void support_filter(Image<int16_t>& disparity, int min_support) {
           if ((u != x || v != y) && supports(d, in.at(u, v))) ++agree;
       if (agree < min_support) disparity.at(x, y) = -1;
     }
+}
+
+void confidence_map(const SweepCosts& costs, const Image<int16_t>& disparity, Image<uint8_t>& confidence) {
+  confidence = Image<uint8_t>(disparity.width, disparity.height, 0);
+  for (size_t p = 0; p < disparity.pixels.size(); ++p)
+    if (disparity.pixels[p] >= 0) confidence.pixels[p] = confidence_from_costs(costs.best.pixels[p], costs.rival.pixels[p]);
 }
 
 void finish_disparity(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,

@@ -146,6 +146,11 @@ int resolve_levels(const Params& p, int width, int height) {
   return n;
 }
 
+int pipeline_levels(const Params& p, int width, int height) {
+  if (p.method == Method::Block && !p.background) return 1;
+  return resolve_levels(p, width, height);
+}
+
 int resolve_uniqueness_ratio(const Params& p) {
   if (p.uniqueness_ratio >= 0) return p.uniqueness_ratio;
   return p.method == Method::Block ? kBlockUniquenessRatio : 0;

@@ -131,6 +131,14 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
 // matched pixel lies in the image (left: x - d >= 0; right: x + d < w) and,
 // with masks, both the reference pixel and the matched pixel are foreground.
 
+// What a pixel's winner-takes-all leaves besides its winner (SweepWinner in
+// stereo_math.h): the winner's cost and the rival's (the least cost of the
+// admissible candidates more than one disparity away), kNoCost where there
+// is none. The confidence reads them (below).
+struct SweepCosts {
+  Image<int32_t> best, rival;
+};
+
 // ---------------------------------------------------------------- 6. coarsest level
 
 // Winner-takes-all over [range.lo, range.hi): the admissible d with the
@@ -139,9 +147,11 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
 // Then uniqueness (B3, passes_uniqueness): with uniqueness_ratio > 0 the
 // winner becomes -1 unless its cost is clearly lower than the least cost of
 // the admissible candidates more than one disparity away (none: kept).
+// costs (optional) gets every pixel's SweepCosts (kNoCost where it has no
+// candidate), before uniqueness.
 void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
-                      int best, Image<int16_t>& disparity, int uniqueness_ratio = 0);
+                      int best, Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr);
 
 // ---------------------------------------------------------------- 7. refinement
 
@@ -156,11 +166,12 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
 // Candidates are intersected with `range`, then winner-takes-all and
 // uniqueness as in match_full_range (admissibility, ties to the smaller d;
 // the rivals are the pixel's own candidates more than one away from its
-// winner: 2 dc +- 2 for a winner 2 dc, fewer or none off-centre).
+// winner: 2 dc +- 2 for a winner 2 dc, fewer or none off-centre). costs as
+// in match_full_range.
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
                   Range range, int radius, int best, int hole_radius, int hole_span,
-                  Image<int16_t>& disparity, int uniqueness_ratio = 0);
+                  Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr);
 
 // ---------------------------------------------------------------- 8. cross-check
 
@@ -190,6 +201,24 @@ void support_filter(Image<int16_t>& disparity, int min_support);
 void finish_disparity(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,
                       const Image<int16_t>& disparity, Range range, int radius, int best, bool subpixel,
                       ImageView<uint16_t> disparity_q4);
+
+// ---------------------------------------------------------------- confidence (every method)
+
+// Per pixel of the final left map (after uniqueness and the cross-check):
+// confidence[x, y] = 0 where disparity[x, y] < 0, else
+// confidence_from_costs(best, rival) (stereo_math.h): floor(255 * (rival -
+// best) / rival), 0 without a rival or with rival = 0. 255 = nothing else
+// comes close; 0 = another disparity fits as well. best and rival are the
+// SweepCosts of the sweep that chose the pixel's winner, at full size:
+//  - method progressive: stage 6 (a single level) or 7 at level 0, left
+//    view: the rival over the pixel's own candidates (the full range, its
+//    +-2 interval, or its hole's span), so a pixel refined from 2 dc has at
+//    most 2 dc +- 2 as rivals, and one whose interval holds no candidate two
+//    away from its winner has none (confidence 0).
+//  - method block: B2's best and rival over the full range (block_confidence).
+// A valid d after uniqueness and the check is still that sweep's winner, so
+// best is its cost.
+void confidence_map(const SweepCosts& costs, const Image<int16_t>& disparity, Image<uint8_t>& confidence);
 
 // ================================================================ method block
 //
@@ -277,10 +306,7 @@ void apply_uniqueness(const BlockWinners& winners, int uniqueness_ratio, Image<i
 void finish_block_disparity(const BlockWinners& winners, const Image<int16_t>& disparity, Range range,
                             bool subpixel, ImageView<uint16_t> disparity_q4);
 
-// confidence[x, y] = 0 where disparity[x, y] < 0, else
-// confidence_from_costs(best, rival): floor(255 * (rival - best) / rival),
-// 0 without a rival or with rival = 0. 255 = nothing else comes close; 0 =
-// another disparity fits as well.
+// confidence_map (above) with the winners' best and rival.
 void block_confidence(const BlockWinners& winners, const Image<int16_t>& disparity, Image<uint8_t>& confidence);
 
 }  // namespace cs

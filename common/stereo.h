@@ -185,6 +185,14 @@ struct Params {
   // block, whose SSD costs need it to beat StereoBM on Aloe).
   int uniqueness_ratio = -1;
 
+  // The caller reads the per-pixel confidence (Outputs::confidence, or the
+  // encoder's OutputFormat::Confidence; the element's output-mode=confidence).
+  // It changes nothing in the matching: an engine that cannot give a
+  // confidence for the method refuses these parameters by name (the CUDA
+  // engine with method progressive), so that no caller reads a map that
+  // was never written.
+  bool confidence = false;
+
   // Returns an empty string when valid, else a sentence naming the problem.
   std::string validate() const;
   // Checks that also need the size of one view (width x height).
@@ -224,6 +232,10 @@ int resolve_uniqueness_ratio(const Params& p);
 
 // Levels actually used for a view of width x height (resolves levels = 0).
 int resolve_levels(const Params& p, int width, int height);
+// Levels the pipeline builds: resolve_levels, except method block without
+// the background model, which matches at full size only (1). With the
+// model, block's pyramid serves the model's coarse-to-fine test.
+int pipeline_levels(const Params& p, int width, int height);
 
 // ---------------------------------------------------------------- results
 
@@ -244,6 +256,8 @@ struct FrameStats {
 struct Outputs {
   ImageView<uint16_t> disparity_q4;  // d * 16, 0 = invalid (left-referenced)
   ImageView<uint8_t> foreground;     // 255 = foreground (left view)
+  // 0 = invalid or no margin .. 255 = unique (stages.h, confidence), left view
+  ImageView<uint8_t> confidence;
   Memory memory = Memory::Host;
 };
 

@@ -13,10 +13,8 @@
 #include <sstream>
 
 #include "background.h"
-#include "census.h"
 #include "config.h"
 #include "convert.h"
-#include "cross_check.h"
 #include "cuda_util.h"
 #include "encode_output.h"
 #include "error_text.h"
@@ -24,6 +22,7 @@
 #include "frame_checks.h"
 #include "gpu_code.h"
 #include "matching.h"
+#include "method.h"
 #include "morphology.h"
 #include "pyramid.h"
 #include "stages.h"
@@ -80,6 +79,8 @@ namespace {
 
 constexpr int kMaxSide = 16384;  // the largest view width and height (check_frame)
 
+// The stages every method shares, per level: intensities and the
+// background model (the method's own buffers are the method's: method.h).
 struct Level {
   int width = 0, height = 0;
   Range range{0, 0};
@@ -87,30 +88,6 @@ struct Level {
   DeviceImage<uint32_t> rgb[2];
   DeviceImage<PixelModel> model[2];
   DeviceImage<uint8_t> mask_raw[2], mask[2], scratch;
-  DeviceImage<uint32_t> census[2];
-  DeviceImage<int16_t> raw[2], checked[2];
-  // The map the next finer level refines from (checked, or raw without the check).
-  // What the next finer level refines from: the checked and supported map
-  // when either step runs (above level 0), else the raw one.
-  ImageView<const int16_t> final_view(int v, bool filtered) const {
-    return filtered ? checked[v].cview() : raw[v].cview();
-  }
-};
-
-// Records an event after each stage when profiling; a no-op otherwise.
-struct StageTimer {
-  std::vector<cudaEvent_t> events;
-  std::vector<std::string> names;
-  cudaStream_t stream = nullptr;
-  bool on = false;
-  void mark(const char* name) {
-    if (!on) return;
-    cudaEvent_t e;
-    cudaEventCreate(&e);
-    cudaEventRecord(e, stream);
-    events.push_back(e);
-    names.push_back(name);
-  }
 };
 
 // One upload_ahead() buffer: the device planes of one host picture, the
@@ -158,8 +135,9 @@ struct CudaEngine::Impl {
   uint64_t frames_queued = 0;         // both sets' frames (frame_index while there is a twin)
   cudaEvent_t ev_output = nullptr;    // after this set's latest output writes
   bool output_recorded = false;
-  // The graph's side branch (the finer levels' census): its stream and the
-  // events that fork it from and join it to `stream` during capture.
+  // The graph's side branch (a method's, e.g. progressive's finer census):
+  // its stream and the events that fork it from and join it to `stream`
+  // during capture.
   cudaStream_t side_stream = nullptr;
   cudaEvent_t ev_fork = nullptr, ev_join = nullptr;
 
@@ -170,15 +148,11 @@ struct CudaEngine::Impl {
   bool graph_ready = false;
 
   std::vector<Level> lv;
-  // Coarsest-level matching split over several blocks per tile meets here
-  // (matching.h MatchScratch); per view.
-  DeviceImage<uint32_t> match_keys[2];
-  DeviceImage<unsigned> match_tiles[2];
-  // Refinement's wide pixels (both views, any level) and their two counters.
-  DeviceImage<uint32_t> match_wide;
-  DeviceImage<unsigned> match_wide_counters;
-  DeviceImage<int8_t> subpixel_offset;
+  // The matching method (method.h): what runs between the background model
+  // and the output, with its own buffers.
+  std::unique_ptr<MatchingMethod> method;
   DeviceImage<uint16_t> disparity_q4;
+  DeviceImage<uint8_t> confidence;      // the method's, where it has one (Params::confidence, output Confidence)
   DeviceImage<uint8_t> all_foreground;  // 255 everywhere: the mask without a background model
   DeviceImage<uint8_t> input[2][3];     // device copies of host views
   DeviceImage<uint8_t> encoded;         // host outputs are encoded here first
@@ -220,7 +194,7 @@ struct CudaEngine::Impl {
   }
 
   std::string configure(int w, int h) {
-    const int nl = resolve_levels(params, w, h);
+    const int nl = pipeline_levels(params, w, h);
     if (buffers_ready && w == width && h == height && nl == levels) return {};
     graph_ready = false;
     buffers_ready = false;
@@ -230,36 +204,13 @@ struct CudaEngine::Impl {
       Level& L = lv[l];
       L.width = level_size(w, l);
       L.height = level_size(h, l);
-      for (int v = 0; v < 2; ++v) {
-        CS_CUDA_TRY(L.gray[v].allocate(L.width, L.height));
-        CS_CUDA_TRY(L.census[v].allocate(L.width, L.height));
-        CS_CUDA_TRY(L.raw[v].allocate(L.width, L.height));
-        CS_CUDA_TRY(L.checked[v].allocate(L.width, L.height));
-      }
+      for (int v = 0; v < 2; ++v) CS_CUDA_TRY(L.gray[v].allocate(L.width, L.height));
     }
-    {
-      const Level& C = lv[nl - 1];
-      for (int v = 0; v < 2; ++v) {
-        CS_CUDA_TRY(match_keys[v].allocate(C.width, C.height));
-        CS_CUDA_TRY(match_tiles[v].allocate(match_tile_count(C.width, C.height), 1));
-        const auto& k = match_keys[v].view();
-        CS_CUDA_TRY(cudaMemset2DAsync(k.data, k.pitch, 0xFF, C.width * sizeof(uint32_t), C.height, stream));
-        CS_CUDA_TRY(cudaMemsetAsync(match_tiles[v].view().data, 0, match_tiles[v].bytes(), stream));
-      }
-      // Wide pixels (holes beside outliers), two words an entry (matching.h).
-      // The room is also the list's budget: a tile that does not fit matches
-      // its own, which is cheaper where wide pixels are everywhere. On the
-      // H100 (bench/RESULTS.md) room for w * h / 32 entries lists all of
-      // 1024x768 x 512's (18k at level 0: 1.29 ms; streaming any of them in
-      // place, 1.6-2.0 ms) and a fraction of 640x480 x 512's 77k, where a
-      // third of the left view is occluded (2.42 ms; w * h / 8: 3.24, all
-      // of them: 3.62).
-      CS_CUDA_TRY(match_wide.allocate(2 * std::max(4096, w * h / 32), 1));
-      CS_CUDA_TRY(match_wide_counters.allocate(2, 1));
-      CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters.view().data, 0, match_wide_counters.bytes(), stream));
-    }
-    CS_CUDA_TRY(subpixel_offset.allocate(w, h));
     CS_CUDA_TRY(disparity_q4.allocate(w, h));
+    if (method->has_confidence())
+      CS_CUDA_TRY(confidence.allocate(w, h));
+    else
+      confidence.release();
     CS_CUDA_TRY(all_foreground.allocate(w, h));
     CS_CUDA_TRY(cudaMemset2DAsync(all_foreground.view().data, all_foreground.view().pitch, 255, w, h, stream));
     width = w;
@@ -342,84 +293,35 @@ struct CudaEngine::Impl {
       CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
       timer->mark("background");
     }
-    // Census, both views of levels [first, end) in one launch.
-    auto census = [&](int first, int end, cudaStream_t st) -> std::string {
-      ImageView<const uint8_t> gray[2 * kMaxLevels];
-      ImageView<uint32_t> census[2 * kMaxLevels];
-      int count = 0;
-      for (int l = first; l < end; ++l)
-        for (int v = 0; v < 2; ++v, ++count) {
-          gray[count] = lv[l].gray[v].cview();
-          census[count] = lv[l].census[v].view();
-        }
-      CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st));
-      return {};
-    };
-    // In the graph, the finer levels' census runs on a branch beside the
-    // coarsest level's matching, which leaves most of the GPU idle, and
-    // joins before the first refinement; timed stage by stage, in order.
-    const bool branch = levels > 1 && !timer->on;
-    std::string e;
-    if (branch) {
-      CS_CUDA_TRY(cudaEventRecord(ev_fork, s));
-      CS_CUDA_TRY(cudaStreamWaitEvent(side_stream, ev_fork, 0));
-      e = census(0, levels - 1, side_stream);
-      if (!e.empty()) return e;
-      CS_CUDA_TRY(cudaEventRecord(ev_join, side_stream));
-      e = census(levels - 1, levels, s);
-    } else {
-      e = census(0, levels, s);
-    }
+    std::string e = method->enqueue(method_frame(), s, timer);
     if (!e.empty()) return e;
-    timer->mark("census");
-    for (int l = levels - 1; l >= 0; --l) {
-      Level& L = lv[l];
-      if (branch && l == levels - 2) CS_CUDA_TRY(cudaStreamWaitEvent(s, ev_join, 0));
-      MatchViews mv[2];
+    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, s));
+    return {};
+  }
+
+  // What the method reads and writes, at the engine's fixed addresses.
+  MethodFrame method_frame() const {
+    MethodFrame f;
+    f.params = &params;
+    f.limits = &limits;
+    f.levels.resize(lv.size());
+    for (size_t l = 0; l < lv.size(); ++l) {
+      MethodLevel& m = f.levels[l];
+      m.width = lv[l].width;
+      m.height = lv[l].height;
+      m.range = lv[l].range;
       for (int v = 0; v < 2; ++v) {
-        mv[v].census_ref = L.census[v].cview();
-        mv[v].census_other = L.census[1 - v].cview();
-        if (bg) {
-          mv[v].mask_ref = L.mask[v].cview();
-          mv[v].mask_other = L.mask[1 - v].cview();
-        }
-        if (l < levels - 1) {
-          mv[v].coarser = lv[l + 1].final_view(v, p.lr_check || p.min_support > 0);
-          mv[v].scratch.wide_pixels = match_wide.view().data;
-          mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide.view().width);
-          mv[v].scratch.wide_counters = match_wide_counters.view().data;
-        } else {
-          mv[v].scratch.best_keys = match_keys[v].view();
-          mv[v].scratch.tiles_done = match_tiles[v].view().data;
-        }
-        mv[v].disparity = L.raw[v].view();
-        if (l == 0 && v == 0 && p.subpixel) mv[v].subpixel_offset = subpixel_offset.view();
-      }
-      MatchParams mp;
-      mp.range = L.range;
-      mp.radius = p.subwindow_radius;
-      mp.best = static_cast<int>(p.window);
-      mp.hole_radius = p.hole_search_radius;
-      mp.hole_span = p.hole_span;
-      mp.limits = &limits;
-      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
-      timer->mark(l == levels - 1 ? "match coarsest" : "refine");
-      // Level 0's check is part of the finish (its left map alone is used;
-      // download_debug makes the checked maps when asked).
-      if ((p.lr_check || p.min_support > 0) && l > 0) {
-        CS_CUDA_TRY(enqueue_check_and_support(L.raw[0].cview(), L.raw[1].cview(), p.lr_check, p.lr_tolerance,
-                                              p.min_support, L.checked[0].view(), L.checked[1].view(), s));
-        timer->mark("cross-check");
+        m.gray[v] = lv[l].gray[v].cview();
+        if (params.background) m.mask[v] = lv[l].mask[v].cview();
       }
     }
-    const ImageView<const uint8_t> mask0 = bg ? lv[0].mask[0].cview() : ImageView<const uint8_t>{};
-    CS_CUDA_TRY(enqueue_finish(lv[0].raw[0].cview(),
-                               p.subpixel ? as_const(subpixel_offset.view()) : ImageView<const int8_t>{}, mask0,
-                               disparity_q4.view(), counters, s,
-                               p.lr_check ? lv[0].raw[1].cview() : ImageView<const int16_t>{}, p.lr_tolerance));
-    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, s));
-    timer->mark("finish");
-    return {};
+    f.disparity_q4 = disparity_q4.view();
+    f.confidence = confidence.view();
+    f.counters = counters;
+    f.side_stream = side_stream;
+    f.fork = ev_fork;
+    f.join = ev_join;
+    return f;
   }
 
   std::string build_graph() {
@@ -428,6 +330,10 @@ struct CudaEngine::Impl {
       graph = nullptr;
     }
     for (int l = 0; l < levels; ++l) lv[l].range = level_range(params, l, lv[l].width);
+    // The method's buffers for these sizes and parameters: never allocated
+    // during the capture.
+    std::string a = method->allocate(method_frame(), stream);
+    if (!a.empty()) return a;
     StageTimer off;
     CS_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     std::string e = enqueue_body(stream, &off);
@@ -586,6 +492,15 @@ struct CudaEngine::Impl {
     return params.background ? lv[0].mask[0].cview() : all_foreground.cview();
   }
 
+  // Empty when the method gives the confidence map, else its refusal by name.
+  std::string confidence_problem() const {
+    if (method->has_confidence()) return {};
+    Params asked = params;
+    asked.confidence = true;
+    const std::string why = method->unsupported(asked);
+    return why.empty() ? "this method gives no confidence on the GPU" : why;
+  }
+
   // ---- upload slots
 
   int slot_holding(const uint8_t* p) const {
@@ -714,6 +629,7 @@ CudaEngine::~CudaEngine() {
   if (m.upload_stream) cudaStreamDestroy(m.upload_stream);
   if (m.graph) cudaGraphExecDestroy(m.graph);
   m.lv.clear();
+  m.method.reset();
   if (m.counters) cudaFree(m.counters);
   if (m.frames_seen) cudaFree(m.frames_seen);
   if (m.luts) cudaFree(m.luts);
@@ -764,16 +680,6 @@ std::string gpu_code_problem(int device, std::string* detail) {
 }
 }  // namespace
 
-// What the CUDA kernels do not implement yet (the CPU reference does): said
-// by name rather than silently matched with the progressive method.
-static std::string unsupported_on_gpu(const Params& p) {
-  if (p.method != Method::Progressive)
-    return "method=block runs on the CPU backend only in this version: set backend=cpu or method=progressive";
-  if (resolve_uniqueness_ratio(p) != 0)
-    return "uniqueness-ratio runs on the CPU backend only in this version: set backend=cpu or uniqueness-ratio=0";
-  return {};
-}
-
 std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_id, std::string* error,
                                                std::string* detail) {
   auto fail = [&](const std::string& why) {
@@ -781,7 +687,11 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     return std::unique_ptr<CudaEngine>();
   };
   std::string e = params.validate();
-  if (e.empty()) e = unsupported_on_gpu(params);
+  if (!e.empty()) return fail(e);
+  // What the method's kernels do not do yet (the CPU reference does) is
+  // refused by name rather than silently matched otherwise.
+  std::unique_ptr<MatchingMethod> method = make_method(params.method);
+  e = method->unsupported(params);
   if (!e.empty()) return fail(e);
   if (!cuda_available(&e)) return fail(e);
   int count = 0;
@@ -802,6 +712,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
   Impl& m = *eng->impl_;
   m.params = params;
   m.device = dev;
+  m.method = std::move(method);
   e = [&]() -> std::string {
     // The frame's stream at the greatest priority and the graph's side
     // branch at the least (the graph keeps them: UseNodePriority), so that
@@ -828,9 +739,8 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     for (int i = 0; i < 3; ++i)
       CS_CUDA_TRY(cudaMemcpy(m.luts + 768 * static_cast<int>(maps[i]), colormap_lut(maps[i]), 768,
                              cudaMemcpyHostToDevice));
-    const cudaError_t pe = prepare_match(params.subwindow_radius);
-    if (pe == cudaErrorInvalidConfiguration) return "the sub-window radius needs more shared memory than the GPU has";
-    CS_CUDA_TRY(pe);
+    std::string p = m.method->prepare(params);
+    if (!p.empty()) return p;
     CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
     return {};
   }();
@@ -841,17 +751,28 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
 std::string CudaEngine::set_params(const Params& params) {
   Impl& m = *impl_;
   std::string e = params.validate();
-  if (e.empty()) e = unsupported_on_gpu(params);
+  if (!e.empty()) return e;
+  // Another method: its own buffers and kernels (method.h), checked before
+  // anything changes.
+  std::unique_ptr<MatchingMethod> fresh;
+  if (params.method != m.params.method) fresh = make_method(params.method);
+  MatchingMethod& method = fresh ? *fresh : *m.method;
+  e = method.unsupported(params);
   if (!e.empty()) return e;
   e = m.ensure_device();
   if (!e.empty()) return e;
-  const cudaError_t pe = prepare_match(params.subwindow_radius);
-  if (pe == cudaErrorInvalidConfiguration) return "the sub-window radius needs more shared memory than the GPU has";
-  if (pe != cudaSuccess) return cuda_error_text(pe, "prepare_match", __FILE__, __LINE__);
+  e = method.prepare(params);
+  if (!e.empty()) return e;
+  if (fresh) {
+    // The old method's buffers may still be read by queued frames.
+    CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+    m.method = std::move(fresh);
+    m.buffers_ready = false;
+  }
   const Params old = m.params;
   m.params = params;
   m.graph_ready = false;
-  if (m.buffers_ready && resolve_levels(params, m.width, m.height) != m.levels) m.buffers_ready = false;
+  if (m.buffers_ready && pipeline_levels(params, m.width, m.height) != m.levels) m.buffers_ready = false;
   if (m.buffers_ready) {
     e = m.allocate_background();
     if (!e.empty()) return e;
@@ -879,6 +800,7 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
     return e.empty() ? synchronize() : e;
   }
   e = check_encode_params(encode);
+  if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
   if (e.empty()) e = m.run_frame(left, right, nullptr);
   if (!e.empty()) return e;
   frame_queued(this);
@@ -886,7 +808,7 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
   if (m.encoded.view().width != row || m.encoded.view().height != out.height)
     CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
   CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, m.encoded.view().data,
-                             m.encoded.view().pitch, m.stream));
+                             m.encoded.view().pitch, m.stream, m.confidence.cview()));
   // A pinned output (the element's own pool) takes the frame by DMA; the one
   // synchronisation of the frame follows, since the caller reads it next.
   if (is_pinned(out.data)) {
@@ -994,11 +916,12 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
   if (bpp > 1 && ((reinterpret_cast<uintptr_t>(out.data) | static_cast<uintptr_t>(out.pitch)) % bpp) != 0)
     return "the output frame's address and pitch must be multiples of its pixel size";
   e = check_encode_params(encode);
+  if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
   if (e.empty()) e = m.run_frame(left, right, stream);
   if (e.empty()) e = m.before_output();
   if (!e.empty()) return e;
   CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, out.data, out.pitch,
-                             m.stream));
+                             m.stream, m.confidence.cview()));
   e = m.after_output();
   return e.empty() ? m.finish_caller(stream) : e;
 }
@@ -1014,7 +937,10 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
     return "the disparity output's size differs from the views'";
   if (out.foreground.data && (out.foreground.width != left.width || out.foreground.height != left.height))
     return "the foreground output's size differs from the views'";
-  std::string e = m.run_frame(left, right, stream);
+  if (out.confidence.data && (out.confidence.width != left.width || out.confidence.height != left.height))
+    return "the confidence output's size differs from the views'";
+  std::string e = out.confidence.data ? m.confidence_problem() : std::string();
+  if (e.empty()) e = m.run_frame(left, right, stream);
   if (e.empty()) e = m.before_output();
   if (!e.empty()) return e;
   if (out.disparity_q4.data)
@@ -1026,6 +952,10 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
     CS_CUDA_TRY(cudaMemcpy2DAsync(out.foreground.data, out.foreground.pitch, f.data, f.pitch, left.width, left.height,
                                   cudaMemcpyDeviceToDevice, m.stream));
   }
+  if (out.confidence.data)
+    CS_CUDA_TRY(cudaMemcpy2DAsync(out.confidence.data, out.confidence.pitch, m.confidence.view().data,
+                                  m.confidence.view().pitch, left.width, left.height, cudaMemcpyDeviceToDevice,
+                                  m.stream));
   e = m.after_output();
   return e.empty() ? m.finish_caller(stream) : e;
 }
@@ -1169,31 +1099,15 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
   std::string e = synchronize();
   if (!e.empty()) return e;
   if (!m.have_frame) return "no frame has been processed";
+  *out = Matcher::Debug();
   out->levels.assign(m.levels, LevelDebug());
   const FrameCounters& c = *m.counters_host;
   for (int l = 0; l < m.levels; ++l) {
     const Level& L = m.lv[l];
     LevelDebug& d = out->levels[l];
     d.range = L.range;
-    std::string errs[] = {download(L.gray[0], &d.gray_left), download(L.gray[1], &d.gray_right),
-                          download(L.census[0], &d.census_left), download(L.census[1], &d.census_right),
-                          download(L.raw[0], &d.raw_left), download(L.raw[1], &d.raw_right)};
-    for (auto& s : errs)
-      if (!s.empty()) return s;
-    // Level 0's check runs in the finish: made here when asked for. Above
-    // it, the checked (and supported) maps are the frame's own.
-    if (m.params.lr_check || (l > 0 && m.params.min_support > 0)) {
-      if (l == 0) {
-        CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), m.params.lr_tolerance,
-                                        L.checked[0].view(), L.checked[1].view(), m.stream));
-        CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
-      }
-      e = download(L.checked[0], &d.disparity_left);
-      if (e.empty()) e = download(L.checked[1], &d.disparity_right);
-    } else {
-      d.disparity_left = d.raw_left;
-      d.disparity_right = d.raw_right;
-    }
+    e = download(L.gray[0], &d.gray_left);
+    if (e.empty()) e = download(L.gray[1], &d.gray_right);
     if (e.empty() && m.params.background) {
       e = download(L.rgb[0], &d.rgb_left);
       if (e.empty()) e = download(L.rgb[1], &d.rgb_right);
@@ -1204,7 +1118,8 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
     }
     if (!e.empty()) return e;
   }
-  return {};
+  // The method's maps, costs and confidence.
+  return m.method->download_debug(m.method_frame(), out, m.stream);
 }
 
 std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
@@ -1240,14 +1155,12 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
 
 size_t CudaEngine::device_bytes() const {
   const Impl& m = *impl_;
-  size_t n = m.subpixel_offset.bytes() + m.disparity_q4.bytes() + m.all_foreground.bytes() + m.encoded.bytes();
-  for (int v = 0; v < 2; ++v) n += m.match_keys[v].bytes() + m.match_tiles[v].bytes();
-  n += m.match_wide.bytes() + m.match_wide_counters.bytes();
+  size_t n = m.disparity_q4.bytes() + m.confidence.bytes() + m.all_foreground.bytes() + m.encoded.bytes() +
+             m.method->device_bytes();
   for (const Level& L : m.lv) {
     n += L.scratch.bytes();
     for (int v = 0; v < 2; ++v)
-      n += L.gray[v].bytes() + L.rgb[v].bytes() + L.model[v].bytes() + L.mask_raw[v].bytes() + L.mask[v].bytes() +
-           L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
+      n += L.gray[v].bytes() + L.rgb[v].bytes() + L.model[v].bytes() + L.mask_raw[v].bytes() + L.mask[v].bytes();
   }
   for (auto& v : m.input)
     for (auto& p : v) n += p.bytes();

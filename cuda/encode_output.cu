@@ -101,7 +101,15 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
 
 cudaError_t enqueue_encode(ImageView<const uint16_t> disparity_q4, ImageView<const uint8_t> mask,
                            const EncodeParams& params, const uint8_t* luts, uint8_t* dst, std::ptrdiff_t dst_pitch,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, ImageView<const uint8_t> confidence) {
+  // The confidence map goes out as it is.
+  if (params.format == OutputFormat::Confidence) {
+    const int w = disparity_q4.width, h = disparity_q4.height;
+    if (confidence.data)
+      return cudaMemcpy2DAsync(dst, dst_pitch, confidence.data, confidence.pitch, w, h, cudaMemcpyDeviceToDevice,
+                               stream);
+    return cudaMemset2DAsync(dst, dst_pitch, 0, w, h, stream);
+  }
   EncodeArgs a;
   a.format = params.format;
   a.lut = luts + 768 * static_cast<int>(params.colormap);

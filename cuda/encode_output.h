@@ -11,8 +11,10 @@ namespace cs::cuda {
 
 // luts: device copy of the three colour maps, 768 bytes each, in the order
 // of the Colormap enum. mask: 255 = foreground (used for alpha).
+// confidence: what OutputFormat::Confidence copies (data == nullptr there:
+// zeros, as encode_output); other formats ignore it.
 cudaError_t enqueue_encode(ImageView<const uint16_t> disparity_q4, ImageView<const uint8_t> mask,
                            const EncodeParams& params, const uint8_t* luts, uint8_t* dst, std::ptrdiff_t dst_pitch,
-                           cudaStream_t stream);
+                           cudaStream_t stream, ImageView<const uint8_t> confidence = {});
 
 }  // namespace cs::cuda

@@ -33,7 +33,13 @@ typedef enum {
 typedef enum {
   GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY = 0,
   GST_CUDA_STEREO_OUTPUT_MODE_DEPTH = 1,
+  GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE = 2,
 } GstCudaStereoOutputMode;
+
+typedef enum {
+  GST_CUDA_STEREO_METHOD_PROGRESSIVE = 0,
+  GST_CUDA_STEREO_METHOD_BLOCK = 1,
+} GstCudaStereoMethod;
 
 typedef enum {
   GST_CUDA_STEREO_WINDOW_BOX = 0,
@@ -47,5 +53,6 @@ GType gst_cuda_stereo_colormap_get_type (void);
 GType gst_cuda_stereo_input_layout_get_type (void);
 GType gst_cuda_stereo_output_mode_get_type (void);
 GType gst_cuda_stereo_window_get_type (void);
+GType gst_cuda_stereo_method_get_type (void);
 
 G_END_DECLS

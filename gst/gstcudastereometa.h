@@ -21,6 +21,7 @@
  *   levels               gint      pyramid levels used
  *   backend              gchararray "cpu" or "cuda"
  *   depth                gboolean  TRUE: values are millimetres
+ *   confidence           gboolean  TRUE: values are confidences, 0 .. 255
  *   placeholder          gboolean  TRUE: an all-invalid stand-in frame
  *   frame-index          guint64   frames processed since start/model reset
  * and, only when depth is TRUE, what the millimetres were computed from:
@@ -57,6 +58,9 @@ typedef struct {
   gboolean placeholder; /* TRUE: all-invalid frame standing in for an unpaired,
                          * missing (GAP) or unreadable input */
   guint64 frame_index;  /* frames the engine processed since start/model reset */
+  gboolean confidence;  /* TRUE when output-mode=confidence: GRAY8 values are
+                         * confidences, 0 = invalid or no margin .. 255 = unique
+                         * (scale does not apply; the range is the disparities') */
 } GstCudaStereoMeta;
 
 GType gst_cuda_stereo_meta_api_get_type (void);

@@ -40,6 +40,9 @@ GType gst_cuda_stereo_output_mode_get_type(void) {
       {GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, "Disparity (GRAY16_LE d*16, GRAY8 or false colour)", "disparity"},
       {GST_CUDA_STEREO_OUTPUT_MODE_DEPTH, "Depth in millimetres, GRAY16_LE (needs baseline and focal-length)",
        "depth"},
+      {GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE,
+       "Confidence of each pixel's disparity, GRAY8: 0 = invalid or another disparity fits as well, 255 = unique",
+       "confidence"},
       {0, nullptr, nullptr}};
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoOutputMode", values));
   return type;
@@ -54,6 +57,20 @@ GType gst_cuda_stereo_window_get_type(void) {
       {GST_CUDA_STEREO_WINDOW_BEST_4, "Centre plus the best 4 of 8 sub-windows", "best-4"},
       {0, nullptr, nullptr}};
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoWindow", values));
+  return type;
+}
+
+GType gst_cuda_stereo_method_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_METHOD_PROGRESSIVE,
+       "Progressive multi-resolution adaptive windows (Zhao & Taubin 2011): census, coarse to fine", "progressive"},
+      {GST_CUDA_STEREO_METHOD_BLOCK,
+       "SSD block matching over the full range at full size (NVIDIA's CUDA stereo sample) with Tweddle's "
+       "left-right check, uniqueness test and sub-pixel parabola",
+       "block"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoMethod", values));
   return type;
 }
 
@@ -77,6 +94,8 @@ cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format) {
   e.alpha_from_mask = s.alpha_mask;
   return e;
 }
+
+bool confidence_output(const Settings& s) { return s.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE; }
 
 std::string depth_settings_problem(const Settings& s) {
   if (s.output_mode != GST_CUDA_STEREO_OUTPUT_MODE_DEPTH) return "";

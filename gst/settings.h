@@ -37,6 +37,10 @@ cs::Colormap to_colormap(GstCudaStereoColormap c);
 // depth calibration) and the negotiated output format.
 cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format);
 
+// output-mode=confidence: GRAY8 frames of the confidence map (stages.h),
+// the engine told through Params::confidence.
+bool confidence_output(const Settings& s);
+
 // What output-mode=depth lacks, in the user's words; empty when it can run.
 // Depth from an uncalibrated guess would look plausible and be wrong.
 std::string depth_settings_problem(const Settings& s);

@@ -6,6 +6,8 @@
 # Here:   meson setup build && ninja -C build && scripts/slim-build.sh build build-gpu
 #         ../shared/gpu/bundle build-gpu/gst/libgstcudastereo.so build-gpu
 # There:  carry [".gpu", "build-gpu"], command: bash scripts/gpu-tests.sh build-gpu
+# ONLY=word runs only the steps whose name contains it (ONLY=block: method
+# block's tests and sanitizer runs; the whole list can outlast one call).
 set -u
 B=${1:-build-gpu}
 source .gpu/env.sh
@@ -15,6 +17,7 @@ O=${OUT:-/tmp/gpu-tests}; mkdir -p "$O"
 S=$O/summary.txt
 step() {
   local name=$1 t=$2; shift 2
+  [[ -n "${ONLY:-}" && $name != *"$ONLY"* ]] && return 0
   local s; s=$(date +%s)
   timeout -k 5 "$t" "$@" > "$O/$name.log" 2>&1
   local rc=$?
@@ -24,8 +27,11 @@ step() {
 step cuda-stages 150 "$B/tests/cuda/cuda-test_stages"
 step cuda-engine 150 "$B/tests/cuda/cuda-test_engine"
 step cuda-configs 300 "$B/tests/cuda/cuda-test_configs"
+step cuda-block 300 "$B/tests/cuda/cuda-test_block"
+step cuda-block-emulation 120 "$B/tests/cuda/cuda-test_block_emulation"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
-CK_VERBOSITY=verbose step gst-cuda 240 "$B/tests/gst/test-gst-cudastereo-cuda"
+CK_VERBOSITY=verbose step gst-cuda 400 "$B/tests/gst/test-gst-cudastereo-cuda"
+GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_confidence_on_the_cpu CK_VERBOSITY=verbose step gst-cuda-block 300 "$B/tests/gst/test-gst-cudastereo-cuda"
 # Issue 16: live behaviour (CPU backend), reliability on both backends: 1000
 # state cycles, flushing seeks, pad release, 16 instances a round, GPU faults
 # (injected and a real out-of-memory), 100k frames with flat memory.
@@ -40,6 +46,12 @@ step memcheck-engine 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$
 # generic-kernel runs included): one step per test keeps each in its limit.
 step racecheck-match 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchFullRangeAndRefine'
 step racecheck-pair 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchPairSharesTheCostVolume'
+# Method block's kernels (match, resolve, finish) under each tool: stage
+# tests and the engine with method=block.
+step memcheck-block 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes:CudaBlock.ScratchServesTheNextFrame:CudaBlock.FinishAndCrossCheckEqualTheReferenceStages:CudaEngineBlock.*'
+step racecheck-block 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.ScratchServesTheNextFrame:CudaBlock.FinishAndCrossCheckEqualTheReferenceStages'
+step racecheck-block-tiles 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes'
+step synccheck-block 300 compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes:CudaBlock.ScratchServesTheNextFrame'
 GST_CHECKS=test_cuda_memory_pipelines step memcheck-element 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-cuda"
 # One round of 16 instances created and destroyed at once, and a pad released mid-stream.
 CS_INSTANCE_ROUNDS=1 GST_CHECKS=test_instances_loop step memcheck-instances 600 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-reliability-cuda"

@@ -427,7 +427,7 @@ TEST(BlockMethod, UniquenessRejectsARepeatedPattern) {
     }
     EXPECT_EQ(share_valid(r, 3, h / 2 - 3), 1.0) << "ratio " << ratio;
     EXPECT_EQ(r.q4.at(64, 10), shift * 16);
-    const Image<uint8_t>& confidence = m.debug().block.confidence;
+    const Image<uint8_t>& confidence = m.debug().confidence;
     EXPECT_EQ(confidence.at(64, 50), 0);
     EXPECT_GE(confidence.at(64, 10), 128);
   }
@@ -478,7 +478,7 @@ TEST(BlockMethod, BackgroundModeMatchesOnlyTheForeground) {
       for (int x = 0; x < w; ++x) {
         if (r.fg.at(x, y) == 0) {
           outside += r.q4.at(x, y) != 0;
-          EXPECT_EQ(m.debug().block.confidence.at(x, y), 0);
+          EXPECT_EQ(m.debug().confidence.at(x, y), 0);
         } else if (s.moving.at(x, y) && x >= 0) {
           ++inside;
           inside_good += std::abs(r.q4.at(x, y) - dobj * 16) <= 32;

@@ -544,6 +544,8 @@ GST_START_TEST(test_properties) {
               {"levels", d.levels, 0, cs::kMaxLevels},
               {"warmup-frames", d.warmup_frames, 0, 100000},
               {"lr-tolerance", d.lr_tolerance, 0, 64},
+              {"block-size", d.match_block_size, 3, cs::kMaxMatchBlockSize},
+              {"uniqueness-ratio", d.uniqueness_ratio, -1, cs::kMaxUniquenessRatio},
               {"cuda-device-id", -1, -1, G_MAXINT16}};
   for (const IntProp& ip : ints) {
     GParamSpec* ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), ip.name);
@@ -557,7 +559,8 @@ GST_START_TEST(test_properties) {
   const char* all[] = {"backend", "cuda-device-id", "max-disparity", "min-disparity", "levels", "window",
                        "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
                        "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
-                       "baseline", "focal-length", "post-messages", "stats"};
+                       "baseline", "focal-length", "post-messages", "method", "block-size", "uniqueness-ratio",
+                       "stats"};
   for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
   // Only NULL/READY for the device choice.
   GParamSpec* be = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "backend");
@@ -568,6 +571,16 @@ GST_START_TEST(test_properties) {
   fail_unless(g_enum_get_value_by_nick(layout, "side-by-side") != nullptr);
   fail_unless(g_enum_get_value_by_nick(layout, "top-bottom") != nullptr);
   g_type_class_unref(layout);
+  GParamSpec* method = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "method");
+  fail_unless_equals_int(G_PARAM_SPEC_ENUM(method)->default_value, 0);  // progressive
+  GEnumClass* methods = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(method)));
+  fail_unless(g_enum_get_value_by_nick(methods, "progressive") != nullptr);
+  fail_unless(g_enum_get_value_by_nick(methods, "block") != nullptr);
+  g_type_class_unref(methods);
+  GEnumClass* modes = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(
+      g_object_class_find_property(G_OBJECT_GET_CLASS(e), "output-mode"))));
+  fail_unless(g_enum_get_value_by_nick(modes, "confidence") != nullptr);
+  g_type_class_unref(modes);
   // Round trips.
   gst_util_set_object_arg(G_OBJECT(e), "colormap", "grey");
   gst_util_set_object_arg(G_OBJECT(e), "window", "best-4");
@@ -1451,6 +1464,226 @@ GST_START_TEST(test_messages_speak_user_terms) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- method block, uniqueness, confidence
+
+namespace {
+
+// The pixels of a view-sized output, row by row (bpp 1 or 2).
+std::vector<int> read_pixels(GstBuffer* out, GstVideoFormat format, int w, int h) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, format, w, h);
+  GstVideoFrame f;
+  fail_unless(gst_video_frame_map(&f, &info, out, GST_MAP_READ));
+  std::vector<int> px;
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* row = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) +
+                         y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0);
+    for (int x = 0; x < w; ++x)
+      px.push_back(format == GST_VIDEO_FORMAT_GRAY8 ? row[x] : reinterpret_cast<const uint16_t*>(row)[x]);
+  }
+  gst_video_frame_unmap(&f);
+  return px;
+}
+
+// One packed side-by-side RGBA frame of the plane at kD through an element
+// with `props`; the output buffer (caller unrefs).
+GstBuffer* run_packed(const char* props, const char* out_caps = nullptr, uint32_t seed = 7) {
+  const std::string all = std::string("input-layout=side-by-side ") + props;
+  Packed p = packed_harness(all.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH), out_caps);
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide, seed);
+  stamp(in, 0);
+  GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+  teardown(p);
+  return out;
+}
+
+}  // namespace
+
+// method=block finds a textured plane's disparity in every input mode, at
+// full size (one level), with and without the uniqueness test.
+GST_START_TEST(test_method_block_known_disparity) {
+  for (const char* props : {"method=block", "method=block block-size=5 uniqueness-ratio=0",
+                            "method=block block-size=15 uniqueness-ratio=300", "method=block lr-check=false"}) {
+    for (GstVideoFormat fmt : {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YUY2}) {
+      const std::string all = std::string("input-layout=side-by-side ") + props;
+      Packed p = packed_harness(all.c_str(), caps_string(fmt, 2 * kW, kH));
+      GstBuffer* in = packed_frame(kW, kH, kD, fmt, Packing::SideBySide);
+      stamp(in, 0);
+      GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+      const double frac = fraction_q4(out, kW, kH, kD);
+      GST_INFO("%s, %s: %.3f at d = %d", props, gst_video_format_to_string(fmt), frac, kD);
+      fail_unless(frac >= 0.9, "%s, %s: only %.3f of the plane at d*16", props, gst_video_format_to_string(fmt), frac);
+      fail_unless_equals_int(meta_of(out)->levels, 1);
+      fail_unless(!meta_of(out)->confidence);
+      gst_buffer_unref(out);
+      teardown(p);
+    }
+  }
+  // Two pads.
+  TwoPads t = two_pad_harness();
+  g_object_set(t.left->element, "method", 1 /* block */, "block-size", 7, nullptr);
+  push_views(t, 0, 0, kD);
+  GstBuffer* out = gst_harness_pull(t.left);
+  fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+  gst_buffer_unref(out);
+  teardown(t);
+}
+GST_END_TEST;
+
+// method=block with the background model: during warm-up all is matched;
+// on a static scene afterwards nothing is (background, invalid).
+GST_START_TEST(test_method_block_background) {
+  Packed p = packed_harness("input-layout=side-by-side method=block background=true warmup-frames=3",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  for (int i = 0; i < 6; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    if (i == 0) fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+    if (i == 5) {
+      fail_unless(meta_of(out)->foreground_fraction < 0.1, "static scene still %.3f foreground",
+                  meta_of(out)->foreground_fraction);
+      fail_unless(nonzero_fraction(out, kW, kH) < 0.1);
+    }
+    gst_buffer_unref(out);
+  }
+  teardown(p);
+}
+GST_END_TEST;
+
+// Switched while playing: progressive -> block -> progressive, each frame right.
+GST_START_TEST(test_method_change_while_playing) {
+  Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  const char* methods[] = {"progressive", "block", "progressive"};
+  for (int i = 0; i < 3; ++i) {
+    gst_util_set_object_arg(G_OBJECT(p.h->element), "method", methods[i]);
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9, "%s", methods[i]);
+    gst_buffer_unref(out);
+  }
+  teardown(p);
+}
+GST_END_TEST;
+
+// Values only the element's frame can refuse (odd block size) stop with an
+// error that names the property and the rule; the ranges refuse the rest.
+GST_START_TEST(test_block_properties_refused) {
+  Packed p = packed_harness("input-layout=side-by-side method=block block-size=8",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 0);
+  gst_harness_push(p.h, in);
+  const Posted e = wait_posted(p.bus, GST_MESSAGE_ERROR);
+  fail_unless(e.found);
+  fail_unless(e.message.find("block-size (8)") != std::string::npos && e.message.find("odd") != std::string::npos,
+              "'%s' does not name block-size and the odd rule", e.message.c_str());
+  fail_unless(gst_harness_try_pull(p.h) == nullptr);
+  teardown(p);
+  GstElement* el = gst_element_factory_make("cudastereo", nullptr);
+  for (const char* name : {"block-size", "uniqueness-ratio"}) {
+    GParamSpecInt* ps = G_PARAM_SPEC_INT(g_object_class_find_property(G_OBJECT_GET_CLASS(el), name));
+    fail_unless(ps != nullptr, "%s", name);
+    if (std::strcmp(name, "block-size") == 0) {
+      fail_unless_equals_int(ps->minimum, 3);
+      fail_unless_equals_int(ps->maximum, cs::kMaxMatchBlockSize);
+    } else {
+      fail_unless_equals_int(ps->minimum, -1);
+      fail_unless_equals_int(ps->maximum, cs::kMaxUniquenessRatio);
+    }
+  }
+  gst_object_unref(el);
+}
+GST_END_TEST;
+
+// The uniqueness test on a repeated pattern (stripes of period 8 over the
+// whole view: every window fits at d, d + 8 and d - 8 alike): off, the
+// winners are kept; at the block default (-1 = 80) they are rejected where
+// the range holds a second fit (x >= kD + 8; nearer the left edge the
+// matched pixel of d + 8 lies outside the view, and a lone fit is kept).
+GST_START_TEST(test_uniqueness_rejects_repeated_pattern) {
+  cs::Image<uint32_t> frame(2 * kW, kH);
+  auto stripe = [](int u, int y) { return static_cast<uint32_t>(((u % 8) < 4) ? 60 + (y % 3) * 20 : 180); };
+  for (int y = 0; y < kH; ++y)
+    for (int x = 0; x < kW; ++x) {
+      const uint32_t a = stripe(x + 20, y), b = stripe(x + 20 + kD, y);
+      frame.at(x, y) = a | a << 8 | a << 16 | 0xffu << 24;
+      frame.at(x + kW, y) = b | b << 8 | b << 16 | 0xffu << 24;
+    }
+  double valid[2];
+  const char* props[] = {"input-layout=side-by-side method=block uniqueness-ratio=0 lr-check=false",
+                         "input-layout=side-by-side method=block lr-check=false"};
+  for (int i = 0; i < 2; ++i) {
+    Packed p = packed_harness(props[i], caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+    GstBuffer* in = convert_rgba(rgba_bytes(frame), 2 * kW, kH, GST_VIDEO_FORMAT_RGBA);
+    stamp(in, 0);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    const std::vector<int> d = read_pixels(out, GST_VIDEO_FORMAT_GRAY16_LE, kW, kH);
+    int n = 0, nonzero = 0;
+    for (int y = kMargin; y < kH - kMargin; ++y)
+      for (int x = kD + 8; x < kW - kMargin; ++x, ++n) nonzero += d[static_cast<size_t>(y) * kW + x] != 0;
+    valid[i] = static_cast<double>(nonzero) / n;
+    gst_buffer_unref(out);
+    teardown(p);
+  }
+  GST_INFO("repeated pattern: %.3f valid without uniqueness, %.3f with", valid[0], valid[1]);
+  fail_unless(valid[0] > 0.5, "without the test only %.3f valid", valid[0]);
+  fail_unless(valid[1] < 0.1, "the default ratio kept %.3f of a repeated pattern", valid[1]);
+}
+GST_END_TEST;
+
+// output-mode=confidence: GRAY8, 0 wherever the disparity is invalid, high
+// on a textured plane, for both methods on the CPU backend; the meta says so.
+GST_START_TEST(test_output_confidence) {
+  for (const char* method : {"method=block", "method=progressive"}) {
+    const std::string conf_props = std::string(method) + " output-mode=confidence";
+    GstBuffer* conf = run_packed(conf_props.c_str());
+    GstBuffer* disp = run_packed(method);
+    {
+      Packed p = packed_harness((std::string("input-layout=side-by-side ") + conf_props).c_str(),
+                                caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+      GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+      stamp(in, 0);
+      gst_buffer_unref(gst_harness_push_and_pull(p.h, in));
+      check_output_caps(p.h, "GRAY8", kW, kH);
+      teardown(p);
+    }
+    fail_unless(meta_of(conf)->confidence);
+    fail_unless(!meta_of(conf)->depth);
+    const std::vector<int> c = read_pixels(conf, GST_VIDEO_FORMAT_GRAY8, kW, kH);
+    const std::vector<int> d = read_pixels(disp, GST_VIDEO_FORMAT_GRAY16_LE, kW, kH);
+    int invalid = 0, zero_where_invalid = 0;
+    double sum = 0;
+    int interior = 0;
+    for (int y = 0; y < kH; ++y)
+      for (int x = 0; x < kW; ++x) {
+        const size_t i = static_cast<size_t>(y) * kW + x;
+        if (d[i] == 0) {
+          ++invalid;
+          zero_where_invalid += c[i] == 0;
+        } else if (y >= kMargin && y < kH - kMargin && x >= kMargin + kD && x < kW - kMargin) {
+          sum += c[i];
+          ++interior;
+        }
+      }
+    fail_unless_equals_int(zero_where_invalid, invalid);
+    fail_unless(invalid > 0, "%s: the left edge has pixels without a disparity", method);
+    fail_unless(interior > 0 && sum / interior > 100.0, "%s: mean confidence %.1f on a textured plane", method,
+                interior ? sum / interior : 0.0);
+    gst_buffer_unref(conf);
+    gst_buffer_unref(disp);
+  }
+  // GRAY8 only: a colour sink cannot be served, and the error says why.
+  Packed p = packed_harness("input-layout=side-by-side method=block output-mode=confidence",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH), "video/x-raw,format=RGBA");
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  gst_harness_push(p.h, in);
+  fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "output-mode=confidence gives GRAY8 only"));
+  teardown(p);
+}
+GST_END_TEST;
+
 static Suite* cudastereo_suite(void) {
   Suite* s = suite_create("cudastereo");
   TCase* tc = tcase_create("general");
@@ -1490,6 +1723,12 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_post_messages_background);
   tcase_add_test(tc, test_post_messages_two_pads);
   tcase_add_test(tc, test_messages_speak_user_terms);
+  tcase_add_test(tc, test_method_block_known_disparity);
+  tcase_add_test(tc, test_method_block_background);
+  tcase_add_test(tc, test_method_change_while_playing);
+  tcase_add_test(tc, test_block_properties_refused);
+  tcase_add_test(tc, test_uniqueness_rejects_repeated_pattern);
+  tcase_add_test(tc, test_output_confidence);
   return s;
 }
 

@@ -877,6 +877,119 @@ GST_START_TEST(test_bad_device_id) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- method block, confidence
+
+// method=block on the GPU equals the CPU backend byte for byte: every input
+// format, block sizes 3 .. 31, uniqueness ratios 0 / default / 300, the
+// check off, min-disparity > 0, the background model, and every output
+// (raw, GRAY8, false colour, depth, confidence).
+GST_START_TEST(test_block_cuda_matches_cpu) {
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420,
+                                    GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_YUY2};
+  struct Case {
+    const char* props;
+    const char* out_caps;
+  } cases[] = {
+      {"method=block", "video/x-raw,format=GRAY16_LE"},
+      {"method=block block-size=3 uniqueness-ratio=0 subpixel=false", "video/x-raw,format=GRAY16_LE"},
+      {"method=block block-size=31 uniqueness-ratio=300 lr-check=false", "video/x-raw,format=GRAY16_LE"},
+      {"method=block min-disparity=3 background=true warmup-frames=2", "video/x-raw,format=GRAY16_LE"},
+      {"method=block", "video/x-raw,format=GRAY8"},
+      {"method=block colormap=jet alpha-mask=true background=true warmup-frames=1", "video/x-raw,format=RGBA"},
+      {"method=block output-mode=depth baseline=0.1 focal-length=400", "video/x-raw,format=GRAY16_LE"},
+      {"method=block output-mode=confidence", "video/x-raw,format=GRAY8"},
+      {"method=block block-size=11 output-mode=confidence background=true warmup-frames=1", "video/x-raw,format=GRAY8"},
+  };
+  for (GstVideoFormat fmt : formats) {
+    for (const Case& c : cases) {
+      const Frames fr{fmt, {5, 9, 9, 3}, 700};
+      std::string cuda_backend, cpu_backend;
+      const std::vector<Bytes> cuda = run_harness("auto", fr, c.props, c.out_caps, &cuda_backend);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, c.props, c.out_caps, &cpu_backend);
+      fail_unless_equals_string(cuda_backend.c_str(), "cuda");
+      fail_unless_equals_string(cpu_backend.c_str(), "cpu");
+      const std::string what = std::string(gst_video_format_to_string(fmt)) + " " + c.props + " -> " + c.out_caps;
+      expect_identical(cuda, cpu, what.c_str());
+    }
+  }
+  // Right as well as equal: the plane at d = 5.
+  const Frames fr{GST_VIDEO_FORMAT_RGBA, {5}, 7};
+  const std::vector<Bytes> out =
+      run_harness("cuda", fr, "method=block subpixel=false", "video/x-raw,format=GRAY16_LE", nullptr);
+  fail_unless(fraction_at(out[0], 5) >= 0.8, "only %.3f of the pixels at d = 5", fraction_at(out[0], 5));
+}
+GST_END_TEST;
+
+// CUDA memory in (cudaupload), method=block, raw disparity and confidence
+// out in system memory, false colour out in CUDA memory: equal to the CPU.
+GST_START_TEST(test_block_cuda_memory) {
+  require_element("cudaupload");
+  require_element("cudadownload");
+  const Frames fr{GST_VIDEO_FORMAT_NV12, {4, 6, 8, 6}, 900};
+  struct Variant {
+    const char* props;
+    const char* after;
+    const char* format;
+  } variants[] = {
+      {"method=block", "", "GRAY16_LE"},
+      {"method=block output-mode=confidence", "", "GRAY8"},
+      {"method=block colormap=turbo", "! cudadownload ", "RGBA"},
+  };
+  for (const Variant& v : variants) {
+    const std::string out_caps = std::string("video/x-raw,format=") + v.format;
+    const std::vector<Bytes> cpu = run_harness("cpu", fr, v.props, out_caps.c_str(), nullptr);
+    const std::string desc = appsrc(0, fr.format) +
+                             "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo backend=cuda "
+                             "input-layout=side-by-side max-disparity=" + std::to_string(kMaxD) + " " + v.props + " " +
+                             v.after + "! " + out_caps + " !" + appsink(0);
+    GstElement* pipeline = parse(desc);
+    const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
+    expect_identical(outs[0], cpu, desc.c_str());
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+}
+GST_END_TEST;
+
+// The confidence of method progressive is the CPU backend's only in this
+// version: backend=auto takes the CPU (and says so), backend=cuda refuses
+// by name.
+GST_START_TEST(test_progressive_confidence_on_the_cpu) {
+  const Frames fr{GST_VIDEO_FORMAT_RGBA, {5, 7}, 11};
+  std::string backend;
+  const std::vector<Bytes> automatic =
+      run_harness("auto", fr, "output-mode=confidence", "video/x-raw,format=GRAY8", &backend);
+  fail_unless_equals_string(backend.c_str(), "cpu");
+  const std::vector<Bytes> cpu = run_harness("cpu", fr, "output-mode=confidence", "video/x-raw,format=GRAY8", nullptr);
+  expect_identical(automatic, cpu, "progressive confidence, backend=auto");
+
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
+  gst_util_set_object_arg(G_OBJECT(e), "output-mode", "confidence");
+  fail_unless_equals_int(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  fail_unless(m != nullptr);
+  GError* err = nullptr;
+  gchar* dbg = nullptr;
+  gst_message_parse_error(m, &err, &dbg);
+  fail_unless(strstr(err->message, "output-mode=confidence") != nullptr && strstr(err->message, "method=block"),
+              "unclear error: %s", err->message);
+  g_error_free(err);
+  g_free(dbg);
+  gst_message_unref(m);
+  gst_element_set_state(e, GST_STATE_NULL);
+  // method=block has it on the GPU.
+  gst_util_set_object_arg(G_OBJECT(e), "method", "block");
+  fail_unless(gst_element_set_state(e, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
+  gst_element_set_state(e, GST_STATE_NULL);
+  gst_bus_set_flushing(bus, TRUE);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
 static Suite* cudastereo_cuda_suite(void) {
   Suite* s = suite_create("cudastereo-cuda");
   TCase* tc = tcase_create("cuda");
@@ -892,6 +1005,9 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_test(tc, test_nvh264dec_pipeline);
   tcase_add_test(tc, test_concurrent_elements);
   tcase_add_test(tc, test_bad_device_id);
+  tcase_add_test(tc, test_block_cuda_matches_cpu);
+  tcase_add_test(tc, test_block_cuda_memory);
+  tcase_add_test(tc, test_progressive_confidence_on_the_cpu);
   return s;
 }
 

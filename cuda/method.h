@@ -1,0 +1,88 @@
+// The matching method of the CUDA engine (Params::method): what happens
+// between the stages every method shares (conversion, pyramid, background
+// model, owned by the engine) and the output encoding. make_method() is the
+// one place where the engine picks a method; a method owns its buffers and
+// kernels, so a new one adds files (its CPU reference in common/, its
+// kernels and a Method here), not branches through the engine.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_limits.h"
+#include "finish.h"
+#include "matcher_debug.h"
+#include "stereo.h"
+
+namespace cs::cuda {
+
+// Records an event after each stage when profiling (profile_stages); a no-op otherwise.
+struct StageTimer {
+  std::vector<cudaEvent_t> events;
+  std::vector<std::string> names;
+  cudaStream_t stream = nullptr;
+  bool on = false;
+  void mark(const char* name) {
+    if (!on) return;
+    cudaEvent_t e;
+    cudaEventCreate(&e);
+    cudaEventRecord(e, stream);
+    events.push_back(e);
+    names.push_back(name);
+  }
+};
+
+// One pyramid level as the engine holds it (fixed addresses for the graph).
+struct MethodLevel {
+  int width = 0, height = 0;
+  Range range{0, 0};                   // level_range
+  ImageView<const uint8_t> gray[2];    // left, right: matching intensity
+  ImageView<const uint8_t> mask[2];    // the closed foreground masks; data == nullptr without the model
+};
+
+// What a method reads and writes for one frame, and the engine's resources it may use.
+struct MethodFrame {
+  const Params* params = nullptr;
+  const DeviceLimits* limits = nullptr;  // the GPU the configurations are chosen for
+  std::vector<MethodLevel> levels;       // pipeline_levels of them, [0] = full size
+  ImageView<uint16_t> disparity_q4;      // out: d * 16 of the left view, 0 = invalid
+  ImageView<uint8_t> confidence;         // out when has_confidence(): stages.h confidence_map
+  FrameCounters* counters = nullptr;     // valid_pixels and foreground_pixels added (zeroed by the engine)
+  // A branch the method may fork work onto inside the graph (lower priority),
+  // with two events to fork and join it.
+  cudaStream_t side_stream = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+
+class MatchingMethod {
+ public:
+  virtual ~MatchingMethod() = default;
+  // What these parameters ask that this method's kernels do not do, in the
+  // user's words (the refusal by name); empty when they can run.
+  virtual std::string unsupported(const Params& params) const = 0;
+  // Per-process, per-device set-up the parameters need (kernel attributes);
+  // at create() and set_params().
+  virtual std::string prepare(const Params& params) = 0;
+  // Buffers for the frame's sizes and parameters, before the graph is
+  // captured (never during capture): cheap when nothing changed.
+  virtual std::string allocate(const MethodFrame& frame, cudaStream_t stream) = 0;
+  // The frame's matching from the levels' intensities (and masks) to
+  // disparity_q4, confidence and counters; marks its stages on `timer`.
+  virtual std::string enqueue(const MethodFrame& frame, cudaStream_t stream, StageTimer* timer) = 0;
+  // The last frame's intermediates that Matcher::Debug holds of this method
+  // (the engine fills gray, colour and masks). Synchronises `stream`.
+  virtual std::string download_debug(const MethodFrame& frame, Matcher::Debug* out, cudaStream_t stream) = 0;
+  virtual bool has_confidence() const = 0;
+  virtual size_t device_bytes() const = 0;
+};
+
+std::unique_ptr<MatchingMethod> make_method(Method method);
+
+// The methods (one file each).
+std::unique_ptr<MatchingMethod> make_progressive_method();
+std::unique_ptr<MatchingMethod> make_block_method();
+
+}  // namespace cs::cuda

@@ -1,0 +1,235 @@
+// Method progressive on the GPU (stages 4 .. 9): census, full-range
+// matching at the coarsest level, refinement level by level with the
+// left-right check, and the finish with the sub-pixel offset.
+#include <algorithm>
+
+#include "census.h"
+#include "cross_check.h"
+#include "cuda_util.h"
+#include "finish.h"
+#include "matching.h"
+#include "method.h"
+#include "stages.h"
+
+namespace cs::cuda {
+namespace {
+
+template <typename T>
+std::string download(const DeviceImage<T>& d, Image<T>* out) {
+  if (d.empty()) {
+    *out = Image<T>();
+    return {};
+  }
+  *out = Image<T>(d.view().width, d.view().height);
+  CS_CUDA_TRY(cudaMemcpy2D(out->pixels.data(), d.view().width * sizeof(T), d.view().data, d.view().pitch,
+                           d.view().width * sizeof(T), d.view().height, cudaMemcpyDeviceToHost));
+  return {};
+}
+
+class ProgressiveMethod final : public MatchingMethod {
+ public:
+  std::string unsupported(const Params& p) const override {
+    if (resolve_uniqueness_ratio(p) != 0)
+      return "uniqueness-ratio with method=progressive runs on the CPU backend only in this version: set "
+             "backend=cpu, uniqueness-ratio=0 or method=block";
+    if (p.confidence)
+      return "output-mode=confidence with method=progressive runs on the CPU backend only in this version: set "
+             "backend=cpu or method=block";
+    return {};
+  }
+
+  std::string prepare(const Params& p) override {
+    const cudaError_t pe = prepare_match(p.subwindow_radius);
+    if (pe == cudaErrorInvalidConfiguration) return "the sub-window radius needs more shared memory than the GPU has";
+    if (pe != cudaSuccess) return cuda_error_text(pe, "prepare_match", __FILE__, __LINE__);
+    return {};
+  }
+
+  std::string allocate(const MethodFrame& f, cudaStream_t stream) override {
+    const int nl = static_cast<int>(f.levels.size());
+    const int w = f.levels[0].width, h = f.levels[0].height;
+    if (w == width_ && h == height_ && nl == static_cast<int>(lv_.size())) return {};
+    width_ = height_ = 0;
+    lv_.clear();
+    lv_.resize(nl);
+    for (int l = 0; l < nl; ++l) {
+      Level& L = lv_[l];
+      for (int v = 0; v < 2; ++v) {
+        CS_CUDA_TRY(L.census[v].allocate(f.levels[l].width, f.levels[l].height));
+        CS_CUDA_TRY(L.raw[v].allocate(f.levels[l].width, f.levels[l].height));
+        CS_CUDA_TRY(L.checked[v].allocate(f.levels[l].width, f.levels[l].height));
+      }
+    }
+    const MethodLevel& C = f.levels[nl - 1];
+    for (int v = 0; v < 2; ++v) {
+      CS_CUDA_TRY(match_keys_[v].allocate(C.width, C.height));
+      CS_CUDA_TRY(match_tiles_[v].allocate(match_tile_count(C.width, C.height), 1));
+      const auto& k = match_keys_[v].view();
+      CS_CUDA_TRY(cudaMemset2DAsync(k.data, k.pitch, 0xFF, C.width * sizeof(uint32_t), C.height, stream));
+      CS_CUDA_TRY(cudaMemsetAsync(match_tiles_[v].view().data, 0, match_tiles_[v].bytes(), stream));
+    }
+    // Wide pixels (holes beside outliers), two words an entry (matching.h).
+    // The room is also the list's budget: a tile that does not fit matches
+    // its own, which is cheaper where wide pixels are everywhere. On the
+    // H100 (bench/RESULTS.md) room for w * h / 32 entries lists all of
+    // 1024x768 x 512's (18k at level 0: 1.29 ms; streaming any of them in
+    // place, 1.6-2.0 ms) and a fraction of 640x480 x 512's 77k, where a
+    // third of the left view is occluded (2.42 ms; w * h / 8: 3.24, all
+    // of them: 3.62).
+    CS_CUDA_TRY(match_wide_.allocate(2 * std::max(4096, w * h / 32), 1));
+    CS_CUDA_TRY(match_wide_counters_.allocate(2, 1));
+    CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters_.view().data, 0, match_wide_counters_.bytes(), stream));
+    CS_CUDA_TRY(subpixel_offset_.allocate(w, h));
+    width_ = w;
+    height_ = h;
+    return {};
+  }
+
+  std::string enqueue(const MethodFrame& f, cudaStream_t s, StageTimer* timer) override {
+    const Params& p = *f.params;
+    const int levels = static_cast<int>(f.levels.size());
+    const bool bg = p.background;
+    // Census, both views of levels [first, end) in one launch.
+    auto census = [&](int first, int end, cudaStream_t st) -> std::string {
+      ImageView<const uint8_t> gray[2 * kMaxLevels];
+      ImageView<uint32_t> census[2 * kMaxLevels];
+      int count = 0;
+      for (int l = first; l < end; ++l)
+        for (int v = 0; v < 2; ++v, ++count) {
+          gray[count] = f.levels[l].gray[v];
+          census[count] = lv_[l].census[v].view();
+        }
+      CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st));
+      return {};
+    };
+    // In the graph, the finer levels' census runs on a branch beside the
+    // coarsest level's matching, which leaves most of the GPU idle, and
+    // joins before the first refinement; timed stage by stage, in order.
+    const bool branch = levels > 1 && !timer->on;
+    std::string e;
+    if (branch) {
+      CS_CUDA_TRY(cudaEventRecord(f.fork, s));
+      CS_CUDA_TRY(cudaStreamWaitEvent(f.side_stream, f.fork, 0));
+      e = census(0, levels - 1, f.side_stream);
+      if (!e.empty()) return e;
+      CS_CUDA_TRY(cudaEventRecord(f.join, f.side_stream));
+      e = census(levels - 1, levels, s);
+    } else {
+      e = census(0, levels, s);
+    }
+    if (!e.empty()) return e;
+    timer->mark("census");
+    for (int l = levels - 1; l >= 0; --l) {
+      Level& L = lv_[l];
+      if (branch && l == levels - 2) CS_CUDA_TRY(cudaStreamWaitEvent(s, f.join, 0));
+      MatchViews mv[2];
+      for (int v = 0; v < 2; ++v) {
+        mv[v].census_ref = L.census[v].cview();
+        mv[v].census_other = L.census[1 - v].cview();
+        if (bg) {
+          mv[v].mask_ref = f.levels[l].mask[v];
+          mv[v].mask_other = f.levels[l].mask[1 - v];
+        }
+        if (l < levels - 1) {
+          mv[v].coarser = lv_[l + 1].final_view(v, p.lr_check || p.min_support > 0);
+          mv[v].scratch.wide_pixels = match_wide_.view().data;
+          mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide_.view().width);
+          mv[v].scratch.wide_counters = match_wide_counters_.view().data;
+        } else {
+          mv[v].scratch.best_keys = match_keys_[v].view();
+          mv[v].scratch.tiles_done = match_tiles_[v].view().data;
+        }
+        mv[v].disparity = L.raw[v].view();
+        if (l == 0 && v == 0 && p.subpixel) mv[v].subpixel_offset = subpixel_offset_.view();
+      }
+      MatchParams mp;
+      mp.range = f.levels[l].range;
+      mp.radius = p.subwindow_radius;
+      mp.best = static_cast<int>(p.window);
+      mp.hole_radius = p.hole_search_radius;
+      mp.hole_span = p.hole_span;
+      mp.limits = f.limits;
+      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
+      timer->mark(l == levels - 1 ? "match coarsest" : "refine");
+      // Level 0's check is part of the finish (its left map alone is used;
+      // download_debug makes the checked maps when asked).
+      if ((p.lr_check || p.min_support > 0) && l > 0) {
+        CS_CUDA_TRY(enqueue_check_and_support(L.raw[0].cview(), L.raw[1].cview(), p.lr_check, p.lr_tolerance,
+                                              p.min_support, L.checked[0].view(), L.checked[1].view(), s));
+        timer->mark("cross-check");
+      }
+    }
+    CS_CUDA_TRY(enqueue_finish(lv_[0].raw[0].cview(),
+                               p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
+                               f.levels[0].mask[0], f.disparity_q4, f.counters, s,
+                               p.lr_check ? lv_[0].raw[1].cview() : ImageView<const int16_t>{}, p.lr_tolerance));
+    timer->mark("finish");
+    return {};
+  }
+
+  std::string download_debug(const MethodFrame& f, Matcher::Debug* out, cudaStream_t stream) override {
+    const Params& p = *f.params;
+    for (size_t l = 0; l < lv_.size(); ++l) {
+      Level& L = lv_[l];
+      LevelDebug& d = out->levels[l];
+      std::string errs[] = {download(L.census[0], &d.census_left), download(L.census[1], &d.census_right),
+                            download(L.raw[0], &d.raw_left), download(L.raw[1], &d.raw_right)};
+      for (auto& s : errs)
+        if (!s.empty()) return s;
+      std::string e;
+      // Level 0's check runs in the finish: made here when asked for. Above
+      // it, the checked (and supported) maps are the frame's own.
+      if (p.lr_check || (l > 0 && p.min_support > 0)) {
+        if (l == 0) {
+          CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), p.lr_tolerance, L.checked[0].view(),
+                                          L.checked[1].view(), stream));
+          CS_CUDA_TRY(cudaStreamSynchronize(stream));
+        }
+        e = download(L.checked[0], &d.disparity_left);
+        if (e.empty()) e = download(L.checked[1], &d.disparity_right);
+      } else {
+        d.disparity_left = d.raw_left;
+        d.disparity_right = d.raw_right;
+      }
+      if (!e.empty()) return e;
+    }
+    return {};
+  }
+
+  bool has_confidence() const override { return false; }
+
+  size_t device_bytes() const override {
+    size_t n = subpixel_offset_.bytes() + match_wide_.bytes() + match_wide_counters_.bytes();
+    for (int v = 0; v < 2; ++v) n += match_keys_[v].bytes() + match_tiles_[v].bytes();
+    for (const Level& L : lv_)
+      for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
+    return n;
+  }
+
+ private:
+  struct Level {
+    DeviceImage<uint32_t> census[2];
+    DeviceImage<int16_t> raw[2], checked[2];
+    // What the next finer level refines from: the checked and supported map
+    // when either step runs (above level 0), else the raw one.
+    ImageView<const int16_t> final_view(int v, bool filtered) const {
+      return filtered ? checked[v].cview() : raw[v].cview();
+    }
+  };
+  int width_ = 0, height_ = 0;
+  std::vector<Level> lv_;
+  // Coarsest-level matching split over several blocks per tile meets here
+  // (matching.h MatchScratch); per view.
+  DeviceImage<uint32_t> match_keys_[2];
+  DeviceImage<unsigned> match_tiles_[2];
+  // Refinement's wide pixels (both views, any level) and their two counters.
+  DeviceImage<uint32_t> match_wide_;
+  DeviceImage<unsigned> match_wide_counters_;
+  DeviceImage<int8_t> subpixel_offset_;
+};
+
+}  // namespace
+
+std::unique_ptr<MatchingMethod> make_progressive_method() { return std::make_unique<ProgressiveMethod>(); }
+
+}  // namespace cs::cuda

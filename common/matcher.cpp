@@ -84,7 +84,9 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
 void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   LevelDebug& l0 = dbg.levels[0];
   BlockDebug& b = dbg.block;
-  l0.range = level_range(p, 0, l0.gray_left.width);
+  // Every level states its range (as the CUDA engine's debug copy does),
+  // though block matches level 0 only; the others serve the background model.
+  for (LevelDebug& ld : dbg.levels) ld.range = level_range(p, static_cast<int>(&ld - dbg.levels.data()), ld.gray_left.width);
   const Image<uint8_t>* mask_l = p.background ? &l0.mask_left : nullptr;
   const Image<uint8_t>* mask_r = p.background ? &l0.mask_right : nullptr;
   block_match(l0.gray_left, l0.gray_right, mask_l, mask_r, l0.range, p.match_block_size, b.winners, l0.raw_right);

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kResolveX * kResolveY)
 constexpr int kFinishX = 32, kFinishY = 8;
 
 // The frame's counts are summed per block and added with one atomic per
-// block and counter (as finish.cu).
+// block and counter (add_frame_counts in finish.h).
 __global__ void __launch_bounds__(kFinishX * kFinishY)
     block_finish_kernel(const __grid_constant__ BlockFinishViews v, const BlockFinishParams p) {
   __shared__ unsigned block_valid, block_foreground;
@@ -73,35 +73,12 @@ __global__ void __launch_bounds__(kFinishX * kFinishY)
     foreground = fg ? 1u : 0u;
   }
   if (!v.counters) return;  // uniform: no barrier follows
-  valid = warp_sum(valid);
-  foreground = warp_sum(foreground);
-  if (threadIdx.x == 0) {
-    atomicAdd(&block_valid, valid);
-    atomicAdd(&block_foreground, foreground);
-  }
-  __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0) {
-    if (block_valid) atomicAdd(&v.counters->valid_pixels, static_cast<unsigned long long>(block_valid));
-    if (block_foreground)
-      atomicAdd(&v.counters->foreground_pixels, static_cast<unsigned long long>(block_foreground));
-  }
+  add_frame_counts(valid, foreground, block_valid, block_foreground, v.counters);
 }
 
 const void* match_kernel_of(int tile_width) {
   return tile_width == 64 ? reinterpret_cast<const void*>(block_match_kernel<64>)
                           : reinterpret_cast<const void*>(block_match_kernel<128>);
-}
-
-cudaError_t limits_of(const BlockParams& p, DeviceLimits* own, const DeviceLimits** out) {
-  if (p.limits) {
-    *out = p.limits;
-    return cudaSuccess;
-  }
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e == cudaSuccess) e = query_device_limits(device, own);
-  *out = own;
-  return e;
 }
 
 int clip_lo(Range r) { return std::max(r.lo, 0); }
@@ -126,7 +103,7 @@ size_t block_sweep_state_bytes(int width, int height, Range range) {
 cudaError_t choose_block_config(int width, int height, const BlockParams& p, BlockConfig* out) {
   DeviceLimits own;
   const DeviceLimits* limits = nullptr;
-  cudaError_t e = limits_of(p, &own, &limits);
+  cudaError_t e = limits_or_current(p.limits, &own, &limits);
   if (e != cudaSuccess) return e;
   const int r = p.block_size / 2;
   const int span = std::max(clip_hi(p.range, width) - clip_lo(p.range), 1);

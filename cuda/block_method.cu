@@ -10,22 +10,6 @@
 namespace cs::cuda {
 namespace {
 
-template <typename T>
-std::string download(const DeviceImage<T>& d, Image<T>* out) {
-  *out = Image<T>(d.view().width, d.view().height);
-  CS_CUDA_TRY(cudaMemcpy2D(out->pixels.data(), d.view().width * sizeof(T), d.view().data, d.view().pitch,
-                           d.view().width * sizeof(T), d.view().height, cudaMemcpyDeviceToHost));
-  return {};
-}
-
-template <typename T>
-std::string download(ImageView<const T> d, Image<T>* out) {
-  *out = Image<T>(d.width, d.height);
-  CS_CUDA_TRY(cudaMemcpy2D(out->pixels.data(), d.width * sizeof(T), d.data, d.pitch, d.width * sizeof(T), d.height,
-                           cudaMemcpyDeviceToHost));
-  return {};
-}
-
 class BlockMethod final : public MatchingMethod {
  public:
   ~BlockMethod() override {

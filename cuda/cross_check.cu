@@ -9,20 +9,6 @@ namespace {
 constexpr int kBlockX = 64;
 constexpr int kBlockY = 4;
 
-__global__ void __launch_bounds__(kBlockX * kBlockY)
-    cross_check_kernel(ImageView<const int16_t> left, ImageView<const int16_t> right, int tolerance,
-                       ImageView<int16_t> left_checked, ImageView<int16_t> right_checked) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
-  const int w = left.width;
-  if (x >= w || y >= left.height) return;
-  const int16_t* lrow = drow(left, y);
-  const int16_t* rrow = drow(right, y);
-  const int dl = lrow[x], dr = rrow[x];
-  drow(left_checked, y)[x] = static_cast<int16_t>(dl >= 0 && lr_consistent(dl, x - dl, w, rrow, tolerance) ? dl : -1);
-  drow(right_checked, y)[x] = static_cast<int16_t>(dr >= 0 && lr_consistent(dr, x + dr, w, lrow, tolerance) ? dr : -1);
-}
-
 // Pixel x of a view's checked map (stage 8; the raw value without lr_check):
 // `own` is the view's input row, `other` the other view's, sign -1 for the
 // left view (matched column x - d), +1 for the right.
@@ -76,10 +62,7 @@ cudaError_t enqueue_check_and_support(ImageView<const int16_t> left, ImageView<c
 cudaError_t enqueue_cross_check(ImageView<const int16_t> left, ImageView<const int16_t> right, int tolerance,
                                 ImageView<int16_t> left_checked, ImageView<int16_t> right_checked,
                                 cudaStream_t stream) {
-  const dim3 block(kBlockX, kBlockY);
-  cross_check_kernel<<<grid_for(left.width, left.height, block), block, 0, stream>>>(left, right, tolerance,
-                                                                                      left_checked, right_checked);
-  return cudaGetLastError();
+  return enqueue_check_and_support(left, right, true, tolerance, 0, left_checked, right_checked, stream);
 }
 
 }  // namespace cs::cuda

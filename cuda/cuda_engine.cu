@@ -1077,22 +1077,6 @@ FrameStats CudaEngine::stats() const {
   return st;
 }
 
-namespace {
-
-template <typename T>
-std::string download(const DeviceImage<T>& d, Image<T>* out) {
-  if (d.empty()) {
-    *out = Image<T>();
-    return {};
-  }
-  *out = Image<T>(d.view().width, d.view().height);
-  CS_CUDA_TRY(cudaMemcpy2D(out->pixels.data(), d.view().width * sizeof(T), d.view().data, d.view().pitch,
-                           d.view().width * sizeof(T), d.view().height, cudaMemcpyDeviceToHost));
-  return {};
-}
-
-}  // namespace
-
 std::string CudaEngine::download_debug(Matcher::Debug* out) {
   if (impl_->last_on_twin) return impl_->twin->download_debug(out);
   Impl& m = *impl_;

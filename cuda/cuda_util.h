@@ -134,6 +134,24 @@ class DeviceImage {
   ImageView<T> view_{};
 };
 
+// Copies a device image into a host Image (blocking); an empty one (no
+// data) gives an empty Image. For tests, tools and debug downloads.
+template <typename T>
+std::string download(ImageView<const T> d, Image<T>* out) {
+  if (!d.data) {
+    *out = Image<T>();
+    return {};
+  }
+  *out = Image<T>(d.width, d.height);
+  CS_CUDA_TRY(cudaMemcpy2D(out->pixels.data(), d.width * sizeof(T), d.data, d.pitch, d.width * sizeof(T), d.height,
+                           cudaMemcpyDeviceToHost));
+  return {};
+}
+template <typename T>
+std::string download(const DeviceImage<T>& d, Image<T>* out) {
+  return download(d.cview(), out);
+}
+
 inline dim3 grid_for(int width, int height, dim3 block) {
   return dim3((width + block.x - 1) / block.x, (height + block.y - 1) / block.y);
 }

@@ -38,6 +38,18 @@ cudaError_t query_device_limits(int device, DeviceLimits* out) {
   return cudaSuccess;
 }
 
+cudaError_t limits_or_current(const DeviceLimits* given, DeviceLimits* own, const DeviceLimits** out) {
+  if (given) {
+    *out = given;
+    return cudaSuccess;
+  }
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = query_device_limits(device, own);
+  *out = own;
+  return e;
+}
+
 bool architecture_limits(int cc, int sms, DeviceLimits* out) {
   DeviceLimits l;
   l.major = cc / 10;

@@ -26,6 +26,11 @@ struct DeviceLimits {
 // The limits of `device` as the driver reports them.
 cudaError_t query_device_limits(int device, DeviceLimits* out);
 
+// The limits a configuration is chosen for: `given` when not null (a test's
+// smaller GPU, the engine's cached query), else the current device's,
+// queried into *own. *out points at one of them.
+cudaError_t limits_or_current(const DeviceLimits* given, DeviceLimits* own, const DeviceLimits** out);
+
 // The limits of a GPU of compute capability cc (75, 80, 86, 87, 89 or 90:
 // CUDA C++ Programming Guide, "Technical Specifications per Compute
 // Capability", and the shared-memory carve-outs of cuda_occupancy.h) with

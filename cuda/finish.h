@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda_util.h"
 #include "stereo.h"
 
 namespace cs::cuda {
@@ -14,6 +15,29 @@ struct FrameCounters {
   unsigned long long foreground_pixels;   // left level 0 mask != 0
   unsigned long long tests[2 * 8];        // background tests per view and level
 };
+
+#if defined(__CUDACC__)
+// Adds a thread's valid and foreground counts to the frame's: summed per
+// warp, then per block in the shared block_valid / block_foreground (zeroed
+// by the caller before a barrier), and added with one atomic per block and
+// counter: one atomic per warp on two addresses made a kernel wait on the L2
+// (about 40 us at 1024x768 on an H100 for a 3 us copy). Every thread of the
+// block calls it (warp sums and a barrier).
+__device__ __forceinline__ void add_frame_counts(unsigned valid, unsigned foreground, unsigned& block_valid,
+                                                 unsigned& block_foreground, FrameCounters* counters) {
+  valid = warp_sum(valid);
+  foreground = warp_sum(foreground);
+  if (threadIdx.x == 0) {
+    atomicAdd(&block_valid, valid);
+    atomicAdd(&block_foreground, foreground);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    if (block_valid) atomicAdd(&counters->valid_pixels, static_cast<unsigned long long>(block_valid));
+    if (block_foreground) atomicAdd(&counters->foreground_pixels, static_cast<unsigned long long>(block_foreground));
+  }
+}
+#endif
 
 // subpixel_offset may have data == nullptr (no sub-pixel); mask may too
 // (background off: every pixel counts as foreground). With right.data set,

@@ -1743,20 +1743,6 @@ cudaError_t match_code_status() {
 
 namespace {
 
-// The limits the configuration is chosen for: the caller's, or the current
-// device's (queried into *own).
-cudaError_t limits_for(const MatchParams& p, DeviceLimits* own, const DeviceLimits** out) {
-  if (p.limits) {
-    *out = p.limits;
-    return cudaSuccess;
-  }
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e == cudaSuccess) e = query_device_limits(device, own);
-  *out = own;
-  return e;
-}
-
 template <int kBest>
 const void* generic_kernel(bool left) {
   return left ? reinterpret_cast<const void*>(match_kernel<kBest, true>)
@@ -1817,7 +1803,7 @@ cudaError_t choose_match_config(const MatchViews* views, int count, const MatchP
   if (count != 1 && count != 2) return cudaErrorInvalidValue;
   DeviceLimits own;
   const DeviceLimits* limits = nullptr;
-  cudaError_t e = limits_for(params, &own, &limits);
+  cudaError_t e = limits_or_current(params.limits, &own, &limits);
   if (e != cudaSuccess) return e;
   const bool one[1] = {params.reference == Reference::Left};
   const bool both[2] = {true, false};
@@ -1829,7 +1815,7 @@ cudaError_t choose_match_config(const MatchViews* views, int count, const MatchP
 cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cudaStream_t stream) {
   DeviceLimits own;
   const DeviceLimits* limits = nullptr;
-  cudaError_t e = limits_for(params, &own, &limits);
+  cudaError_t e = limits_or_current(params.limits, &own, &limits);
   if (e != cudaSuccess) return e;
   const bool left = params.reference == Reference::Left;
   streaming::Plan plan;
@@ -1855,7 +1841,7 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
   if (streaming::applies(params) && !params.generic_kernel && same_size && same_level) {
     DeviceLimits own;
     const DeviceLimits* limits = nullptr;
-    cudaError_t e = limits_for(params, &own, &limits);
+    cudaError_t e = limits_or_current(params.limits, &own, &limits);
     if (e != cudaSuccess) return e;
     const MatchViews views[2] = {left, right};
     const bool is_left[2] = {true, false};

@@ -14,18 +14,6 @@
 namespace cs::cuda {
 namespace {
 
-template <typename T>
-std::string download(const DeviceImage<T>& d, Image<T>* out) {
-  if (d.empty()) {
-    *out = Image<T>();
-    return {};
-  }
-  *out = Image<T>(d.view().width, d.view().height);
-  CS_CUDA_TRY(cudaMemcpy2D(out->pixels.data(), d.view().width * sizeof(T), d.view().data, d.view().pitch,
-                           d.view().width * sizeof(T), d.view().height, cudaMemcpyDeviceToHost));
-  return {};
-}
-
 class ProgressiveMethod final : public MatchingMethod {
  public:
   std::string unsupported(const Params& p) const override {

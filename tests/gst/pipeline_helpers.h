@@ -12,6 +12,25 @@
 
 namespace pipeline_helpers {
 
+// A buffer of `bytes` bytes of xorshift noise from `seed` (the same bytes for
+// the same seed), with pts and duration: GRAY8 frames for appsrc and harnesses.
+inline GstBuffer* noise_buffer(gsize bytes, GstClockTime pts, GstClockTime duration, guint32 seed) {
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, bytes, nullptr);
+  GstMapInfo map;
+  fail_unless(gst_buffer_map(b, &map, GST_MAP_WRITE));
+  guint32 x = seed;
+  for (gsize i = 0; i < map.size; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    map.data[i] = static_cast<guint8>(x);
+  }
+  gst_buffer_unmap(b, &map);
+  GST_BUFFER_PTS(b) = pts;
+  GST_BUFFER_DURATION(b) = duration;
+  return b;
+}
+
 inline GstElement* launch(const std::string& desc) {
   GError* err = nullptr;
   GstElement* p = gst_parse_launch(desc.c_str(), &err);

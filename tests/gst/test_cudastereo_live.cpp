@@ -27,20 +27,7 @@ constexpr GstClockTime kMs = GST_MSECOND;
 
 // A GRAY8 frame of noise (a view, or both side by side).
 GstBuffer* gray_frame(int w, int h, GstClockTime pts, guint32 seed) {
-  GstBuffer* b = gst_buffer_new_allocate(nullptr, static_cast<gsize>(w) * h, nullptr);
-  GstMapInfo map;
-  fail_unless(gst_buffer_map(b, &map, GST_MAP_WRITE));
-  guint32 x = seed * 2654435761u + 1;
-  for (gsize i = 0; i < map.size; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    map.data[i] = static_cast<guint8>(x);
-  }
-  gst_buffer_unmap(b, &map);
-  GST_BUFFER_PTS(b) = pts;
-  GST_BUFFER_DURATION(b) = kFrame;
-  return b;
+  return noise_buffer(static_cast<gsize>(w) * h, pts, kFrame, seed * 2654435761u + 1);
 }
 
 std::string gray_caps(int w, int h) {

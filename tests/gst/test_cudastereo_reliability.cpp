@@ -273,20 +273,7 @@ namespace {
 
 // A GRAY8 view of noise at `pts`.
 GstBuffer* noise_view(GstClockTime pts, guint32 seed) {
-  GstBuffer* b = gst_buffer_new_allocate(nullptr, static_cast<gsize>(kW) * kH, nullptr);
-  GstMapInfo map;
-  fail_unless(gst_buffer_map(b, &map, GST_MAP_WRITE));
-  guint32 x = seed * 2654435761u + 7;
-  for (gsize i = 0; i < map.size; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    map.data[i] = static_cast<guint8>(x);
-  }
-  gst_buffer_unmap(b, &map);
-  GST_BUFFER_PTS(b) = pts;
-  GST_BUFFER_DURATION(b) = kFrame;
-  return b;
+  return noise_buffer(static_cast<gsize>(kW) * kH, pts, kFrame, seed * 2654435761u + 7);
 }
 
 GstElement* add_view_source(GstElement* pipeline, const char* name, GstElement* stereo, const char* pad) {

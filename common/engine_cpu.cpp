@@ -1,5 +1,11 @@
 // The CPU backend of the Engine interface: the reference Matcher plus the
 // output encoder, host memory only.
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
 #include "engine.h"
 #include "frame_checks.h"
 
@@ -50,8 +56,126 @@ class CpuEngine final : public Engine {
   Image<uint8_t> confidence_;
 };
 
+// Frames in flight on the CPU: a worker thread runs the submitted frames one
+// after another, in order, through a CpuEngine of its own; the caller's
+// thread only queues them and collects the outcomes. Everything that touches
+// the matcher besides the worker (parameters, background reset, process(),
+// stats()) first waits until no frame is running or queued.
+class OverlappingCpuEngine final : public Engine {
+ public:
+  explicit OverlappingCpuEngine(const Params& params) : inner_(params), worker_([this] { work(); }) {}
+  ~OverlappingCpuEngine() override {
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+
+  const char* backend_name() const override { return "cpu"; }
+  std::string set_params(const Params& params) override {
+    wait_idle();
+    return inner_.set_params(params);
+  }
+  std::string process(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                      const OutputFrame& out) override {
+    wait_idle();
+    return inner_.process(left, right, encode, out);
+  }
+  void reset_background() override {
+    wait_idle();
+    inner_.reset_background();
+  }
+  FrameStats stats() const override {
+    wait_idle();
+    return inner_.stats();
+  }
+
+  std::string submit(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                     const OutputFrame& out) override {
+    auto job = std::make_shared<Job>();
+    job->left = left;
+    job->right = right;
+    job->encode = encode;
+    job->out = out;
+    {
+      std::lock_guard<std::mutex> guard(lock_);
+      jobs_.push_back(job);
+      queued_.push_back(job);
+    }
+    wake_.notify_all();
+    return {};
+  }
+  FrameResult finish() override {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> guard(lock_);
+      if (jobs_.empty()) return {"finish() without a frame submitted", FrameStats()};
+      job = jobs_.front();
+      done_.wait(guard, [&] { return job->done; });
+      jobs_.pop_front();
+    }
+    return std::move(job->result);
+  }
+  size_t in_flight() const override {
+    std::lock_guard<std::mutex> guard(lock_);
+    return jobs_.size();
+  }
+
+ private:
+  struct Job {
+    FrameView left{}, right{};
+    EncodeParams encode{};
+    OutputFrame out{};
+    bool done = false;
+    FrameResult result;
+  };
+
+  void work() {
+    std::unique_lock<std::mutex> guard(lock_);
+    for (;;) {
+      wake_.wait(guard, [&] { return quit_ || !queued_.empty(); });
+      // At destruction, frames never started are dropped: their buffers
+      // may be gone (a caller finishes what it wants before).
+      if (quit_) return;
+      std::shared_ptr<Job> job = queued_.front();
+      queued_.pop_front();
+      running_ = true;
+      guard.unlock();
+      FrameResult r;
+      r.error = inner_.process(job->left, job->right, job->encode, job->out);
+      if (r.error.empty()) r.stats = inner_.stats();
+      guard.lock();
+      job->result = std::move(r);
+      job->done = true;
+      running_ = false;
+      done_.notify_all();
+    }
+  }
+
+  // Until no frame is running or waiting to run (their outcomes stay for finish()).
+  void wait_idle() const {
+    std::unique_lock<std::mutex> guard(lock_);
+    done_.wait(guard, [&] { return queued_.empty() && !running_; });
+  }
+
+  CpuEngine inner_;
+  mutable std::mutex lock_;
+  std::condition_variable wake_;          // the worker: a frame queued, or quit
+  mutable std::condition_variable done_;  // a frame done
+  std::deque<std::shared_ptr<Job>> jobs_;    // submitted, not finished; oldest first
+  std::deque<std::shared_ptr<Job>> queued_;  // submitted, not yet started
+  bool running_ = false;
+  bool quit_ = false;
+  std::thread worker_;  // last: starts once everything above exists
+};
+
 }  // namespace
 
-std::unique_ptr<Engine> make_cpu_engine(const Params& params) { return std::make_unique<CpuEngine>(params); }
+std::unique_ptr<Engine> make_cpu_engine(const Params& params, bool overlap) {
+  if (overlap) return std::make_unique<OverlappingCpuEngine>(params);
+  return std::make_unique<CpuEngine>(params);
+}
 
 }  // namespace cs

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 
 #include "config.h"
 #include "error_text.h"
@@ -41,9 +42,9 @@ std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Para
 #endif
 }
 
-std::unique_ptr<cs::Engine> make_cpu_backend(const cs::Params& params, std::string* error) {
+std::unique_ptr<cs::Engine> make_cpu_backend(const cs::Params& params, bool overlap, std::string* error) {
   try {
-    return cs::make_cpu_engine(params);
+    return cs::make_cpu_engine(params, overlap);
   } catch (const std::exception& e) {
     *error = std::string("the CPU engine could not be created: ") + e.what();
     return nullptr;
@@ -74,13 +75,29 @@ class FaultInjectingEngine : public cs::Engine {
     // took (upload slots of frames uploaded ahead), as a frame that fails on
     // the GPU does; only its outcome is replaced.
     const std::string result = inner_->process(left, right, encode, out);
-    if (!fails) return result;
-    const char* what = fault_ == Fault::OutOfMemory ? "out of memory (cudaErrorMemoryAllocation)"
-                                                    : "unspecified launch failure (cudaErrorLaunchFailure)";
-    return cs::with_detail(std::string("the GPU reported an error: ") + what,
-                           "injected by " + std::string(kInjectFaultVariable) + "=" + spec_ + " at frame " +
-                               std::to_string(calls_) + "; no GPU call failed");
+    return fails ? fault_text(calls_) : result;
   }
+
+  // Frames in flight: the same count over submit(), the fault delivered by
+  // the finish() of the frame it hit.
+  std::string submit(const cs::FrameView& left, const cs::FrameView& right, const cs::EncodeParams& encode,
+                     const cs::OutputFrame& out) override {
+    const std::string e = inner_->submit(left, right, encode, out);
+    if (!e.empty()) return e;
+    ++calls_;
+    fails_.push_back(fault_ == Fault::LaunchFailure ? calls_ >= fail_at_ : calls_ == fail_at_);
+    frames_.push_back(calls_);
+    return {};
+  }
+  FrameResult finish() override {
+    FrameResult r = inner_->finish();
+    if (fails_.empty()) return r;
+    if (fails_.front()) r.error = fault_text(frames_.front());
+    fails_.pop_front();
+    frames_.pop_front();
+    return r;
+  }
+  size_t in_flight() const override { return inner_->in_flight(); }
 
  private:
   std::unique_ptr<cs::Engine> inner_;
@@ -88,6 +105,16 @@ class FaultInjectingEngine : public cs::Engine {
   uint64_t fail_at_;
   std::string spec_;
   uint64_t calls_ = 0;
+  std::deque<bool> fails_;       // frames in flight: whether each fails
+  std::deque<uint64_t> frames_;  // and its number
+
+  std::string fault_text(uint64_t frame) const {
+    const char* what = fault_ == Fault::OutOfMemory ? "out of memory (cudaErrorMemoryAllocation)"
+                                                    : "unspecified launch failure (cudaErrorLaunchFailure)";
+    return cs::with_detail(std::string("the GPU reported an error: ") + what,
+                           "injected by " + std::string(kInjectFaultVariable) + "=" + spec_ + " at frame " +
+                               std::to_string(frame) + "; no GPU call failed");
+  }
 };
 
 // Wraps `engine` when kInjectFaultVariable asks for a fault; a malformed
@@ -175,7 +202,7 @@ void release_upload(cs::Engine* engine, const cs::FrameView& device_view) {
 #endif
 }
 
-EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params) {
+EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params, bool cpu_overlap) {
   EngineChoice choice;
   std::string cuda_error;
   switch (backend) {
@@ -186,12 +213,12 @@ EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params
     case Backend::Auto:
       choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error, &choice.debug);
       if (!choice.engine) {
-        choice.engine = make_cpu_backend(params, &choice.error);
+        choice.engine = make_cpu_backend(params, cpu_overlap, &choice.error);
         if (choice.engine) choice.notice = "backend=auto runs on the CPU: " + cuda_error;
       }
       break;
     case Backend::Cpu:
-      choice.engine = make_cpu_backend(params, &choice.error);
+      choice.engine = make_cpu_backend(params, cpu_overlap, &choice.error);
       break;
   }
   choice.engine = maybe_inject_fault(std::move(choice.engine), &choice.error);

@@ -7,7 +7,8 @@
 # Writes OUTDIR/kernels.csv (every kernel of one graphed frame: duration,
 # grid, registers, achieved occupancy, warp instructions), a summary table
 # on stdout and, with DETAIL=1, OUTDIR/detail.txt (stall reasons, issue
-# slots and the hottest SASS lines of the matching kernels).
+# slots and the hottest SASS lines of the matching kernels: DETAIL_KERNELS,
+# a regular expression, default "match|refine").
 set -eu
 bin=$1; size=${2:-1024x768}; d=${3:-256}; out=${4:-${OUT:-/tmp}}
 scene=(--full-only)
@@ -43,7 +44,7 @@ for (i, name), m in k.items():
 print(f"sum of kernel durations: {total:.1f} us ({len(k)} kernels)")
 PY
 if [ "${DETAIL:-0}" = 1 ]; then
-  ncu --clock-control none --profile-from-start off -k regex:match \
+  ncu --clock-control none --profile-from-start off -k "regex:${DETAIL_KERNELS:-match|refine}" \
     --section LaunchStats --section Occupancy --section SchedulerStats --section WarpStateStats \
     --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
     --section SourceCounters \

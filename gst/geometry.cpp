@@ -1,6 +1,7 @@
 #include "geometry.h"
 
 #include <cstddef>
+#include <string>
 
 namespace cs_gst {
 
@@ -78,5 +79,105 @@ cs::FrameView frame_view(const GstVideoFrame& frame, const cs::FrameView& whole,
   }
   return v;
 }
+
+std::string resolve_geometry(const PadInput& packed_in, const PadInput& left_in, const PadInput& right_in,
+                             GstCudaStereoInputLayout layout, Geometry* out) {
+  Geometry g;
+  const GstVideoInfo* info = nullptr;
+  const bool two_pads = left_in.configured || right_in.configured;
+  if (two_pads) {
+    if (!left_in.configured || !right_in.configured) return "";  // wait for the other pad
+    const GstVideoInfo& l = left_in.info;
+    const GstVideoInfo& r = right_in.info;
+    if (GST_VIDEO_INFO_FORMAT(&l) != GST_VIDEO_INFO_FORMAT(&r) || GST_VIDEO_INFO_WIDTH(&l) != GST_VIDEO_INFO_WIDTH(&r) ||
+        GST_VIDEO_INFO_HEIGHT(&l) != GST_VIDEO_INFO_HEIGHT(&r))
+      return "sink_left caps (" + describe_info(l) + ") and sink_right caps (" + describe_info(r) +
+             ") differ: both views need the same format and size";
+    info = &l;
+    g.packed = false;
+    g.view_width = GST_VIDEO_INFO_WIDTH(info);
+    g.view_height = GST_VIDEO_INFO_HEIGHT(info);
+    g.par_n = GST_VIDEO_INFO_PAR_N(info);
+    g.par_d = GST_VIDEO_INFO_PAR_D(info);
+  } else {
+    if (!packed_in.configured) return "";
+    info = &packed_in.info;
+    const GstVideoMultiviewMode mode = GST_VIDEO_INFO_MULTIVIEW_MODE(info);
+    const GstVideoMultiviewFlags flags = GST_VIDEO_INFO_MULTIVIEW_FLAGS(info);
+    if (layout == GST_CUDA_STEREO_INPUT_LAYOUT_SIDE_BY_SIDE) {
+      g.layout = Layout::SideBySide;
+    } else if (layout == GST_CUDA_STEREO_INPUT_LAYOUT_TOP_BOTTOM) {
+      g.layout = Layout::TopBottom;
+    } else if (mode == GST_VIDEO_MULTIVIEW_MODE_SIDE_BY_SIDE) {
+      g.layout = Layout::SideBySide;
+    } else if (mode == GST_VIDEO_MULTIVIEW_MODE_TOP_BOTTOM) {
+      g.layout = Layout::TopBottom;
+    } else if (mode == GST_VIDEO_MULTIVIEW_MODE_NONE || mode == GST_VIDEO_MULTIVIEW_MODE_MONO) {
+      return "the caps on `sink` do not say how the two views are packed (multiview-mode is " +
+             std::string(mode == GST_VIDEO_MULTIVIEW_MODE_MONO ? "mono" : "absent") +
+             "): set input-layout=side-by-side or input-layout=top-bottom, or use sink_left/sink_right";
+    } else {
+      const char* name = gst_video_multiview_mode_to_caps_string(mode);
+      return std::string("multiview-mode ") + (name ? name : "?") +
+             " is not supported: cudastereo takes side-by-side or top-bottom frames (or two pads)";
+    }
+    // The flags describe the caps' own layout; with an overriding property
+    // only right-view-first still makes sense when the mode agrees.
+    const bool caps_layout_used = (g.layout == Layout::SideBySide && mode == GST_VIDEO_MULTIVIEW_MODE_SIDE_BY_SIDE) ||
+                                  (g.layout == Layout::TopBottom && mode == GST_VIDEO_MULTIVIEW_MODE_TOP_BOTTOM);
+    g.right_first = caps_layout_used && (flags & GST_VIDEO_MULTIVIEW_FLAGS_RIGHT_VIEW_FIRST);
+    const bool half_aspect = caps_layout_used && (flags & GST_VIDEO_MULTIVIEW_FLAGS_HALF_ASPECT);
+    const int w = GST_VIDEO_INFO_WIDTH(info), h = GST_VIDEO_INFO_HEIGHT(info);
+    g.par_n = GST_VIDEO_INFO_PAR_N(info);
+    g.par_d = GST_VIDEO_INFO_PAR_D(info);
+    if (g.layout == Layout::SideBySide) {
+      if (w % 2 != 0)
+        return "side-by-side frame width " + std::to_string(w) + " is odd: the two views cannot be equal";
+      g.view_width = w / 2;
+      g.view_height = h;
+      if (half_aspect) g.par_n *= 2;  // each view was squeezed to half width
+    } else {
+      if (h % 2 != 0)
+        return "top-bottom frame height " + std::to_string(h) + " is odd: the two views cannot be equal";
+      g.view_width = w;
+      g.view_height = h / 2;
+      if (half_aspect) g.par_d *= 2;
+    }
+  }
+  g.video_format = GST_VIDEO_INFO_FORMAT(info);
+  if (!to_pixel_format(g.video_format, &g.format))
+    return std::string("format ") + gst_video_format_to_string(g.video_format) + " is not supported";
+  if (g.packed && (is_yuv420(g.format) || is_yuv422(g.format))) {
+    // The second view's chroma must start on a whole chroma sample (for
+    // YUY2/UYVY: on a whole 2-pixel macropixel). Here the width is even.
+    if (g.layout == Layout::SideBySide && g.view_width % 2 != 0) {
+      const int w = GST_VIDEO_INFO_WIDTH(info);
+      return std::string("side-by-side ") + gst_video_format_to_string(g.video_format) +
+             " needs a frame width divisible by 4 (each view's chroma must start on a sample), got " +
+             std::to_string(w) + " (views of " + std::to_string(g.view_width) + " pixels): crop or scale to " +
+             std::to_string(w - 2) + " or " + std::to_string(w + 2) + ", or use sink_left/sink_right";
+    }
+    // YUY2/UYVY rows carry their own chroma: any split between rows works.
+    if (g.layout == Layout::TopBottom && is_yuv420(g.format) && g.view_height % 2 != 0)
+      return std::string("top-bottom ") + gst_video_format_to_string(g.video_format) +
+             " needs a frame height divisible by 4 (each view's chroma must start on a sample), got " +
+             std::to_string(GST_VIDEO_INFO_HEIGHT(info));
+  }
+  if (g.view_width < cs::kMinViewWidth || g.view_height < cs::kMinViewHeight)
+    return "each view is " + std::to_string(g.view_width) + "x" + std::to_string(g.view_height) +
+           ", smaller than the minimum " + std::to_string(cs::kMinViewWidth) + "x" +
+           std::to_string(cs::kMinViewHeight);
+  {
+    const int gcd = gst_util_greatest_common_divisor(g.par_n, g.par_d);
+    if (gcd > 1) g.par_n /= gcd, g.par_d /= gcd;
+  }
+  g.fps_n = GST_VIDEO_INFO_FPS_N(info);
+  g.fps_d = GST_VIDEO_INFO_FPS_D(info);
+  g.valid = true;
+  *out = g;
+  return "";
+}
+
+// Re-derives the geometry; on an output change, asks for renegotiation and
 
 }  // namespace cs_gst

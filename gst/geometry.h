@@ -1,13 +1,14 @@
 // Where the two views sit in the input and how the element sees a mapped
 // frame as cs::FrameView pictures: the layout and view size negotiated from
-// the caps, the pixel formats the engine takes, and views of one half of a
-// packed frame.
+// the caps (resolve_geometry), the pixel formats the engine takes, and views
+// of one half of a packed frame.
 #pragma once
 
 #include <gst/video/video.h>
 
 #include <string>
 
+#include "gstcudastereo.h"
 #include "stereo.h"
 
 namespace cs_gst {
@@ -36,6 +37,15 @@ struct Geometry {
            par_d == o.par_d && fps_n == o.fps_n && fps_d == o.fps_d;
   }
 };
+
+// Works out the views from the negotiated pads (two-pad input when either
+// sink_left or sink_right has caps, else the packed `sink`) and the
+// input-layout setting. Returns an empty string or the reason the input
+// cannot be used. *out is written only when the views are known: an empty
+// string with *out untouched means not yet (no caps, or a two-pad input
+// still waiting for its second pad's caps).
+std::string resolve_geometry(const PadInput& packed_in, const PadInput& left_in, const PadInput& right_in,
+                             GstCudaStereoInputLayout layout, Geometry* out);
 
 // The engine's pixel format for a GStreamer video format; false for one the
 // engine does not take.

@@ -1,6 +1,6 @@
 // What the element's properties say (Settings) and what that means for the
-// engine; the registered enum types of the properties are defined here too
-// (declared in gstcudastereo.h).
+// engine. The properties themselves and their registered enum types are in
+// properties.cpp.
 #pragma once
 
 #include <string>

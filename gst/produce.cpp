@@ -1,0 +1,227 @@
+#include "produce.h"
+
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "encode.h"
+#include "error_text.h"
+#include "gstcudastereometa.h"
+#include "live.h"
+#if HAVE_GST_CUDA
+#include <gst/cuda/gstcudamemory.h>
+
+#include "cuda_memory.h"
+#endif
+
+namespace cs_gst {
+
+static void record_output(GstCudaStereo* self, bool placeholder) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  const auto now = std::chrono::steady_clock::now();
+  if (priv->fps_window_frames == 0) priv->fps_window_start = now;
+  priv->fps_window_frames++;
+  const double elapsed = std::chrono::duration<double>(now - priv->fps_window_start).count();
+  std::lock_guard<std::mutex> guard(priv->lock);
+  priv->stats.frames++;
+  if (placeholder) priv->stats.unpaired_frames++;
+  if (elapsed >= 1.0) {
+    priv->stats.fps = (priv->fps_window_frames - 1) / elapsed;
+    priv->fps_window_frames = 0;
+  }
+  priv->stats.engine = priv->engine->stats();
+  priv->stats.backend = priv->backend_name;
+}
+
+// The element message of one output frame (post-messages), so that an
+// application can react to what the camera sees from the bus instead of
+// polling `stats`. `fs`: the engine's numbers for this frame, null for a
+// placeholder (nothing matched: no foreground, nothing valid).
+static void post_frame_message(GstCudaStereo* self, GstClockTime pts, GstClockTime duration,
+                               const cs::FrameStats* fs, guint64 processing_ns) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  guint64 frame_index;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    frame_index = priv->stats.frames - 1;  // record_output counted this frame
+  }
+  GstClockTime running_time = GST_CLOCK_TIME_NONE, stream_time = GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID(pts)) {
+    const GstSegment* seg = &GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(self))->segment;
+    GST_OBJECT_LOCK(self);
+    running_time = gst_segment_to_running_time(seg, GST_FORMAT_TIME, pts);
+    stream_time = gst_segment_to_stream_time(seg, GST_FORMAT_TIME, pts);
+    GST_OBJECT_UNLOCK(self);
+  }
+  GstStructure* s =
+      frame_message_structure(pts, running_time, stream_time, duration, fs, processing_ns, frame_index);
+  gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
+}
+
+// An output buffer: from the negotiated pool for CUDA memory or our pinned
+// pool, else plain system memory. Anything but GST_FLOW_OK: no buffer (an
+// error was posted where the stream must stop).
+static GstFlowReturn acquire_output_buffer(GstCudaStereo* self, GstBuffer** outbuf) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GstFlowReturn alloc_ret = GST_FLOW_OK;
+  GstBufferPool* pool = priv->out_cuda_memory || priv->out_pinned_pool
+                            ? gst_aggregator_get_buffer_pool(GST_AGGREGATOR(self))
+                            : nullptr;
+  if (pool) {
+    if (!gst_buffer_pool_is_active(pool) && !gst_buffer_pool_set_active(pool, TRUE)) {
+      gst_object_unref(pool);
+      if (priv->out_cuda_memory) {
+        GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not activate the CUDA output buffer pool"), (nullptr));
+        return GST_FLOW_ERROR;
+      }
+      // Pinned memory is only faster, never needed: go on in plain memory.
+      GST_WARNING_OBJECT(self, "could not activate the pinned output pool; output goes to plain system memory");
+      priv->out_pinned_pool = false;
+    } else {
+      alloc_ret = gst_buffer_pool_acquire_buffer(pool, outbuf, nullptr);
+      gst_object_unref(pool);
+      if (alloc_ret != GST_FLOW_OK && (priv->out_cuda_memory || alloc_ret == GST_FLOW_FLUSHING)) {
+        GST_DEBUG_OBJECT(self, "no output buffer from the pool: %s", gst_flow_get_name(alloc_ret));
+        // A pool posts nothing on the bus: an error here would end the
+        // stream with EOS and no word of why.
+        if (alloc_ret == GST_FLOW_ERROR)
+          GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
+                            ("Could not get an output frame in CUDA memory (out of GPU memory?)"), (nullptr));
+        return alloc_ret;
+      }
+      if (alloc_ret != GST_FLOW_OK) {
+        GST_WARNING_OBJECT(self, "no buffer from the pinned output pool (%s); output goes to plain system memory",
+                           gst_flow_get_name(alloc_ret));
+        priv->out_pinned_pool = false;
+        *outbuf = nullptr;
+      }
+    }
+  }
+  if (!*outbuf) *outbuf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&priv->out_info), nullptr);
+  return GST_FLOW_OK;
+}
+
+// Writes the frame into `outbuf`: the engine's result for the views, or an
+// all-invalid placeholder when they are not both given. On failure (an
+// error was posted) `outbuf` is dropped.
+static GstFlowReturn fill_output(GstCudaStereo* self, const cs::FrameView* left, const cs::FrameView* right,
+                                 GstBuffer* outbuf, guint64* processing_ns, bool* engine_took) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  const bool placeholder = !(left && right);
+  // The engine writes device memory directly when the inputs are on the
+  // device too (CUDA in, CUDA out: nothing crosses the host). Host inputs or
+  // placeholders write through the CUDA memory's host staging instead.
+  bool out_device = false;
+#if HAVE_GST_CUDA
+  out_device = !placeholder && priv->engine_ctx && left->memory == cs::Memory::Device &&
+               readable_on_device(outbuf, priv->engine_ctx);
+#endif
+  GstVideoFrame out;
+  const GstMapFlags out_flags =
+#if HAVE_GST_CUDA
+      out_device ? static_cast<GstMapFlags>(GST_MAP_WRITE | GST_MAP_CUDA) :
+#endif
+                 GST_MAP_WRITE;
+  if (!gst_video_frame_map(&out, &priv->out_info, outbuf, out_flags)) {
+    gst_buffer_unref(outbuf);
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  const cs::EncodeParams enc = encode_params(priv->active, priv->out_format);
+  cs::OutputFrame dst;
+  dst.data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0));
+  dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0);
+  dst.width = priv->geometry.view_width;
+  dst.height = priv->geometry.view_height;
+  dst.memory = out_device ? cs::Memory::Device : cs::Memory::Host;
+  if (!placeholder) {
+    // Blocking: with a device output the engine queues the frame on its own
+    // stream and waits for it. GStreamer 1.22's CUDA memory carries no
+    // stream, so a downstream CUDA element could not otherwise order its
+    // reads after our writes.
+    if (engine_took) *engine_took = true;
+    const auto started = std::chrono::steady_clock::now();
+    const std::string error = priv->engine->process(*left, *right, enc, dst);
+    *processing_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+    if (!error.empty()) {
+      gst_video_frame_unmap(&out);
+      gst_buffer_unref(outbuf);
+      const cs::ErrorParts e = cs::split_error_text(error);
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()),
+                        ("%s", e.detail.c_str()));
+      return GST_FLOW_ERROR;
+    }
+  } else {
+    cs::encode_output(static_cast<const cs::Image<uint16_t>&>(priv->invalid_q4).view(), nullptr, enc, dst.data, dst.pitch);
+  }
+  gst_video_frame_unmap(&out);
+  return GST_FLOW_OK;
+}
+
+// Stamps, describes (GstCudaStereoMeta, stats, the frame message) and
+// pushes a filled output buffer.
+static GstFlowReturn finish_output(GstCudaStereo* self, GstBuffer* outbuf, GstClockTime pts, GstClockTime duration,
+                                   bool gap, bool placeholder, guint64 processing_ns) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GST_BUFFER_PTS(outbuf) = pts;
+  GST_BUFFER_DURATION(outbuf) = duration;
+  if (gap) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_GAP);
+  if (priv->discont_pending) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_DISCONT);  // frames were skipped (QoS)
+  priv->discont_pending = false;
+
+  const cs::FrameStats fs = priv->engine->stats();
+  GstCudaStereoMeta* meta = gst_buffer_add_cuda_stereo_meta(outbuf);
+  meta->scale = 16;
+  meta->invalid_value = 0;
+  meta->min_disparity = priv->active.params.min_disparity;
+  meta->max_disparity = priv->active.params.max_disparity;
+  meta->foreground_fraction = placeholder ? 0.0 : fs.foreground_fraction;
+  meta->levels = cs::pipeline_levels(priv->active.params, priv->geometry.view_width, priv->geometry.view_height);
+  meta->backend = g_intern_string(priv->backend_name);
+  meta->depth = priv->active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
+  meta->confidence = confidence_output(priv->active);
+  meta->placeholder = placeholder;
+  meta->frame_index = fs.frame_index;
+  gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, priv->active.baseline_m, priv->active.focal_px);
+
+  record_output(self, placeholder);
+  if (!placeholder) note_processing_time(self, processing_ns);
+  if (priv->active.post_messages) post_frame_message(self, pts, duration, placeholder ? nullptr : &fs, processing_ns);
+
+  GstAggregator* agg = GST_AGGREGATOR(self);
+  {
+    GstSegment* seg = &GST_AGGREGATOR_PAD(agg->srcpad)->segment;
+    GST_OBJECT_LOCK(self);
+    if (GST_CLOCK_TIME_IS_VALID(pts))
+      seg->position = GST_CLOCK_TIME_IS_VALID(duration) ? pts + duration : pts;
+    GST_OBJECT_UNLOCK(self);
+  }
+  GST_LOG_OBJECT(self, "output %" GST_TIME_FORMAT "%s", GST_TIME_ARGS(pts), placeholder ? " (placeholder)" : "");
+  return gst_aggregator_finish_buffer(agg, outbuf);
+}
+
+GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, const cs::FrameView* right, GstClockTime pts,
+                      GstClockTime duration, bool gap, bool* engine_took) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  if (!priv->out_configured && priv->geometry.valid) gst_aggregator_negotiate(GST_AGGREGATOR(self));
+  if (!priv->out_configured) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("No output format could be agreed with downstream for %dx%d views: cudastereo gives "
+                       "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx (GRAY16_LE only with output-mode=depth, GRAY8 "
+                       "only with output-mode=confidence); put videoconvert after it or ask for one of these",
+                       priv->geometry.view_width, priv->geometry.view_height),
+                      (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const bool placeholder = !(left && right);
+  GstBuffer* outbuf = nullptr;
+  GstFlowReturn ret = acquire_output_buffer(self, &outbuf);
+  if (ret != GST_FLOW_OK) return ret;
+  guint64 processing_ns = 0;
+  ret = fill_output(self, left, right, outbuf, &processing_ns, engine_took);
+  if (ret != GST_FLOW_OK) return ret;
+  return finish_output(self, outbuf, pts, duration, gap, placeholder, processing_ns);
+}
+
+}  // namespace cs_gst

@@ -1,0 +1,409 @@
+#include "properties.h"
+
+#include <mutex>
+
+#include "settings.h"
+#include "stats.h"
+
+// ---------------------------------------------------------------- enum types
+
+GType gst_cuda_stereo_backend_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_BACKEND_AUTO, "CUDA when this build has it and a GPU answers, else the CPU", "auto"},
+      {GST_CUDA_STEREO_BACKEND_CUDA, "CUDA only: fail to start without it", "cuda"},
+      {GST_CUDA_STEREO_BACKEND_CPU, "CPU reference implementation", "cpu"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoBackend", values));
+  return type;
+}
+
+GType gst_cuda_stereo_colormap_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {{GST_CUDA_STEREO_COLORMAP_TURBO, "Turbo (Google)", "turbo"},
+                                      {GST_CUDA_STEREO_COLORMAP_JET, "Jet", "jet"},
+                                      {GST_CUDA_STEREO_COLORMAP_GREY, "Grey ramp", "grey"},
+                                      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoColormap", values));
+  return type;
+}
+
+GType gst_cuda_stereo_input_layout_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_INPUT_LAYOUT_AUTO, "From the caps' multiview-mode (packed sink only)", "auto"},
+      {GST_CUDA_STEREO_INPUT_LAYOUT_SIDE_BY_SIDE, "Left view in the left half, right view in the right half",
+       "side-by-side"},
+      {GST_CUDA_STEREO_INPUT_LAYOUT_TOP_BOTTOM, "Left view in the top half, right view in the bottom half",
+       "top-bottom"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoInputLayout", values));
+  return type;
+}
+
+GType gst_cuda_stereo_output_mode_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, "Disparity (GRAY16_LE d*16, GRAY8 or false colour)", "disparity"},
+      {GST_CUDA_STEREO_OUTPUT_MODE_DEPTH, "Depth in millimetres, GRAY16_LE (needs baseline and focal-length)",
+       "depth"},
+      {GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE,
+       "Confidence of each pixel's disparity, GRAY8: 0 = invalid or another disparity fits as well, 255 = unique",
+       "confidence"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoOutputMode", values));
+  return type;
+}
+
+GType gst_cuda_stereo_window_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_WINDOW_BOX, "Plain box: the centre sub-window only", "box"},
+      {GST_CUDA_STEREO_WINDOW_BEST_1, "Centre plus the best 1 of 8 sub-windows", "best-1"},
+      {GST_CUDA_STEREO_WINDOW_BEST_2, "Centre plus the best 2 of 8 sub-windows (Yang & Pollefeys)", "best-2"},
+      {GST_CUDA_STEREO_WINDOW_BEST_4, "Centre plus the best 4 of 8 sub-windows", "best-4"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoWindow", values));
+  return type;
+}
+
+GType gst_cuda_stereo_method_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_CUDA_STEREO_METHOD_PROGRESSIVE,
+       "Progressive multi-resolution adaptive windows (Zhao & Taubin 2011): census, coarse to fine", "progressive"},
+      {GST_CUDA_STEREO_METHOD_BLOCK,
+       "SSD block matching over the full range at full size (NVIDIA's CUDA stereo sample) with Tweddle's "
+       "left-right check, uniqueness test and sub-pixel parabola",
+       "block"},
+      {0, nullptr, nullptr}};
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoMethod", values));
+  return type;
+}
+
+namespace cs_gst {
+
+namespace {
+
+enum {
+  PROP_0,
+  PROP_BACKEND,
+  PROP_CUDA_DEVICE_ID,
+  PROP_MAX_DISPARITY,
+  PROP_MIN_DISPARITY,
+  PROP_LEVELS,
+  PROP_WINDOW,
+  PROP_BACKGROUND,
+  PROP_LEARNING_RATE,
+  PROP_FOREGROUND_THRESHOLD,
+  PROP_WARMUP_FRAMES,
+  PROP_LR_CHECK,
+  PROP_LR_TOLERANCE,
+  PROP_SUBPIXEL,
+  PROP_COLORMAP,
+  PROP_ALPHA_MASK,
+  PROP_INPUT_LAYOUT,
+  PROP_OUTPUT_MODE,
+  PROP_BASELINE,
+  PROP_FOCAL_LENGTH,
+  PROP_POST_MESSAGES,
+  PROP_QOS,
+  PROP_METHOD,
+  PROP_BLOCK_SIZE,
+  PROP_UNIQUENESS_RATIO,
+  PROP_STATS,
+};
+
+}  // namespace
+
+static void reset_background_handler(GstCudaStereo* self) {
+  std::lock_guard<std::mutex> guard(PRIV(self)->lock);
+  PRIV(self)->reset_requested = true;
+}
+
+static GstStructure* stats_structure(GstCudaStereo* self) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  std::lock_guard<std::mutex> guard(priv->lock);
+  return stats_structure(priv->stats);
+}
+
+void install_properties_and_signals(GObjectClass* gobject_class) {
+  const cs::Params d;
+  const auto playing = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+                                                GST_PARAM_MUTABLE_PLAYING);
+  const auto ready = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  g_object_class_install_property(
+      gobject_class, PROP_BACKEND,
+      g_param_spec_enum("backend", "Backend",
+                        "Engine to run: auto (CUDA if this build and the machine have it, else the CPU, saying so "
+                        "on the bus), cuda (fail to start without it) or cpu",
+                        gst_cuda_stereo_backend_get_type(), GST_CUDA_STEREO_BACKEND_AUTO, ready));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_DEVICE_ID,
+      g_param_spec_int("cuda-device-id", "CUDA device id", "CUDA device to use, -1 = automatic", -1, G_MAXINT16, -1,
+                       ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_DISPARITY,
+      g_param_spec_int("max-disparity", "Maximum disparity",
+                       "Exclusive upper end of the search range in pixels (searches min-disparity .. max-disparity-1); "
+                       "also the full scale of GRAY8 and false-colour output",
+                       1, 4096, d.max_disparity, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_DISPARITY,
+      g_param_spec_int("min-disparity", "Minimum disparity", "Lowest disparity searched, pixels", 0, 4095,
+                       d.min_disparity, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LEVELS,
+      g_param_spec_int("levels", "Pyramid levels",
+                       "Pyramid levels including full size; 0 = automatic (coarsest search range of at most 64 disparities)", 0,
+                       cs::kMaxLevels, d.levels, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_WINDOW,
+      g_param_spec_enum("window", "Window variant",
+                        "Adaptive window: centre sub-window plus the N best of the 8 around it (Yang & Pollefeys)",
+                        gst_cuda_stereo_window_get_type(), static_cast<int>(d.window), playing));
+  g_object_class_install_property(
+      gobject_class, PROP_BACKGROUND,
+      g_param_spec_boolean("background", "Background model",
+                           "Per-pixel Gaussian background model in HSV, tested coarse to fine; only foreground is "
+                           "matched (static cameras). Changing it restarts the model",
+                           d.background, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LEARNING_RATE,
+      g_param_spec_float("learning-rate", "Learning rate", "Background model learning rate per frame (0 < rate <= 1)",
+                         1e-6f, 1.0f, d.learning_rate, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_FOREGROUND_THRESHOLD,
+      g_param_spec_float("foreground-threshold", "Foreground threshold",
+                         "k: a pixel is foreground when any HSV channel is beyond k standard deviations", 0.1f, 100.0f,
+                         d.foreground_threshold, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_WARMUP_FRAMES,
+      g_param_spec_int("warmup-frames", "Warm-up frames",
+                       "Frames the background model only learns (everything is foreground meanwhile)", 0, 100000,
+                       d.warmup_frames, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LR_CHECK,
+      g_param_spec_boolean("lr-check", "Left-right check", "Invalidate disparities the right view does not confirm",
+                           d.lr_check, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_LR_TOLERANCE,
+      g_param_spec_int("lr-tolerance", "Left-right tolerance", "Largest left/right disparity difference kept, pixels",
+                       0, 64, d.lr_tolerance, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_SUBPIXEL,
+      g_param_spec_boolean("subpixel", "Sub-pixel", "Parabola fit to 1/16 pixel", d.subpixel, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_COLORMAP,
+      g_param_spec_enum("colormap", "Colour map", "False-colour map for RGBA/BGRA/RGBx/BGRx output",
+                        gst_cuda_stereo_colormap_get_type(), GST_CUDA_STEREO_COLORMAP_TURBO, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_ALPHA_MASK,
+      g_param_spec_boolean("alpha-mask", "Alpha mask",
+                           "RGBA/BGRA output: alpha = 255 on the foreground, 0 on the background (as the paper shows "
+                           "it); off: alpha = 255 everywhere",
+                           FALSE, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_INPUT_LAYOUT,
+      g_param_spec_enum("input-layout", "Input layout",
+                        "How the packed `sink` frame holds the views; anything but auto overrides the caps' "
+                        "multiview-mode (needed when decoders say mono)",
+                        gst_cuda_stereo_input_layout_get_type(), GST_CUDA_STEREO_INPUT_LAYOUT_AUTO, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_OUTPUT_MODE,
+      g_param_spec_enum("output-mode", "Output mode",
+                        "disparity; depth (GRAY16_LE millimetres, Z = baseline * focal-length / d; needs both "
+                        "set, and rectified views); or confidence (GRAY8: 0 = invalid or another disparity fits as "
+                        "well .. 255 = unique, from the costs of the pixel's best and next best disparity more than "
+                        "one away; method=progressive has it on the CPU backend only in this version). Confidence is "
+                        "an output mode so that it is a plain GRAY8 stream any element or appsink takes at full "
+                        "resolution; for disparity and confidence of the same frames, tee the input into two "
+                        "elements. Changing it renegotiates",
+                        gst_cuda_stereo_output_mode_get_type(), GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_BASELINE,
+      g_param_spec_double("baseline", "Baseline",
+                          "Distance between the two camera centres, metres, from the stereo calibration (depth "
+                          "output); 0 = not set: output-mode=depth fails with an error until it is set",
+                          0.0, 1000.0, kDefaultBaselineM, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_FOCAL_LENGTH,
+      g_param_spec_double("focal-length", "Focal length",
+                          "Focal length of the rectified views, pixels, from the stereo calibration (depth output); "
+                          "0 = not set: output-mode=depth fails with an error until it is set",
+                          0.0, 1e7, kDefaultFocalPx, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post messages",
+                           "Post an element message named \"cudastereo\" on the bus for every output frame: "
+                           "timestamp, running-time, stream-time, duration, foreground-fraction, valid-fraction, "
+                           "processing-time (ns), frame-index, placeholder, warming-up",
+                           FALSE, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_QOS,
+      g_param_spec_boolean("qos", "QoS",
+                           "Handle Quality-of-Service events from downstream: a frame that would reach the sink late "
+                           "is skipped before it is matched, counted in stats (qos-skipped) and announced with a QoS "
+                           "message. Off: every input frame (or pair) gives exactly one output frame",
+                           TRUE, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_METHOD,
+      g_param_spec_enum("method", "Matching method",
+                        "How disparities are found: progressive (Zhao & Taubin 2011: census costs, adaptive windows, "
+                        "coarse to fine; window, levels and the background model's pyramid apply) or block (SSD "
+                        "block matching of the full-size views over the whole range, as NVIDIA's CUDA stereo sample, "
+                        "with Tweddle's left-right check, uniqueness test and sub-pixel parabola; block-size and "
+                        "uniqueness-ratio apply)",
+                        gst_cuda_stereo_method_get_type(), static_cast<int>(d.method), playing));
+  g_object_class_install_property(
+      gobject_class, PROP_BLOCK_SIZE,
+      g_param_spec_int("block-size", "Block size",
+                       "method=block: side of the square SSD window, pixels, odd (an even size is refused with an "
+                       "error naming it when the next frame starts)",
+                       3, cs::kMaxMatchBlockSize, d.match_block_size, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_UNIQUENESS_RATIO,
+      g_param_spec_int("uniqueness-ratio", "Uniqueness ratio",
+                       "Keep a pixel only when the best cost more than one disparity away from its winner exceeds "
+                       "the winner's by more than this percentage (rival * 100 > best * (100 + ratio)), as OpenCV's "
+                       "StereoBM; 0 = off, -1 = the method's default (block: 80, progressive: off). With "
+                       "method=progressive a ratio runs on the CPU backend only in this version",
+                       -1, cs::kMaxUniquenessRatio, d.uniqueness_ratio, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics",
+                         "Read-only GstStructure: backend, frames, fps, foreground-fraction, background-tests-ratio "
+                         "(tests made / a full per-pixel test), valid-fraction, levels, model-frames, warming-up, "
+                         "unpaired-frames, dropped-frames, uploaded-ahead (frames whose upload to the GPU began as "
+                         "they arrived), qos-skipped (frames not matched because they would have been late), "
+                         "processing-time (ns, recent maximum to match a frame), latency (ns, what the element adds "
+                         "to the latency query)",
+                         GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+  /**
+   * GstCudaStereo::reset-background:
+   *
+   * Forgets the background model; the next frame starts a new warm-up.
+   */
+  g_signal_new_class_handler("reset-background", G_TYPE_FROM_CLASS(gobject_class),
+                             static_cast<GSignalFlags>(G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION),
+                             G_CALLBACK(reset_background_handler), nullptr, nullptr, nullptr, G_TYPE_NONE, 0);
+
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_backend_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_colormap_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_input_layout_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_output_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_window_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_cuda_stereo_method_get_type(), static_cast<GstPluginAPIFlags>(0));
+}
+
+void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  bool renegotiate = false;
+  // The device and engine are chosen in start: past READY they stay.
+  GST_OBJECT_LOCK(self);
+  const bool running = GST_STATE(self) > GST_STATE_READY;
+  GST_OBJECT_UNLOCK(self);
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    Settings& s = priv->settings;
+    cs::Params& p = s.params;
+    switch (prop_id) {
+      case PROP_BACKEND:
+        if (running)
+          GST_WARNING_OBJECT(self, "backend can only change in the NULL or READY state; kept");
+        else
+          s.backend = static_cast<GstCudaStereoBackend>(g_value_get_enum(value));
+        break;
+      case PROP_CUDA_DEVICE_ID:
+        if (running)
+          GST_WARNING_OBJECT(self, "cuda-device-id can only change in the NULL or READY state; kept");
+        else
+          s.cuda_device_id = g_value_get_int(value);
+        break;
+      case PROP_MAX_DISPARITY: p.max_disparity = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_MIN_DISPARITY: p.min_disparity = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_LEVELS: p.levels = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_WINDOW:
+        p.window = static_cast<cs::WindowVariant>(g_value_get_enum(value));
+        priv->params_dirty = true;
+        break;
+      case PROP_BACKGROUND: p.background = g_value_get_boolean(value); priv->params_dirty = true; break;
+      case PROP_LEARNING_RATE: p.learning_rate = g_value_get_float(value); priv->params_dirty = true; break;
+      case PROP_FOREGROUND_THRESHOLD:
+        p.foreground_threshold = g_value_get_float(value);
+        priv->params_dirty = true;
+        break;
+      case PROP_WARMUP_FRAMES: p.warmup_frames = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_LR_CHECK: p.lr_check = g_value_get_boolean(value); priv->params_dirty = true; break;
+      case PROP_LR_TOLERANCE: p.lr_tolerance = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_SUBPIXEL: p.subpixel = g_value_get_boolean(value); priv->params_dirty = true; break;
+      case PROP_COLORMAP: s.colormap = static_cast<GstCudaStereoColormap>(g_value_get_enum(value)); break;
+      case PROP_ALPHA_MASK: s.alpha_mask = g_value_get_boolean(value); break;
+      case PROP_INPUT_LAYOUT:
+        s.input_layout = static_cast<GstCudaStereoInputLayout>(g_value_get_enum(value));
+        priv->geometry_dirty = true;
+        break;
+      case PROP_OUTPUT_MODE:
+        s.output_mode = static_cast<GstCudaStereoOutputMode>(g_value_get_enum(value));
+        // The engine learns that the confidence is read (it may refuse it by name).
+        p.confidence = confidence_output(s);
+        priv->params_dirty = true;
+        renegotiate = true;
+        break;
+      case PROP_METHOD:
+        p.method = static_cast<cs::Method>(g_value_get_enum(value));
+        priv->params_dirty = true;
+        break;
+      case PROP_BLOCK_SIZE: p.match_block_size = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_UNIQUENESS_RATIO: p.uniqueness_ratio = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
+      case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
+      case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
+      case PROP_QOS: s.qos = g_value_get_boolean(value); break;
+      default: G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec); break;
+    }
+  }
+  if (renegotiate) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
+}
+
+void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec* pspec) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed(value, stats_structure(self));
+    return;
+  }
+  std::lock_guard<std::mutex> guard(priv->lock);
+  const Settings& s = priv->settings;
+  const cs::Params& p = s.params;
+  switch (prop_id) {
+    case PROP_BACKEND: g_value_set_enum(value, s.backend); break;
+    case PROP_CUDA_DEVICE_ID: g_value_set_int(value, s.cuda_device_id); break;
+    case PROP_MAX_DISPARITY: g_value_set_int(value, p.max_disparity); break;
+    case PROP_MIN_DISPARITY: g_value_set_int(value, p.min_disparity); break;
+    case PROP_LEVELS: g_value_set_int(value, p.levels); break;
+    case PROP_WINDOW: g_value_set_enum(value, static_cast<int>(p.window)); break;
+    case PROP_BACKGROUND: g_value_set_boolean(value, p.background); break;
+    case PROP_LEARNING_RATE: g_value_set_float(value, p.learning_rate); break;
+    case PROP_FOREGROUND_THRESHOLD: g_value_set_float(value, p.foreground_threshold); break;
+    case PROP_WARMUP_FRAMES: g_value_set_int(value, p.warmup_frames); break;
+    case PROP_LR_CHECK: g_value_set_boolean(value, p.lr_check); break;
+    case PROP_LR_TOLERANCE: g_value_set_int(value, p.lr_tolerance); break;
+    case PROP_SUBPIXEL: g_value_set_boolean(value, p.subpixel); break;
+    case PROP_COLORMAP: g_value_set_enum(value, s.colormap); break;
+    case PROP_ALPHA_MASK: g_value_set_boolean(value, s.alpha_mask); break;
+    case PROP_INPUT_LAYOUT: g_value_set_enum(value, s.input_layout); break;
+    case PROP_OUTPUT_MODE: g_value_set_enum(value, s.output_mode); break;
+    case PROP_BASELINE: g_value_set_double(value, s.baseline_m); break;
+    case PROP_FOCAL_LENGTH: g_value_set_double(value, s.focal_px); break;
+    case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
+    case PROP_QOS: g_value_set_boolean(value, s.qos); break;
+    case PROP_METHOD: g_value_set_enum(value, static_cast<int>(p.method)); break;
+    case PROP_BLOCK_SIZE: g_value_set_int(value, p.match_block_size); break;
+    case PROP_UNIQUENESS_RATIO: g_value_set_int(value, p.uniqueness_ratio); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec); break;
+  }
+}
+
+}  // namespace cs_gst

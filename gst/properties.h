@@ -1,0 +1,19 @@
+// The element's GObject interface: the registered enum types of its
+// properties (declared in gstcudastereo.h), the property specs and the
+// reset-background action signal (installed from class_init), and
+// set_property/get_property, which read and write Settings under the lock
+// and mark what the streaming thread must redo at the next frame.
+#pragma once
+
+#include "element_private.h"
+
+namespace cs_gst {
+
+// Installs every property and the reset-background signal on the class, and
+// marks the enum types as plugin API.
+void install_properties_and_signals(GObjectClass* gobject_class);
+
+void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GParamSpec* pspec);
+void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec* pspec);
+
+}  // namespace cs_gst

@@ -51,6 +51,10 @@ class Engine {
   virtual FrameResult finish();
   // Frames submitted and not finished.
   virtual size_t in_flight() const { return done_.size(); }
+  // True when submit() returns before its frame is done (frames overlap);
+  // false when it runs the frame (this default): holding frames back then
+  // gains nothing.
+  virtual bool overlaps_frames() const { return false; }
 
  private:
   std::deque<FrameResult> done_;  // the default submit()'s outcomes, oldest first

@@ -122,6 +122,7 @@ class OverlappingCpuEngine final : public Engine {
     std::lock_guard<std::mutex> guard(lock_);
     return jobs_.size();
   }
+  bool overlaps_frames() const override { return true; }
 
  private:
   struct Job {

@@ -91,13 +91,14 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
       cs::FrameView a = frame_view(frame, whole, priv->geometry, 0);
       cs::FrameView b = frame_view(frame, whole, priv->geometry, 1);
       bool engine_took = false;
-      ret = priv->geometry.right_first ? produce(self, &b, &a, pts, duration, false, &engine_took)
-                                       : produce(self, &a, &b, pts, duration, false, &engine_took);
+      InputHold hold;  // the mapping now belongs to the frame in flight
+      hold.keep(buf, &frame);
+      ret = priv->geometry.right_first ? produce(self, &b, &a, pts, duration, false, &hold, &engine_took)
+                                       : produce(self, &a, &b, pts, duration, false, &hold, &engine_took);
       if (ahead && engine_took) {
         upload.taken_by_engine();
         count_uploaded_ahead(priv);
       }
-      gst_video_frame_unmap(&frame);
     }
   }
   priv->last_output_rt = rt;
@@ -205,17 +206,20 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
       cs::FrameView l = frame_view(lf, lwhole, priv->geometry, 0);
       cs::FrameView r = frame_view(rf, rwhole, priv->geometry, 0);
       bool engine_took = false;
-      ret = produce(self, &l, &r, pts, duration, false, &engine_took);
+      InputHold hold;  // the mappings now belong to the frame in flight
+      hold.keep(lb, &lf);
+      hold.keep(rb, &rf);
+      ret = produce(self, &l, &r, pts, duration, false, &hold, &engine_took);
       if (ahead && engine_took) {
         lup.taken_by_engine();
         rup.taken_by_engine();
         count_uploaded_ahead(priv);
       }
     } else {
+      if (lok) gst_video_frame_unmap(&lf);
+      if (rok) gst_video_frame_unmap(&rf);
       ret = produce(self, nullptr, nullptr, pts, duration, false);
     }
-    if (lok) gst_video_frame_unmap(&lf);
-    if (rok) gst_video_frame_unmap(&rf);
   } else {
     if (lb && rb && kind == OutputKind::kPlaceholder)
       GST_INFO_OBJECT(self, "%s is a gap: placeholder output", is_gap(lb) ? "sink_left" : "sink_right");
@@ -261,6 +265,32 @@ GstFlowReturn aggregate(GstCudaStereo* self, gboolean timeout) {
     ret = aggregate_packed(self, sink);
   } else {
     ret = GST_FLOW_EOS;
+  }
+  // Frames in flight: while the next input already waits, up to the limit
+  // stay with the engine, which works on them while that input is taken in
+  // (the next aggregate call comes at once). Otherwise every frame is
+  // finished and pushed now: a live source that keeps up gets each frame as
+  // soon as it is done, and an application that pushes one frame and waits
+  // for its output (appsrc, a harness) never waits for a frame held back.
+  // EOS, an error or a live timeout push everything too.
+  size_t keep = 0;
+  if (ret == GST_FLOW_OK && priv->in_flight_limit > 1 && !priv->pending.empty()) {
+    auto next_waits = [&] {
+      return left && right ? gst_aggregator_pad_has_buffer(left) && gst_aggregator_pad_has_buffer(right)
+                           : sink && gst_aggregator_pad_has_buffer(sink);
+    };
+    // Upstream was woken when this frame left its pad: let it queue the
+    // next one before deciding (a thread switch, not a wait).
+    bool waits = next_waits();
+    if (!waits) {
+      g_thread_yield();
+      waits = next_waits();
+    }
+    if (waits) keep = priv->in_flight_limit - 1;
+  }
+  const GstFlowReturn pushed = complete_outputs(self, keep);
+  if (ret == GST_FLOW_OK || ret == GST_FLOW_EOS) {
+    if (pushed != GST_FLOW_OK) ret = pushed;
   }
   if (sink) gst_object_unref(sink);
   if (left) gst_object_unref(left);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 
@@ -21,6 +22,7 @@
 #include "geometry.h"
 #include "gstcudastereo.h"
 #include "live_timing.h"
+#include "pending.h"
 #include "settings.h"
 #include "stats.h"
 #include "stereo.h"
@@ -57,6 +59,13 @@ struct GstCudaStereoPrivate {
   bool notice_posted = false;
   std::chrono::steady_clock::time_point fps_window_start;
   uint64_t fps_window_frames = 0;
+
+  // Frames in flight (pending.h), oldest first: submitted to the engine (or
+  // placeholders written) and not pushed yet. At most `in_flight_limit`
+  // (frames-in-flight with an engine that overlaps frames, else 1) stay
+  // after an aggregate call, and none while no input waits.
+  std::deque<cs_gst::PendingOutput> pending;
+  size_t in_flight_limit = 1;
 
   // Live behaviour (live_timing.h). Streaming thread: the processing times,
   // the latency reported from them, and whether the next output follows a

@@ -98,6 +98,7 @@ class FaultInjectingEngine : public cs::Engine {
     return r;
   }
   size_t in_flight() const override { return inner_->in_flight(); }
+  bool overlaps_frames() const override { return inner_->overlaps_frames(); }
 
  private:
   std::unique_ptr<cs::Engine> inner_;

@@ -10,6 +10,7 @@
 #include "engine_factory.h"
 #include "error_text.h"
 #include "pinned_allocator.h"
+#include "produce.h"
 
 namespace cs_gst {
 
@@ -24,6 +25,7 @@ static std::string join_details(const std::string& a, const std::string& b) {
 bool open_engine(GstCudaStereo* self, const Settings& s) {
   GstCudaStereoPrivate* priv = PRIV(self);
   const auto backend = static_cast<Backend>(s.backend);
+  const bool overlap = s.frames_in_flight > 1;
   EngineChoice choice;
 #if HAVE_GST_CUDA
   GstCudaContext* ctx = nullptr;
@@ -33,23 +35,23 @@ bool open_engine(GstCudaStereo* self, const Settings& s) {
       // The engine adopts the pushed context (device_id -1): its memory,
       // stream and graph live in the context the pipeline shares.
       gst_cuda_context_push(ctx);
-      choice = create_engine(backend, -1, s.params);
+      choice = create_engine(backend, -1, s.params, overlap);
       gst_cuda_context_pop(nullptr);
     } else if (backend == Backend::Cuda) {
       choice.error = "backend=cuda was requested but " + cuda_error;
     } else {
-      choice = create_engine(Backend::Cpu, -1, s.params);
+      choice = create_engine(Backend::Cpu, -1, s.params, overlap);
       if (choice.engine) choice.notice = "backend=auto runs on the CPU: " + cuda_error;
     }
   } else {
-    choice = create_engine(backend, s.cuda_device_id, s.params);
+    choice = create_engine(backend, s.cuda_device_id, s.params, overlap);
   }
   if (choice.engine && ctx && std::strcmp(choice.engine->backend_name(), "cuda") == 0)
     priv->engine_ctx = ctx;
   else if (ctx)
     gst_object_unref(ctx);
 #else
-  choice = create_engine(backend, s.cuda_device_id, s.params);
+  choice = create_engine(backend, s.cuda_device_id, s.params, overlap);
 #endif
   if (!choice.engine) {
     const cs::ErrorParts error = cs::split_error_text(choice.error);
@@ -72,6 +74,8 @@ bool open_engine(GstCudaStereo* self, const Settings& s) {
   }
   priv->engine = std::move(choice.engine);
   priv->backend_name = priv->engine->backend_name();
+  // Holding frames back gains nothing when the engine finishes each in submit().
+  priv->in_flight_limit = priv->engine->overlaps_frames() ? static_cast<size_t>(s.frames_in_flight) : 1;
   if (std::strcmp(priv->backend_name, "cuda") == 0) {
     GstObject* alloc_ctx = nullptr;
 #if HAVE_GST_CUDA
@@ -101,8 +105,10 @@ void close_engine(GstCudaStereoPrivate* priv) {
   // Probes stop uploading; uploads never processed go back.
   priv->uploads_ahead.stop();
   {
-    // The engine frees its device memory in the context it was made in.
+    // The engine frees its device memory in the context it was made in,
+    // after the frames in flight (never pushed now) are done.
     CudaContextScope cuda_scope(engine_context(priv));
+    drop_outputs(priv);
     priv->engine.reset();
   }
 #if HAVE_GST_CUDA

@@ -86,6 +86,14 @@
  * arrive late by the wait). With qos=false every input frame (or pair)
  * gives exactly one output frame, however late.
  *
+ * Frames in flight (`frames-in-flight`, 2 by default): while the next input
+ * already waits, up to that many frames stay with the engine, which works on
+ * one while the element pushes the one before and takes in the next. Outputs
+ * keep input order and timestamps; EOS pushes every frame in flight, a flush
+ * drops them. Without a waiting input every frame is pushed as soon as it is
+ * done (live sources keep their latency). The CPU backend overlaps frames;
+ * the CUDA engine of this version finishes each frame before the next.
+ *
  * Output: one view's size, same timestamp and duration as the input frame or
  * pair. GRAY16_LE raw disparity (d * 16, 0 = invalid), GRAY8 (0 = invalid,
  * 1..255 = 0..max-disparity), or false colour RGBA/BGRA/RGBx/BGRx through
@@ -214,10 +222,12 @@
 #include "caps.h"
 #include "config.h"
 #include "cuda_context.h"
+#include "cuda_context_scope.h"
 #include "element_private.h"
 #include "engine_setup.h"
 #include "gstcudastereometa.h"
 #include "live.h"
+#include "produce.h"
 #include "properties.h"
 
 // This file is the glue: the type, its pads and class, and the GObject and
@@ -446,8 +456,14 @@ static gboolean gst_cuda_stereo_stop(GstAggregator* agg) {
 static GstFlowReturn gst_cuda_stereo_flush(GstAggregator* agg) {
   // A seek moves the timeline: forget pairing history. The background model
   // stays (the camera has not moved). Frames uploaded ahead were flushed.
-  reset_stream_state(PRIV(GST_CUDA_STEREO(agg)));
-  PRIV(GST_CUDA_STEREO(agg))->uploads_ahead.drop(nullptr);
+  GstCudaStereoPrivate* priv = PRIV(GST_CUDA_STEREO(agg));
+  reset_stream_state(priv);
+  priv->uploads_ahead.drop(nullptr);
+  {
+    // Frames in flight belong to the old timeline: finished, never pushed.
+    CudaContextScope cuda_scope(engine_context(priv));
+    cs_gst::drop_outputs(priv);
+  }
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush
              ? GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->flush(agg)
              : GST_FLOW_OK;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "encode.h"
 #include "error_text.h"
@@ -16,7 +17,7 @@
 
 namespace cs_gst {
 
-static void record_output(GstCudaStereo* self, bool placeholder) {
+static void record_output(GstCudaStereo* self, bool placeholder, const cs::FrameStats& fs) {
   GstCudaStereoPrivate* priv = PRIV(self);
   const auto now = std::chrono::steady_clock::now();
   if (priv->fps_window_frames == 0) priv->fps_window_start = now;
@@ -29,7 +30,7 @@ static void record_output(GstCudaStereo* self, bool placeholder) {
     priv->stats.fps = (priv->fps_window_frames - 1) / elapsed;
     priv->fps_window_frames = 0;
   }
-  priv->stats.engine = priv->engine->stats();
+  if (!placeholder) priv->stats.engine = fs;
   priv->stats.backend = priv->backend_name;
 }
 
@@ -101,11 +102,12 @@ static GstFlowReturn acquire_output_buffer(GstCudaStereo* self, GstBuffer** outb
   return GST_FLOW_OK;
 }
 
-// Writes the frame into `outbuf`: the engine's result for the views, or an
-// all-invalid placeholder when they are not both given. On failure (an
-// error was posted) `outbuf` is dropped.
-static GstFlowReturn fill_output(GstCudaStereo* self, const cs::FrameView* left, const cs::FrameView* right,
-                                 GstBuffer* outbuf, guint64* processing_ns, bool* engine_took) {
+// Maps `outbuf` into `p` and has the engine's result for the views written
+// into it (submitted: finished later), or writes an all-invalid placeholder
+// when they are not both given. On failure (an error was posted) `outbuf`
+// is dropped.
+static GstFlowReturn start_output(GstCudaStereo* self, const cs::FrameView* left, const cs::FrameView* right,
+                                  GstBuffer* outbuf, PendingOutput* p, bool* engine_took) {
   GstCudaStereoPrivate* priv = PRIV(self);
   const bool placeholder = !(left && right);
   // The engine writes device memory directly when the inputs are on the
@@ -116,78 +118,79 @@ static GstFlowReturn fill_output(GstCudaStereo* self, const cs::FrameView* left,
   out_device = !placeholder && priv->engine_ctx && left->memory == cs::Memory::Device &&
                readable_on_device(outbuf, priv->engine_ctx);
 #endif
-  GstVideoFrame out;
   const GstMapFlags out_flags =
 #if HAVE_GST_CUDA
       out_device ? static_cast<GstMapFlags>(GST_MAP_WRITE | GST_MAP_CUDA) :
 #endif
                  GST_MAP_WRITE;
-  if (!gst_video_frame_map(&out, &priv->out_info, outbuf, out_flags)) {
+  if (!gst_video_frame_map(&p->out, &priv->out_info, outbuf, out_flags)) {
     gst_buffer_unref(outbuf);
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (nullptr));
     return GST_FLOW_ERROR;
   }
   const cs::EncodeParams enc = encode_params(priv->active, priv->out_format);
   cs::OutputFrame dst;
-  dst.data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&out, 0));
-  dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&out, 0);
+  dst.data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&p->out, 0));
+  dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&p->out, 0);
   dst.width = priv->geometry.view_width;
   dst.height = priv->geometry.view_height;
   dst.memory = out_device ? cs::Memory::Device : cs::Memory::Host;
+  p->submitted = std::chrono::steady_clock::now();
   if (!placeholder) {
-    // Blocking: with a device output the engine queues the frame on its own
-    // stream and waits for it. GStreamer 1.22's CUDA memory carries no
-    // stream, so a downstream CUDA element could not otherwise order its
-    // reads after our writes.
+    // The buffer is pushed only after the engine's finish(): with a device
+    // output, GStreamer 1.22's CUDA memory carries no stream, so a
+    // downstream CUDA element could not otherwise order its reads after
+    // our writes.
     if (engine_took) *engine_took = true;
-    const auto started = std::chrono::steady_clock::now();
-    const std::string error = priv->engine->process(*left, *right, enc, dst);
-    *processing_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+    const std::string error = priv->engine->submit(*left, *right, enc, dst);
     if (!error.empty()) {
-      gst_video_frame_unmap(&out);
+      gst_video_frame_unmap(&p->out);
       gst_buffer_unref(outbuf);
       const cs::ErrorParts e = cs::split_error_text(error);
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()),
                         ("%s", e.detail.c_str()));
       return GST_FLOW_ERROR;
     }
+    p->engine = true;
   } else {
     cs::encode_output(static_cast<const cs::Image<uint16_t>&>(priv->invalid_q4).view(), nullptr, enc, dst.data, dst.pitch);
   }
-  gst_video_frame_unmap(&out);
+  p->outbuf = outbuf;
+  p->out_mapped = true;
   return GST_FLOW_OK;
 }
 
 // Stamps, describes (GstCudaStereoMeta, stats, the frame message) and
 // pushes a filled output buffer.
-static GstFlowReturn finish_output(GstCudaStereo* self, GstBuffer* outbuf, GstClockTime pts, GstClockTime duration,
-                                   bool gap, bool placeholder, guint64 processing_ns) {
+static GstFlowReturn finish_output(GstCudaStereo* self, const PendingOutput& p, guint64 processing_ns,
+                                   const cs::FrameStats& fs) {
   GstCudaStereoPrivate* priv = PRIV(self);
+  GstBuffer* outbuf = p.outbuf;
+  const GstClockTime pts = p.pts, duration = p.duration;
+  const bool placeholder = p.placeholder;
+  const Settings& active = p.active;
   GST_BUFFER_PTS(outbuf) = pts;
   GST_BUFFER_DURATION(outbuf) = duration;
-  if (gap) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_GAP);
-  if (priv->discont_pending) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_DISCONT);  // frames were skipped (QoS)
-  priv->discont_pending = false;
+  if (p.gap) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_GAP);
+  if (p.discont) GST_BUFFER_FLAG_SET(outbuf, GST_BUFFER_FLAG_DISCONT);  // frames were skipped (QoS)
 
-  const cs::FrameStats fs = priv->engine->stats();
   GstCudaStereoMeta* meta = gst_buffer_add_cuda_stereo_meta(outbuf);
   meta->scale = 16;
   meta->invalid_value = 0;
-  meta->min_disparity = priv->active.params.min_disparity;
-  meta->max_disparity = priv->active.params.max_disparity;
+  meta->min_disparity = active.params.min_disparity;
+  meta->max_disparity = active.params.max_disparity;
   meta->foreground_fraction = placeholder ? 0.0 : fs.foreground_fraction;
-  meta->levels = cs::pipeline_levels(priv->active.params, priv->geometry.view_width, priv->geometry.view_height);
+  meta->levels = p.levels;
   meta->backend = g_intern_string(priv->backend_name);
-  meta->depth = priv->active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
-  meta->confidence = confidence_output(priv->active);
+  meta->depth = active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
+  meta->confidence = confidence_output(active);
   meta->placeholder = placeholder;
   meta->frame_index = fs.frame_index;
-  gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, priv->active.baseline_m, priv->active.focal_px);
+  gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, active.baseline_m, active.focal_px);
 
-  record_output(self, placeholder);
+  record_output(self, placeholder, fs);
   if (!placeholder) note_processing_time(self, processing_ns);
-  if (priv->active.post_messages) post_frame_message(self, pts, duration, placeholder ? nullptr : &fs, processing_ns);
+  if (active.post_messages) post_frame_message(self, pts, duration, placeholder ? nullptr : &fs, processing_ns);
 
   GstAggregator* agg = GST_AGGREGATOR(self);
   {
@@ -202,10 +205,21 @@ static GstFlowReturn finish_output(GstCudaStereo* self, GstBuffer* outbuf, GstCl
 }
 
 GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, const cs::FrameView* right, GstClockTime pts,
-                      GstClockTime duration, bool gap, bool* engine_took) {
+                      GstClockTime duration, bool gap, InputHold* inputs, bool* engine_took) {
   GstCudaStereoPrivate* priv = PRIV(self);
-  if (!priv->out_configured && priv->geometry.valid) gst_aggregator_negotiate(GST_AGGREGATOR(self));
+  InputHold held;
+  if (inputs) std::swap(held, *inputs);
+  if (!priv->out_configured && priv->geometry.valid) {
+    // New output caps: the frames made for the old ones go first.
+    const GstFlowReturn ret = complete_outputs(self, 0);
+    if (ret != GST_FLOW_OK) {
+      held.release();
+      return ret;
+    }
+    gst_aggregator_negotiate(GST_AGGREGATOR(self));
+  }
   if (!priv->out_configured) {
+    held.release();
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                       ("No output format could be agreed with downstream for %dx%d views: cudastereo gives "
                        "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx (GRAY16_LE only with output-mode=depth, GRAY8 "
@@ -217,11 +231,79 @@ GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, const cs::
   const bool placeholder = !(left && right);
   GstBuffer* outbuf = nullptr;
   GstFlowReturn ret = acquire_output_buffer(self, &outbuf);
-  if (ret != GST_FLOW_OK) return ret;
-  guint64 processing_ns = 0;
-  ret = fill_output(self, left, right, outbuf, &processing_ns, engine_took);
-  if (ret != GST_FLOW_OK) return ret;
-  return finish_output(self, outbuf, pts, duration, gap, placeholder, processing_ns);
+  if (ret != GST_FLOW_OK) {
+    held.release();
+    return ret;
+  }
+  PendingOutput p;
+  ret = start_output(self, left, right, outbuf, &p, engine_took);
+  if (ret != GST_FLOW_OK) {
+    held.release();
+    return ret;
+  }
+  p.inputs = held;
+  p.placeholder = placeholder;
+  p.gap = gap;
+  p.discont = priv->discont_pending;
+  priv->discont_pending = false;
+  p.pts = pts;
+  p.duration = duration;
+  p.active = priv->active;
+  p.levels = cs::pipeline_levels(priv->active.params, priv->geometry.view_width, priv->geometry.view_height);
+  priv->pending.push_back(std::move(p));
+  if (priv->pending.size() > 1 && !placeholder) {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    priv->stats.overlapped++;
+  }
+  return GST_FLOW_OK;
+}
+
+// The oldest frame in flight, finished: its buffer unmapped, its inputs
+// released; the engine's outcome in *result.
+static PendingOutput finish_oldest(GstCudaStereoPrivate* priv, cs::Engine::FrameResult* result) {
+  PendingOutput p = std::move(priv->pending.front());
+  priv->pending.pop_front();
+  *result = p.engine ? priv->engine->finish() : cs::Engine::FrameResult();
+  if (p.out_mapped) gst_video_frame_unmap(&p.out);
+  p.out_mapped = false;
+  p.inputs.release();
+  return p;
+}
+
+GstFlowReturn complete_outputs(GstCudaStereo* self, size_t keep) {
+  GstCudaStereoPrivate* priv = PRIV(self);
+  GstFlowReturn ret = GST_FLOW_OK;
+  while (priv->pending.size() > keep) {
+    cs::Engine::FrameResult r;
+    PendingOutput p = finish_oldest(priv, &r);
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref(p.outbuf);
+      continue;
+    }
+    if (!r.error.empty()) {
+      gst_buffer_unref(p.outbuf);
+      const cs::ErrorParts e = cs::split_error_text(r.error);
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()),
+                        ("%s", e.detail.c_str()));
+      ret = GST_FLOW_ERROR;
+      continue;
+    }
+    const guint64 processing_ns =
+        p.placeholder ? 0
+                      : std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                             p.submitted)
+                            .count();
+    ret = finish_output(self, p, processing_ns, r.stats);
+  }
+  return ret;
+}
+
+void drop_outputs(GstCudaStereoPrivate* priv) {
+  while (!priv->pending.empty()) {
+    cs::Engine::FrameResult r;
+    PendingOutput p = finish_oldest(priv, &r);
+    gst_buffer_unref(p.outbuf);
+  }
 }
 
 }  // namespace cs_gst

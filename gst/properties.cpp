@@ -108,6 +108,7 @@ enum {
   PROP_FOCAL_LENGTH,
   PROP_POST_MESSAGES,
   PROP_QOS,
+  PROP_FRAMES_IN_FLIGHT,
   PROP_METHOD,
   PROP_BLOCK_SIZE,
   PROP_UNIQUENESS_RATIO,
@@ -248,6 +249,19 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                            "message. Off: every input frame (or pair) gives exactly one output frame",
                            TRUE, playing));
   g_object_class_install_property(
+      gobject_class, PROP_FRAMES_IN_FLIGHT,
+      g_param_spec_int("frames-in-flight", "Frames in flight",
+                       "Frames the element may have handed to the engine and not yet pushed. From 2 on, an engine "
+                       "that overlaps frames works on one while the element pushes the one before and takes in the "
+                       "next (more frames a second); a frame is held back only while the next input is already "
+                       "waiting, so a source that is keeping up (a live camera) gets each frame as soon as it is "
+                       "done. The "
+                       "CPU backend overlaps frames on a worker thread; in this version the CUDA engine finishes "
+                       "each frame before the next is taken. 1: each frame is pushed before the next is taken. "
+                       "Set in the NULL or READY state",
+                       1, 16, Settings().frames_in_flight,
+                       static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property(
       gobject_class, PROP_METHOD,
       g_param_spec_enum("method", "Matching method",
                         "How disparities are found: progressive (Zhao & Taubin 2011: census costs, adaptive windows, "
@@ -277,6 +291,7 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                          "(tests made / a full per-pixel test), valid-fraction, levels, model-frames, warming-up, "
                          "unpaired-frames, dropped-frames, uploaded-ahead (frames whose upload to the GPU began as "
                          "they arrived), qos-skipped (frames not matched because they would have been late), "
+                         "overlapped-frames (frames handed to the engine while an earlier one was still in flight), "
                          "processing-time (ns, recent maximum to match a frame), latency (ns, what the element adds "
                          "to the latency query)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
@@ -362,6 +377,12 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
       case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
       case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
       case PROP_QOS: s.qos = g_value_get_boolean(value); break;
+      case PROP_FRAMES_IN_FLIGHT:
+        if (running)
+          GST_WARNING_OBJECT(self, "frames-in-flight can only change in the NULL or READY state; kept");
+        else
+          s.frames_in_flight = g_value_get_int(value);
+        break;
       default: G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec); break;
     }
   }
@@ -399,6 +420,7 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_FOCAL_LENGTH: g_value_set_double(value, s.focal_px); break;
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
     case PROP_QOS: g_value_set_boolean(value, s.qos); break;
+    case PROP_FRAMES_IN_FLIGHT: g_value_set_int(value, s.frames_in_flight); break;
     case PROP_METHOD: g_value_set_enum(value, static_cast<int>(p.method)); break;
     case PROP_BLOCK_SIZE: g_value_set_int(value, p.match_block_size); break;
     case PROP_UNIQUENESS_RATIO: g_value_set_int(value, p.uniqueness_ratio); break;

@@ -29,6 +29,10 @@ struct Settings {
   double focal_px = kDefaultFocalPx;
   bool post_messages = false;
   bool qos = true;  // skip frames that would be late (GstBaseTransform's `qos`, on as in GstVideoFilter)
+  // Frames the element may hold submitted and not pushed (pending.h): with
+  // an engine that overlaps frames, one is matched while the previous is
+  // pushed and the next taken in. Chosen with the engine, in start.
+  int frames_in_flight = 2;
 };
 
 cs::Colormap to_colormap(GstCudaStereoColormap c);

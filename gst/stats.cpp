@@ -13,7 +13,7 @@ GstStructure* stats_structure(const Stats& s) {
                            s.engine.levels, "model-frames", G_TYPE_UINT64, s.engine.frame_index, "warming-up",
                            G_TYPE_BOOLEAN, s.engine.warming_up, "unpaired-frames", G_TYPE_UINT64, s.unpaired_frames,
                            "dropped-frames", G_TYPE_UINT64, s.dropped_frames, "uploaded-ahead", G_TYPE_UINT64,
-                           s.uploaded_ahead, "qos-skipped", G_TYPE_UINT64, s.qos_skipped, "processing-time",
+                           s.uploaded_ahead, "qos-skipped", G_TYPE_UINT64, s.qos_skipped, "overlapped-frames", G_TYPE_UINT64, s.overlapped, "processing-time",
                            G_TYPE_UINT64, s.processing_time, "latency", G_TYPE_UINT64, s.latency, nullptr);
 }
 

@@ -18,6 +18,7 @@ struct Stats {
   uint64_t dropped_frames = 0;   // late partners dropped
   uint64_t uploaded_ahead = 0;   // frames read from copies uploaded as they arrived
   uint64_t qos_skipped = 0;      // frames skipped before matching: they would have reached the sink late (qos)
+  uint64_t overlapped = 0;       // frames submitted while an earlier one was still in flight (frames-in-flight)
   uint64_t processing_time = 0;  // ns, recent robust maximum of the time to match one frame
   uint64_t latency = 0;          // ns, what the element adds to the latency query
   double fps = 0.0;

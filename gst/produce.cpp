@@ -79,7 +79,19 @@ static GstFlowReturn acquire_output_buffer(GstCudaStereo* self, GstBuffer** outb
       GST_WARNING_OBJECT(self, "could not activate the pinned output pool; output goes to plain system memory");
       priv->out_pinned_pool = false;
     } else {
-      alloc_ret = gst_buffer_pool_acquire_buffer(pool, outbuf, nullptr);
+      // Frames in flight hold pool buffers: when the pool has none left,
+      // they are pushed (and give theirs back in time) before waiting.
+      if (!priv->pending.empty()) {
+        GstBufferPoolAcquireParams dontwait = {};
+        dontwait.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+        alloc_ret = gst_buffer_pool_acquire_buffer(pool, outbuf, &dontwait);
+        if (alloc_ret == GST_FLOW_EOS) {
+          alloc_ret = complete_outputs(self, 0);
+          if (alloc_ret == GST_FLOW_OK) alloc_ret = gst_buffer_pool_acquire_buffer(pool, outbuf, nullptr);
+        }
+      } else {
+        alloc_ret = gst_buffer_pool_acquire_buffer(pool, outbuf, nullptr);
+      }
       gst_object_unref(pool);
       if (alloc_ret != GST_FLOW_OK && (priv->out_cuda_memory || alloc_ret == GST_FLOW_FLUSHING)) {
         GST_DEBUG_OBJECT(self, "no output buffer from the pool: %s", gst_flow_get_name(alloc_ret));

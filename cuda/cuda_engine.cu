@@ -1222,6 +1222,7 @@ Engine::FrameResult CudaEngine::finish() {
 }
 
 size_t CudaEngine::in_flight() const { return impl_->submitted.size(); }
+bool CudaEngine::overlaps_frames() const { return !impl_->twin; }
 
 std::string CudaEngine::download_debug(Matcher::Debug* out) {
   if (impl_->last_on_twin) return impl_->twin->download_debug(out);

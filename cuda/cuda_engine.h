@@ -81,6 +81,8 @@ class CudaEngine final : public Engine {
                      const OutputFrame& out) override;
   FrameResult finish() override;
   size_t in_flight() const override;
+  // True unless two sets of frames in flight are on (then submit() runs each frame).
+  bool overlaps_frames() const override;
 
   // ---- asynchronous, device-resident frames
   // Queues one frame: both views in device memory (Memory::Device), output

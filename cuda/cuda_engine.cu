@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <sstream>
 
@@ -177,6 +178,20 @@ struct CudaEngine::Impl {
   int frames_seen_host = 0;
   uint64_t frame_index = 0;
   FrameStats pending;  // of the last queued frame, counts filled after it finishes
+
+  // Frames in flight (submit/finish), oldest first. A frame run inside
+  // submit() carries its outcome; a queued one its event, the pinned copy
+  // of its counters and the host-side part of its statistics.
+  struct Submitted {
+    bool ran = false;
+    Engine::FrameResult result;
+    cudaEvent_t done = nullptr;
+    FrameCounters* counters = nullptr;
+    bool staged = false;  // its views went up through the staging area
+  };
+  std::deque<Submitted> submitted;
+  std::vector<cudaEvent_t> spare_events;
+  std::vector<FrameCounters*> spare_counters;
   bool have_frame = false;
   FrameView last_left{}, last_right{};
 
@@ -635,6 +650,12 @@ CudaEngine::~CudaEngine() {
   if (m.luts) cudaFree(m.luts);
   if (m.counters_host) cudaFreeHost(m.counters_host);
   if (m.staging) cudaFreeHost(m.staging);
+  for (Impl::Submitted& s : m.submitted) {
+    if (s.done) m.spare_events.push_back(s.done);
+    if (s.counters) m.spare_counters.push_back(s.counters);
+  }
+  for (cudaEvent_t ev : m.spare_events) cudaEventDestroy(ev);
+  for (FrameCounters* c : m.spare_counters) cudaFreeHost(c);
   if (m.ev_caller) cudaEventDestroy(m.ev_caller);
   if (m.ev_done) cudaEventDestroy(m.ev_done);
   if (m.ev_output) cudaEventDestroy(m.ev_output);
@@ -752,6 +773,12 @@ std::string CudaEngine::set_params(const Params& params) {
   Impl& m = *impl_;
   std::string e = params.validate();
   if (!e.empty()) return e;
+  // Frames in flight read the buffers and the graph this may replace.
+  if (!m.submitted.empty()) {
+    e = m.ensure_device();
+    if (!e.empty()) return e;
+    CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+  }
   // Another method: its own buffers and kernels (method.h), checked before
   // anything changes.
   std::unique_ptr<MatchingMethod> fresh;
@@ -1060,6 +1087,21 @@ void CudaEngine::reset_background() {
   if (impl_->twin) impl_->twin->reset_background();
 }
 
+namespace {
+
+// A frame's statistics: the host-side part completed from its counters.
+FrameStats with_counters(FrameStats st, const FrameCounters& c, int width, int height, bool background) {
+  const double n = static_cast<double>(width) * height;
+  st.valid_fraction = c.valid_pixels / n;
+  st.foreground_fraction = c.foreground_pixels / n;
+  st.background_tests = 0;
+  if (background)
+    for (int i = 0; i < 2 * kMaxLevels; ++i) st.background_tests += c.tests[i];
+  return st;
+}
+
+}  // namespace
+
 FrameStats CudaEngine::stats() const {
   if (impl_->last_on_twin) return impl_->twin->stats();
   Impl& m = *impl_;
@@ -1067,15 +1109,120 @@ FrameStats CudaEngine::stats() const {
   if (!m.have_frame) return st;
   m.ensure_device();
   cudaStreamSynchronize(m.stream);
-  const FrameCounters& c = *m.counters_host;
-  const double n = static_cast<double>(m.width) * m.height;
-  st.valid_fraction = c.valid_pixels / n;
-  st.foreground_fraction = c.foreground_pixels / n;
-  st.background_tests = 0;
-  if (m.params.background)
-    for (int i = 0; i < 2 * kMaxLevels; ++i) st.background_tests += c.tests[i];
-  return st;
+  return with_counters(st, *m.counters_host, m.width, m.height, m.params.background);
 }
+
+std::string CudaEngine::submit(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                               const OutputFrame& out) {
+  Impl& m = *impl_;
+  const bool device_out = out.memory == Memory::Device && left.memory == Memory::Device;
+  const bool pinned_out = out.memory == Memory::Host && is_pinned(out.data);
+  if ((!device_out && !pinned_out) || m.twin) {
+    // process() waits for the stream, so for every frame queued before too.
+    Impl::Submitted s;
+    s.ran = true;
+    s.result.error = process(left, right, encode, out);
+    if (s.result.error.empty()) s.result.stats = stats();
+    m.submitted.push_back(std::move(s));
+    return {};
+  }
+  std::string e = m.ensure_device();
+  if (!e.empty()) return e;
+  // Pageable planes are gathered into the one staging area: the frames in
+  // flight that went up through it must have done so.
+  bool staged = false;
+  if (left.memory == Memory::Host) {
+    const int planes = plane_shape(left).count;
+    for (const FrameView* v : {&left, &right})
+      for (int i = 0; i < planes; ++i) staged = staged || !is_pinned(v->plane[i]);
+  }
+  if (staged)
+    for (const Impl::Submitted& s : m.submitted)
+      if (s.staged) CS_CUDA_TRY(cudaEventSynchronize(s.done));
+  Impl::Submitted s;
+  s.staged = staged;
+  if (m.spare_events.empty()) {
+    CS_CUDA_TRY(cudaEventCreateWithFlags(&s.done, cudaEventBlockingSync | cudaEventDisableTiming));
+  } else {
+    s.done = m.spare_events.back();
+    m.spare_events.pop_back();
+  }
+  if (m.spare_counters.empty()) {
+    const cudaError_t err = cudaMallocHost(&s.counters, sizeof(FrameCounters));
+    if (err != cudaSuccess) {
+      m.spare_events.push_back(s.done);
+      return cuda_error_text(err, "cudaMallocHost(counters)", __FILE__, __LINE__);
+    }
+  } else {
+    s.counters = m.spare_counters.back();
+    m.spare_counters.pop_back();
+  }
+  auto give_back = [&] {
+    m.spare_events.push_back(s.done);
+    m.spare_counters.push_back(s.counters);
+  };
+  if (device_out) {
+    e = enqueue_here(left, right, encode, out, nullptr);
+    if (e.empty()) frame_queued(this);
+  } else {
+    // As process() with a pinned output, without its wait.
+    const Impl::FrameSlots upload_slots(m, left, right);
+    e = check_output_frame(out, left.width, left.height, encode.format);
+    if (e.empty()) e = check_encode_params(encode);
+    if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
+    if (e.empty()) e = m.run_frame(left, right, nullptr);
+    if (e.empty()) {
+      frame_queued(this);
+      const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);
+      e = [&]() -> std::string {
+        if (m.encoded.view().width != row || m.encoded.view().height != out.height)
+          CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
+        CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts,
+                                   m.encoded.view().data, m.encoded.view().pitch, m.stream, m.confidence.cview()));
+        CS_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.pitch, m.encoded.view().data, m.encoded.view().pitch, row,
+                                      out.height, cudaMemcpyDeviceToHost, m.stream));
+        return {};
+      }();
+    }
+  }
+  if (e.empty()) {
+    e = [&]() -> std::string {
+      CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
+      CS_CUDA_TRY(cudaEventRecord(s.done, m.stream));
+      return {};
+    }();
+  }
+  if (!e.empty()) {
+    give_back();
+    return e;
+  }
+  s.result.stats = m.pending;
+  m.submitted.push_back(std::move(s));
+  return {};
+}
+
+Engine::FrameResult CudaEngine::finish() {
+  Impl& m = *impl_;
+  if (m.submitted.empty()) return {"finish() without a frame submitted", FrameStats()};
+  Impl::Submitted s = std::move(m.submitted.front());
+  m.submitted.pop_front();
+  if (s.ran) return std::move(s.result);
+  FrameResult r;
+  r.error = m.ensure_device();
+  if (r.error.empty()) {
+    const cudaError_t err = cudaEventSynchronize(s.done);
+    if (err != cudaSuccess)
+      r.error = cuda_error_text(err, "cudaEventSynchronize(frame)", __FILE__, __LINE__);
+    else
+      r.stats = with_counters(s.result.stats, *s.counters, m.width, m.height, m.params.background);
+  }
+  m.spare_events.push_back(s.done);
+  m.spare_counters.push_back(s.counters);
+  return r;
+}
+
+size_t CudaEngine::in_flight() const { return impl_->submitted.size(); }
+bool CudaEngine::overlaps_frames() const { return !impl_->twin; }
 
 std::string CudaEngine::download_debug(Matcher::Debug* out) {
   if (impl_->last_on_twin) return impl_->twin->download_debug(out);

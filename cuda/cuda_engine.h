@@ -67,6 +67,23 @@ class CudaEngine final : public Engine {
   // Statistics of the last frame (waits for it to finish).
   FrameStats stats() const override;
 
+  // ---- frames in flight (Engine::submit/finish)
+  // A frame whose output is in device memory (its views then too) or in
+  // pinned host memory is queued on the engine's stream and submit()
+  // returns at once; finish() waits for it on an event that blocks the
+  // thread instead of spinning, and reads the frame's own copy of its
+  // counters (so frames in flight keep their statistics apart). A frame with
+  // a pageable output, and every frame while two sets of frames in flight
+  // are on (set_frames_in_flight), runs inside submit(). Pageable views pass
+  // through the one staging area: their submit() first waits for the frames
+  // in flight that read it.
+  std::string submit(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                     const OutputFrame& out) override;
+  FrameResult finish() override;
+  size_t in_flight() const override;
+  // True unless two sets of frames in flight are on (then submit() runs each frame).
+  bool overlaps_frames() const override;
+
   // ---- asynchronous, device-resident frames
   // Queues one frame: both views in device memory (Memory::Device), output
   // in device memory. The work is ordered after what is already queued on

@@ -47,8 +47,7 @@ void release_upload(cs::Engine* engine, const cs::FrameView& device_view);
 // failed kernel launch: that frame and every later one, as CUDA's sticky
 // errors do). The error text names the fault and says it was injected.
 // cpu_overlap: a CPU engine overlaps frames in flight on a worker thread
-// (cs::make_cpu_engine's `overlap`); the CUDA engine runs each frame inside
-// submit() in this version.
+// (cs::make_cpu_engine's `overlap`); the CUDA engine queues frames itself.
 EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params, bool cpu_overlap = false);
 
 inline constexpr const char* kInjectFaultVariable = "CUDASTEREO_INJECT_FAULT";

@@ -91,8 +91,8 @@
  * one while the element pushes the one before and takes in the next. Outputs
  * keep input order and timestamps; EOS pushes every frame in flight, a flush
  * drops them. Without a waiting input every frame is pushed as soon as it is
- * done (live sources keep their latency). The CPU backend overlaps frames;
- * the CUDA engine of this version finishes each frame before the next.
+ * done (live sources keep their latency). The CUDA engine queues frames
+ * with outputs in CUDA or pinned memory; the CPU backend overlaps frames.
  *
  * Output: one view's size, same timestamp and duration as the input frame or
  * pair. GRAY16_LE raw disparity (d * 16, 0 = invalid), GRAY8 (0 = invalid,

@@ -256,8 +256,9 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                        "next (more frames a second); a frame is held back only while the next input is already "
                        "waiting, so a source that is keeping up (a live camera) gets each frame as soon as it is "
                        "done. The "
-                       "CPU backend overlaps frames on a worker thread; in this version the CUDA engine finishes "
-                       "each frame before the next is taken. 1: each frame is pushed before the next is taken. "
+                       "CUDA engine queues frames with outputs in CUDA or pinned memory on its stream; the CPU "
+                       "backend overlaps frames on a worker thread. 1: each frame is pushed before the next is "
+                       "taken. "
                        "Set in the NULL or READY state",
                        1, 16, Settings().frames_in_flight,
                        static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)));

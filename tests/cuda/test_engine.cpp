@@ -771,6 +771,145 @@ TEST(CudaEngine, UploadAheadSlotsRunOutAndComeBack) {
 // its kernels do not yet, so the engine refuses them by name instead of
 // matching something else. Method block has both on the GPU
 // (tests/cuda/test_block.cpp).
+// ---- frames in flight (Engine::submit/finish)
+
+// Up to three frames in flight of a background sequence, their views in
+// pageable host memory, pinned host memory or device memory and their
+// outputs in pinned host or device memory: each frame's output and
+// statistics are those of the same engine's process() one frame at a time,
+// and the outputs equal the CPU engine's.
+TEST(CudaEngine, FramesInFlightMatchProcess) {
+  constexpr int kFrames = 10, w = 150, h = 90;
+  Params p;
+  p.max_disparity = 40;
+  p.background = true;
+  p.warmup_frames = 3;
+  std::vector<SyntheticPair> seq;
+  for (int i = 0; i < kFrames; ++i) seq.push_back(make_sequence_frame(w, h, i, 6, 22, 36, 26, 6, 0, 31));
+  const size_t bytes = static_cast<size_t>(w) * h * 2;
+
+  // Expected: process() one at a time, and the CPU engine.
+  auto sync = make(p);
+  ASSERT_TRUE(sync);
+  auto cpu = make_cpu_engine(p);
+  std::vector<std::vector<uint16_t>> want(kFrames);
+  std::vector<FrameStats> want_stats(kFrames);
+  for (int i = 0; i < kFrames; ++i) {
+    std::string err;
+    want[i] = process_q4(*sync, rgba_view(seq[i].left_rgba), rgba_view(seq[i].right_rgba), &err);
+    ASSERT_EQ(err, "");
+    want_stats[i] = sync->stats();
+    std::vector<uint16_t> c(static_cast<size_t>(w) * h);
+    OutputFrame of{reinterpret_cast<uint8_t*>(c.data()), w * 2, w, h, Memory::Host};
+    ASSERT_EQ(cpu->process(rgba_view(seq[i].left_rgba), rgba_view(seq[i].right_rgba), EncodeParams(), of), "");
+    ASSERT_EQ(c, want[i]) << "frame " << i << ": the GPU's process() differs from the CPU engine";
+  }
+  EXPECT_GT(want_stats.back().foreground_fraction, 0.0);
+  EXPECT_LT(want_stats.back().foreground_fraction, 0.5);
+
+  enum class Views { Pageable, Pinned, Device };
+  for (Views views : {Views::Pageable, Views::Pinned, Views::Device}) {
+    SCOPED_TRACE(views == Views::Pageable ? "pageable views" : views == Views::Pinned ? "pinned views" : "device views");
+    auto gpu = make(p);
+    ASSERT_TRUE(gpu);
+    // Every frame's inputs and outputs stay valid until it finished.
+    std::vector<std::unique_ptr<PinnedBytes>> pinned_in, pinned_out;
+    std::vector<DeviceImage<uint8_t>> device_in(2 * kFrames), device_out(kFrames);
+    std::vector<FrameView> lv(kFrames), rv(kFrames);
+    std::vector<OutputFrame> outs(kFrames);
+    for (int i = 0; i < kFrames; ++i) {
+      lv[i] = rgba_view(seq[i].left_rgba);
+      rv[i] = rgba_view(seq[i].right_rgba);
+      if (views == Views::Pinned) {
+        pinned_in.push_back(std::make_unique<PinnedBytes>(static_cast<size_t>(w * 4 + 12) * h));
+        lv[i] = pinned_copy(seq[i].left_rgba, pinned_in.back().get(), 12);
+        pinned_in.push_back(std::make_unique<PinnedBytes>(static_cast<size_t>(w * 4 + 12) * h));
+        rv[i] = pinned_copy(seq[i].right_rgba, pinned_in.back().get(), 12);
+      } else if (views == Views::Device) {
+        FrameView* v[2] = {&lv[i], &rv[i]};
+        const Image<uint32_t>* img[2] = {&seq[i].left_rgba, &seq[i].right_rgba};
+        for (int k = 0; k < 2; ++k) {
+          DeviceImage<uint8_t>& d = device_in[2 * i + k];
+          ASSERT_EQ(d.allocate(w * 4, h), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy2D(d.view().data, d.view().pitch, &img[k]->at(0, 0), w * 4, w * 4, h,
+                                 cudaMemcpyHostToDevice),
+                    cudaSuccess);
+          v[k]->plane[0] = d.view().data;
+          v[k]->pitch[0] = d.view().pitch;
+          v[k]->memory = Memory::Device;
+        }
+      }
+      if (views == Views::Device) {
+        ASSERT_EQ(device_out[i].allocate(w * 2, h), cudaSuccess);
+        outs[i] = OutputFrame{device_out[i].view().data, device_out[i].view().pitch, w, h, Memory::Device};
+      } else {
+        pinned_out.push_back(std::make_unique<PinnedBytes>(bytes));
+        std::memset(pinned_out.back()->data, 0xEE, bytes);
+        outs[i] = OutputFrame{pinned_out.back()->data, w * 2, w, h, Memory::Host};
+      }
+    }
+    int finished = 0;
+    auto finish_one = [&] {
+      const Engine::FrameResult r = gpu->finish();
+      ASSERT_EQ(r.error, "") << "frame " << finished;
+      EXPECT_EQ(r.stats.frame_index, want_stats[finished].frame_index) << "frame " << finished;
+      EXPECT_EQ(r.stats.warming_up, want_stats[finished].warming_up) << "frame " << finished;
+      EXPECT_EQ(r.stats.foreground_fraction, want_stats[finished].foreground_fraction) << "frame " << finished;
+      EXPECT_EQ(r.stats.valid_fraction, want_stats[finished].valid_fraction) << "frame " << finished;
+      EXPECT_EQ(r.stats.background_tests, want_stats[finished].background_tests) << "frame " << finished;
+      std::vector<uint16_t> got(static_cast<size_t>(w) * h);
+      if (views == Views::Device)
+        ASSERT_EQ(cudaMemcpy2D(got.data(), w * 2, outs[finished].data, outs[finished].pitch, w * 2, h,
+                               cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+      else
+        std::memcpy(got.data(), outs[finished].data, bytes);
+      EXPECT_EQ(got, want[finished]) << "frame " << finished;
+      ++finished;
+    };
+    for (int i = 0; i < kFrames; ++i) {
+      ASSERT_EQ(gpu->submit(lv[i], rv[i], EncodeParams(), outs[i]), "");
+      if (gpu->in_flight() == 3) finish_one();
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    while (gpu->in_flight() > 0) {
+      finish_one();
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    EXPECT_EQ(finished, kFrames);
+  }
+}
+
+// A pageable output runs inside submit(); it still finishes in order with
+// the frames queued before it.
+TEST(CudaEngine, FramesInFlightWithAPageableOutput) {
+  constexpr int w = 120, h = 80;
+  Params p;
+  p.max_disparity = 32;
+  const SyntheticPair f = make_plane_pair(w, h, 9, 4);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  std::string err;
+  const std::vector<uint16_t> want = process_q4(*gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba), &err);
+  ASSERT_EQ(err, "");
+  PinnedBytes pinned(static_cast<size_t>(w) * h * 2);
+  std::vector<uint16_t> pageable(static_cast<size_t>(w) * h, 0xBEEF);
+  const OutputFrame a{pinned.data, w * 2, w, h, Memory::Host};
+  const OutputFrame b{reinterpret_cast<uint8_t*>(pageable.data()), w * 2, w, h, Memory::Host};
+  ASSERT_EQ(gpu->submit(rgba_view(f.left_rgba), rgba_view(f.right_rgba), EncodeParams(), a), "");
+  ASSERT_EQ(gpu->submit(rgba_view(f.left_rgba), rgba_view(f.right_rgba), EncodeParams(), b), "");
+  EXPECT_EQ(gpu->in_flight(), 2u);
+  const Engine::FrameResult ra = gpu->finish(), rb = gpu->finish();
+  ASSERT_EQ(ra.error, "");
+  ASSERT_EQ(rb.error, "");
+  EXPECT_EQ(rb.stats.frame_index, ra.stats.frame_index + 1);
+  std::vector<uint16_t> got(static_cast<size_t>(w) * h);
+  std::memcpy(got.data(), pinned.data, got.size() * 2);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(pageable, want);
+  EXPECT_NE(gpu->finish().error, "");  // nothing left
+}
+
 TEST(CudaEngine, RefusesWhatOnlyTheCpuReferenceHas) {
   Params block;
   block.method = Method::Block;

@@ -187,10 +187,10 @@ struct Params {
 
   // The caller reads the per-pixel confidence (Outputs::confidence, or the
   // encoder's OutputFormat::Confidence; the element's output-mode=confidence).
-  // It changes nothing in the matching: an engine that cannot give a
-  // confidence for the method refuses these parameters by name (the CUDA
-  // engine with method progressive), so that no caller reads a map that
-  // was never written.
+  // It changes no result. The CUDA engine's method progressive keeps the
+  // level-0 costs behind the confidence (and tracks each pixel's rival
+  // there) only while it is set, and refuses a confidence asked without it
+  // by name, so that no caller reads a map that was never written.
   bool confidence = false;
 
   // Returns an empty string when valid, else a sentence naming the problem.

@@ -222,19 +222,31 @@ struct CudaEngine::Impl {
       for (int v = 0; v < 2; ++v) CS_CUDA_TRY(L.gray[v].allocate(L.width, L.height));
     }
     CS_CUDA_TRY(disparity_q4.allocate(w, h));
-    if (method->has_confidence())
-      CS_CUDA_TRY(confidence.allocate(w, h));
-    else
-      confidence.release();
+    confidence.release();
     CS_CUDA_TRY(all_foreground.allocate(w, h));
     CS_CUDA_TRY(cudaMemset2DAsync(all_foreground.view().data, all_foreground.view().pitch, 255, w, h, stream));
     width = w;
     height = h;
     levels = nl;
     std::string e = allocate_background();
+    if (e.empty()) e = allocate_confidence();
     if (!e.empty()) return e;
     buffers_ready = true;
     return restart_background();
+  }
+
+  // The confidence map exists while the method gives one (method
+  // progressive: while the parameters ask for it).
+  std::string allocate_confidence() {
+    if (!method->has_confidence()) {
+      if (!confidence.empty()) {
+        CS_CUDA_TRY(cudaStreamSynchronize(stream));  // queued frames may still write it
+        confidence.release();
+      }
+    } else if (confidence.empty()) {
+      CS_CUDA_TRY(confidence.allocate(width, height));
+    }
+    return {};
   }
 
   // Background buffers exist only while the model is on.
@@ -513,7 +525,10 @@ struct CudaEngine::Impl {
     Params asked = params;
     asked.confidence = true;
     const std::string why = method->unsupported(asked);
-    return why.empty() ? "this method gives no confidence on the GPU" : why;
+    if (!why.empty()) return why;
+    // Method progressive keeps the costs behind the confidence only when
+    // the parameters say it will be read.
+    return "the confidence (output-mode=confidence) was not asked for in the engine's parameters (Params::confidence)";
   }
 
   // ---- upload slots
@@ -802,6 +817,7 @@ std::string CudaEngine::set_params(const Params& params) {
   if (m.buffers_ready && pipeline_levels(params, m.width, m.height) != m.levels) m.buffers_ready = false;
   if (m.buffers_ready) {
     e = m.allocate_background();
+    if (e.empty()) e = m.allocate_confidence();
     if (!e.empty()) return e;
   }
   if (m.twin) {

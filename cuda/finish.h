@@ -39,14 +39,24 @@ __device__ __forceinline__ void add_frame_counts(unsigned valid, unsigned foregr
 }
 #endif
 
+// The confidence of the final left map (stages.h confidence_map) from the
+// SweepCosts of the sweep that made it; confidence.data == nullptr: none.
+struct FinishConfidence {
+  ImageView<const int32_t> best, rival;
+  ImageView<uint8_t> confidence;
+};
+
 // subpixel_offset may have data == nullptr (no sub-pixel); mask may too
 // (background off: every pixel counts as foreground). With right.data set,
 // disparity is the unchecked left map and each pixel first gets the
 // left-right check against right (stages.h cross_check, the left map's
-// rule), which then needs no pass of its own at level 0.
+// rule), which then needs no pass of its own at level 0. With
+// confidence.confidence set, each pixel's confidence follows from the final
+// value (a form of the kernel of its own: the plain one is unchanged).
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream,
-                           ImageView<const int16_t> right = {}, int tolerance = 0);
+                           ImageView<const int16_t> right = {}, int tolerance = 0,
+                           const FinishConfidence& confidence = {});
 
 }  // namespace cs::cuda

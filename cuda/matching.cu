@@ -135,7 +135,31 @@ __device__ __forceinline__ int window_cost_in_registers(int centre, const int (&
   return sum;
 }
 
-template <int kBest, bool kLeft>
+// The rival of a pixel's sweep (stages.h SweepCosts, SweepWinner in
+// stereo_math.h), tracked as SweepWinner does it for a pixel that meets its
+// candidates in ascending order: `before` is the least admissible cost two
+// or more disparities back, which a new winner takes as its rival. Costs
+// of the radius-2 kernels stay below 2^11; kNoRival16 stands for none in
+// their 16-bit state.
+constexpr uint32_t kNoRival16 = 0xFFFFu;
+
+__device__ __forceinline__ int32_t rival_or_none(uint32_t rival16) {
+  return rival16 == kNoRival16 ? kNoCost : static_cast<int32_t>(rival16);
+}
+
+// The sweep's costs of a pixel (optional outputs), then uniqueness: the
+// disparity a pixel keeps.
+__device__ __forceinline__ int finish_sweep(const MatchViews& v, int x, int y, int d, int32_t best, int32_t rival,
+                                            int uniqueness_ratio) {
+  if (d < 0) best = rival = kNoCost;
+  if (v.best_cost.data) {
+    drow(v.best_cost, y)[x] = best;
+    drow(v.rival_cost, y)[x] = rival;
+  }
+  return d >= 0 && !passes_uniqueness(best, rival, uniqueness_ratio) ? -1 : d;
+}
+
+template <int kBest, bool kLeft, bool kRival>
 __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchParams p) {
   extern __shared__ int smem[];
   __shared__ int union_lo, union_hi;
@@ -169,6 +193,8 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
   int lo[kRowsPerThread], hi[kRowsPerThread];
   int best_cost[kRowsPerThread], best_d[kRowsPerThread];
   int prev_cost[kRowsPerThread], cm[kRowsPerThread], c0[kRowsPerThread], cp[kRowsPerThread];
+  int rival[kRowsPerThread], before[kRowsPerThread];  // kRival
+  bool prev_admissible[kRowsPerThread];
   const int eval_pad = want_subpixel ? 1 : 0;
 #pragma unroll
   for (int k = 0; k < kRowsPerThread; ++k) {
@@ -178,6 +204,8 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
     best_cost[k] = INT_MAX;
     best_d[k] = -1;
     prev_cost[k] = cm[k] = c0[k] = cp[k] = 0;
+    rival[k] = before[k] = kNoCost;
+    prev_admissible[k] = false;
     if (x >= width || y >= height) continue;
     int a, b;
     if (!candidates(v, kLeft, p.range, p.hole_radius, p.hole_span, x, y, &a, &b)) continue;
@@ -241,8 +269,15 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
         best_d[k] = d;
         cm[k] = prev_cost[k];
         c0[k] = c;
+        if (kRival) rival[k] = before[k];
       } else if (best_d[k] >= 0 && best_d[k] == d - 1) {
         cp[k] = c;
+      } else if (kRival && admissible && c < rival[k]) {
+        rival[k] = c;
+      }
+      if (kRival) {
+        if (prev_admissible[k] && prev_cost[k] < before[k]) before[k] = prev_cost[k];
+        prev_admissible[k] = admissible;
       }
       prev_cost[k] = c;
     }
@@ -252,7 +287,8 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
   for (int k = 0; k < kRowsPerThread; ++k) {
     const int y = y0 + threadIdx.y + k * kThreadsY;
     if (x >= width || y >= height) continue;
-    const int d = best_d[k];
+    int d = best_d[k];
+    if (kRival) d = finish_sweep(v, x, y, d, best_cost[k], rival[k], p.uniqueness_ratio);
     drow(v.disparity, y)[x] = static_cast<int16_t>(d);
     if (want_subpixel) {
       int offset = 0;
@@ -265,15 +301,28 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
   }
 }
 
-template <int kBest>
-cudaError_t launch(const MatchViews& v, const MatchParams& p, cudaStream_t stream) {
+// Whether a launch tracks the rival (MatchConfig::rival).
+bool tracks_rival(const MatchViews& v, const MatchParams& p) {
+  return p.uniqueness_ratio > 0 || v.best_cost.data != nullptr;
+}
+
+template <int kBest, bool kRival>
+void launch_generic(const MatchViews& v, const MatchParams& p, cudaStream_t stream) {
   const dim3 block(kTileX, kThreadsY);
   const dim3 grid((v.census_ref.width + kTileX - 1) / kTileX, (v.census_ref.height + kTileY - 1) / kTileY);
   const size_t shared = match_shared_bytes(p.radius);
   if (p.reference == Reference::Left)
-    match_kernel<kBest, true><<<grid, block, shared, stream>>>(v, p);
+    match_kernel<kBest, true, kRival><<<grid, block, shared, stream>>>(v, p);
   else
-    match_kernel<kBest, false><<<grid, block, shared, stream>>>(v, p);
+    match_kernel<kBest, false, kRival><<<grid, block, shared, stream>>>(v, p);
+}
+
+template <int kBest>
+cudaError_t launch(const MatchViews& v, const MatchParams& p, cudaStream_t stream) {
+  if (tracks_rival(v, p))
+    launch_generic<kBest, true>(v, p, stream);
+  else
+    launch_generic<kBest, false>(v, p, stream);
   return cudaGetLastError();
 }
 
@@ -289,9 +338,12 @@ cudaError_t raise_one(Kernel kernel, int optin) {
 
 template <int kBest>
 cudaError_t raise_limit(int optin) {
-  cudaError_t e = raise_one(match_kernel<kBest, true>, optin);
-  if (e != cudaSuccess) return e;
-  return raise_one(match_kernel<kBest, false>, optin);
+  for (cudaError_t e : {raise_one(match_kernel<kBest, true, false>, optin),
+                        raise_one(match_kernel<kBest, false, false>, optin),
+                        raise_one(match_kernel<kBest, true, true>, optin),
+                        raise_one(match_kernel<kBest, false, true>, optin)})
+    if (e != cudaSuccess) return e;
+  return cudaSuccess;
 }
 
 // ---------------------------------------------------------------- streaming kernel (r = 2)
@@ -323,6 +375,21 @@ cudaError_t raise_limit(int optin) {
 // disparity of the span a pass over the tile: the block streams them over
 // their rows only, or lists them for wide_kernel, which matches them one
 // block each over the whole GPU.
+//
+// Uniqueness and the confidence's costs need each pixel's rival, the least
+// cost more than one disparity away from its final winner (stages.h,
+// SweepCosts). The kernels above take it in forms of their own (template
+// kRival; the plain forms stay as they were):
+//  - refine_kernel's phase 2 and match_kernel meet a pixel's candidates in
+//    ascending order and keep SweepWinner's state (rival, the least cost two
+//    or more back, and whether the last was admissible) beside the winner;
+//  - wide_kernel keeps the costs of the whole interval and, the winner
+//    known, takes the least admissible one two or more away;
+//  - stream_match_kernel meets a pixel's disparities in no order (warps,
+//    slices, the shared cost volume), where the rival of the final winner
+//    cannot be kept with atomics on one word: the coarsest level's rival
+//    form is refine_kernel over the full range (Args::full_range), each
+//    view its own tiles.
 namespace streaming {
 
 constexpr int kMargin = 7;  // s + r for r = 2: region columns/rows around the tile
@@ -377,6 +444,10 @@ struct Args {
   // map. Null: each view matches its own tiles.
   ImageView<uint32_t> right_keys;
   int segments;  // full range: warps that stream one pair, each over a share of the tile's rows
+  int uniqueness_ratio;  // MatchParams::uniqueness_ratio (the rival forms of the kernels)
+  // The rival forms of phased::refine_kernel at the coarsest level: every
+  // pixel's candidates are the range (no coarser map), none is wide.
+  bool full_range;
 };
 
 __device__ __forceinline__ uint32_t vmin(uint32_t a, uint32_t b) { return __vminu2(a, b); }
@@ -698,10 +769,15 @@ __device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, i
 
 // One warp writes a wide pixel's result from its key (best cost << 16 | d)
 // and, with sub-pixel, the offset from its neighbours' costs computed here.
-template <int kBest>
+// kRival: rival16 is the pixel's rival (kNoRival16: none); the sweep's
+// costs go out and uniqueness applies.
+template <int kBest, bool kRival>
 __device__ void write_wide_result(const MatchViews& v, int sign, bool want_subpixel, Range range, int gx, int gy,
-                                  uint32_t key) {
-  const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+                                  uint32_t key, uint32_t rival16, int uniqueness_ratio) {
+  int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+  if (kRival && (threadIdx.x & 31) == 0)
+    best = finish_sweep(v, gx, gy, best, static_cast<int32_t>(key >> 16), rival_or_none(rival16), uniqueness_ratio);
+  if (kRival) best = __shfl_sync(kFull, best, 0);
   int offset = 0;
   if (want_subpixel && subpixel_neighbours_in_range(best, gx, range.lo, range.hi)) {
     const int cm = window_cost_by_warp<kBest>(v, sign, gx, gy, best - 1);
@@ -973,10 +1049,19 @@ __device__ __forceinline__ uint32_t window_pair(const uint32_t* plane, int tx, i
 struct Track {
   uint32_t key;  // best cost << 16 | d, kNoKey while none
   uint32_t cm, cp, prev;
+  // kRival (kNoRival16: none): the rival of the current winner, the least
+  // admissible cost two or more disparities back, and whether d - 1 (prev)
+  // was admissible.
+  uint32_t rival, before;
+  bool prev_admissible;
 };
 
-// One evaluated disparity d (ascending per pixel) with window cost c.
-template <bool kMasks, bool kTrack>
+// s_prev's bit for prev_admissible (costs stay below 2^11).
+constexpr uint16_t kPrevAdmissible = 0x8000u;
+
+// One evaluated disparity d (ascending per pixel) with window cost c. The
+// rival as SweepWinner::visit keeps it.
+template <bool kMasks, bool kTrack, bool kRival>
 __device__ __forceinline__ void visit(Track& s, const MatchViews& v, int gx, int gy, int sign, int lo, int hi,
                                       int d, uint32_t c) {
   bool ok = d >= lo && d < hi;
@@ -985,45 +1070,63 @@ __device__ __forceinline__ void visit(Track& s, const MatchViews& v, int gx, int
   if (ok && cand < s.key) {
     s.key = cand;
     if (kTrack) s.cm = s.prev;
-  } else if (kTrack && (s.key & 0xFFFFu) == static_cast<uint32_t>(d - 1)) {
-    s.cp = c;
+    if (kRival) s.rival = s.before;
+  } else if ((kTrack || kRival) && (s.key & 0xFFFFu) == static_cast<uint32_t>(d - 1)) {
+    if (kTrack) s.cp = c;
+  } else if (kRival && ok && c < s.rival) {
+    s.rival = c;
   }
-  if (kTrack) s.prev = c;
+  if (kRival) {
+    if (s.prev_admissible && s.prev < s.before) s.before = s.prev;
+    s.prev_admissible = ok;
+  }
+  if (kTrack || kRival) s.prev = c;
 }
 
 // Phase 2 for one pixel over the chunk's pairs [p0, p0 + np) of the list.
-template <int kBest, bool kMasks, bool kTrack, int kRows>
+template <int kBest, bool kMasks, bool kTrack, bool kRival, int kRows>
 __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int x0, int y0, int q, int lo, int hi,
                                               int first, int end, const uint16_t* list, int n, int p0, int np,
                                               const uint32_t* planes, uint32_t* s_keys, uint32_t* s_sub,
-                                              uint16_t* s_prev) {
+                                              uint16_t* s_prev, uint32_t* s_rival) {
   const int ty = q / kTileW, tx = q - ty * kTileW;
   const int gx = x0 + tx, gy = y0 + ty;
   Track s;
   s.key = s_keys[q];
   s.cm = s.cp = s.prev = 0;
+  s.rival = s.before = kNoRival16;
+  s.prev_admissible = false;
   if (kTrack) {
     const uint32_t sub = s_sub[q];
     s.cm = sub & 0xFFFFu;
     s.cp = sub >> 16;
-    s.prev = s_prev[q];
+  }
+  if (kTrack || kRival) s.prev = kRival ? s_prev[q] & ~kPrevAdmissible : s_prev[q];
+  if (kRival) {
+    const uint32_t r = s_rival[q];
+    s.rival = r & 0xFFFFu;
+    s.before = r >> 16;
+    s.prev_admissible = (s_prev[q] & kPrevAdmissible) != 0;
   }
   for (int j = 0; j < np; ++j) {
     const int i = 2 * (p0 + j);
     const int d0 = list[i], d1 = i + 1 < n ? list[i + 1] : d0;
     if (d1 < first || d0 >= end) continue;
     const uint32_t w = window_pair<kBest>(planes + j * plane_words(kRows), tx, ty);
-    if (d0 >= first) visit<kMasks, kTrack>(s, v, gx, gy, sign, lo, hi, d0, w & 0xFFFFu);
-    if (d1 != d0 && d1 < end) visit<kMasks, kTrack>(s, v, gx, gy, sign, lo, hi, d1, w >> 16);
+    if (d0 >= first) visit<kMasks, kTrack, kRival>(s, v, gx, gy, sign, lo, hi, d0, w & 0xFFFFu);
+    if (d1 != d0 && d1 < end) visit<kMasks, kTrack, kRival>(s, v, gx, gy, sign, lo, hi, d1, w >> 16);
   }
   s_keys[q] = s.key;
-  if (kTrack) {
-    s_sub[q] = s.cm | s.cp << 16;
-    s_prev[q] = static_cast<uint16_t>(s.prev);
-  }
+  if (kTrack) s_sub[q] = s.cm | s.cp << 16;
+  if (kTrack || kRival) s_prev[q] = static_cast<uint16_t>(s.prev | (kRival && s.prev_admissible ? kPrevAdmissible : 0u));
+  if (kRival) s_rival[q] = s.rival | s.before << 16;
 }
 
-template <int kBest, bool kMasks, int kRows>
+// kRival: each pixel's rival is tracked too (its state in dynamic shared
+// memory after the list, rival | before << 16), uniqueness applies and the
+// sweep's costs go out; with a.full_range the kernel matches the coarsest
+// level, every pixel over the range.
+template <int kBest, bool kMasks, int kRows, bool kRival>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
   constexpr int kPlaneWords = plane_words(kRows);
@@ -1053,6 +1156,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   unsigned* s_needed = planes + kChunkPairs * kPlaneWords;
   unsigned* s_wide_needed = s_needed + a.mask_words;
   uint16_t* s_list = reinterpret_cast<uint16_t*>(s_wide_needed + a.mask_words);
+  uint32_t* s_rival = kRival ? reinterpret_cast<uint32_t*>(reinterpret_cast<unsigned char*>(s_list) +
+                                                           ((a.list_cap * 2 + 3) & ~3))
+                             : nullptr;
+  const bool full_range = kRival && a.full_range;
 
   for (int i = tid; i < a.mask_words; i += kThreads) {
     s_needed[i] = 0;
@@ -1087,10 +1194,16 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
       int span_a = 0, span_b = 0;
       bool span = false;
       if (gx0 < width && gy0 < height) {
-        span = parent_span(v, a.hole_radius, a.hole_span, mini(gx0 / 2, v.coarser.width - 1),
-                           mini(gy0 / 2, v.coarser.height - 1), &span_a, &span_b);
-        span_a = maxi(span_a, range.lo);
-        span_b = mini(span_b, range.hi);
+        if (full_range) {
+          span = true;
+          span_a = range.lo;
+          span_b = range.hi;
+        } else {
+          span = parent_span(v, a.hole_radius, a.hole_span, mini(gx0 / 2, v.coarser.width - 1),
+                             mini(gy0 / 2, v.coarser.height - 1), &span_a, &span_b);
+          span_a = maxi(span_a, range.lo);
+          span_b = mini(span_b, range.hi);
+        }
       }
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -1107,7 +1220,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
             info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
             int f, e;
             evaluation_interval(lo, hi, gx, range, want_subpixel, &f, &e);
-            if (e - f > kWideWidth) {
+            if (e - f > kWideWidth && !full_range) {
               state = kWide;
               wide_lo = lo;
               wide_hi = maxi(wide_hi, hi);
@@ -1128,6 +1241,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
         s_keys[q] = kNoKey;
         s_sub[q] = 0;
         s_prev[q] = 0;
+        if (kRival) s_rival[q] = kNoRival16 | kNoRival16 << 16;
         s_state[q] = state;
       }
     }
@@ -1164,11 +1278,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           const int end = hi + static_cast<int>(info >> 31);
           if (end <= d_lo || first > d_hi) continue;
           if (want_subpixel)
-            pixel_windows<kBest, kMasks, true, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np,
-                                                      planes, s_keys, s_sub, s_prev);
+            pixel_windows<kBest, kMasks, true, kRival, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n,
+                                                              p0, np, planes, s_keys, s_sub, s_prev, s_rival);
           else
-            pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n, p0, np,
-                                                       planes, s_keys, s_sub, s_prev);
+            pixel_windows<kBest, kMasks, false, kRival, kRows>(v, sign, x0, y0, q, lo, hi, first, end, s_list, n,
+                                                               p0, np, planes, s_keys, s_sub, s_prev, s_rival);
         }
       } else {
         for (int j = tid; j < s_wide_count; j += kThreads) {
@@ -1176,8 +1290,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
           const uint32_t info = s_info[q];
           const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
           if (hi <= d_lo || lo > d_hi) continue;
-          pixel_windows<kBest, kMasks, false, kRows>(v, sign, x0, y0, q, lo, hi, lo, hi, s_list, n, p0, np, planes,
-                                                     s_keys, s_sub, s_prev);
+          pixel_windows<kBest, kMasks, false, kRival, kRows>(v, sign, x0, y0, q, lo, hi, lo, hi, s_list, n, p0, np,
+                                                             planes, s_keys, s_sub, s_prev, s_rival);
         }
       }
       __syncthreads();
@@ -1226,7 +1340,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
       for (int j = warp; j < s_wide_count; j += kWarps) {
         const int q = s_wide[j];
         const int ty = q / kTileW;
-        write_wide_result<kBest>(v, sign, want_subpixel, range, x0 + q - ty * kTileW, y0 + ty, s_keys[q]);
+        write_wide_result<kBest, kRival>(v, sign, want_subpixel, range, x0 + q - ty * kTileW, y0 + ty, s_keys[q],
+                                         kRival ? s_rival[q] & 0xFFFFu : kNoRival16, a.uniqueness_ratio);
       }
     }
   }
@@ -1236,7 +1351,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
     const int ty = q / kTileW, tx = q - ty * kTileW;
     const int gx = x0 + tx, gy = y0 + ty;
     const uint32_t key = s_keys[q];
-    const int d = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+    int d = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+    if (kRival)
+      d = finish_sweep(v, gx, gy, d, static_cast<int32_t>(key >> 16), rival_or_none(s_rival[q] & 0xFFFFu),
+                       a.uniqueness_ratio);
     drow(v.disparity, gy)[gx] = static_cast<int16_t>(d);
     if (want_subpixel) {
       int offset = 0;
@@ -1250,9 +1368,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __
   }
 }
 
-size_t dynamic_bytes(int rows, int mask_words, int list_cap) {
+// Planes, both needed sets, the list and, with the rival, its state.
+size_t dynamic_bytes(int rows, int mask_words, int list_cap, bool rival) {
   return static_cast<size_t>(kChunkPairs) * plane_words(rows) * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
-         ((list_cap * 2 + 3) & ~3);
+         ((list_cap * 2 + 3) & ~3) + (rival ? static_cast<size_t>(kTileW) * rows * sizeof(uint32_t) : 0);
 }
 
 }  // namespace phased
@@ -1271,12 +1390,16 @@ constexpr int kWideBlocksPerSm = 4;  // the wide kernel's grid: up to 4 blocks a
 
 size_t wide_dynamic_bytes(int range_width) { return static_cast<size_t>(range_width + 2) * sizeof(uint16_t); }
 
-template <int kBest>
+// kRival: the costs of the whole interval are kept, and once the winner is
+// known the block takes the least admissible one two or more disparities
+// from it (the rival; the same value SweepWinner's ascending sweep gives).
+template <int kBest, bool kRival>
 __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constant__ Args a) {
   __shared__ uint32_t s_ref[kWideSpan * kWideSpan];
   __shared__ uint32_t s_other[kWideSpan * kWideColumns];
   __shared__ uint32_t s_key;
-  extern __shared__ uint16_t s_cost[];  // window costs of the evaluation interval (sub-pixel)
+  __shared__ uint32_t s_rival;          // kRival
+  extern __shared__ uint16_t s_cost[];  // window costs of the evaluation interval (sub-pixel, rival)
   const unsigned count = min(*reinterpret_cast<volatile unsigned*>(a.wide_count), a.wide_capacity);
   const int tid = threadIdx.x;
   for (unsigned j = blockIdx.x; j < count; j += gridDim.x) {
@@ -1294,7 +1417,10 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
     unsigned row_in = 0;
 #pragma unroll
     for (int i = 0; i < kWideSpan; ++i) row_in |= (gy + i - 7 >= 0 && gy + i - 7 < height) ? 1u << i : 0u;
-    if (tid == 0) s_key = kNoKey;
+    if (tid == 0) {
+      s_key = kNoKey;
+      if (kRival) s_rival = kNoKey;
+    }
     for (int i = tid; i < kWideSpan * kWideSpan; i += kWideThreads) {
       const int r = i / kWideSpan, c = i - r * kWideSpan;
       s_ref[i] = (row_in >> r & 1u) ? drow(v.census_ref, gy + r - 7)[clampi(gx + c - 7, 0, width - 1)] : 0u;
@@ -1324,15 +1450,30 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
       if (d < end) {
         const int around[8] = {sums[0], sums[1], sums[2], sums[3], sums[5], sums[6], sums[7], sums[8]};
         const int cost = window_cost_in_registers<kBest>(sums[4], around);
-        if (subpixel) s_cost[d - first] = static_cast<uint16_t>(cost);
+        if (subpixel || kRival) s_cost[d - first] = static_cast<uint16_t>(cost);
         const bool ok = d >= lo && d < hi && !(v.mask_other.data && drow(v.mask_other, gy)[gx + (left ? -d : d)] == 0);
         if (ok) atomicMin(&s_key, static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d));
       }
     }
     __syncthreads();
+    if (kRival) {
+      const uint32_t key = s_key;
+      if (key != kNoKey) {
+        const int winner = static_cast<int>(key & 0xFFFFu);
+        for (int d = lo + tid; d < hi; d += kWideThreads) {
+          const bool ok = (d < winner - 1 || d > winner + 1) &&
+                          !(v.mask_other.data && drow(v.mask_other, gy)[gx + (left ? -d : d)] == 0);
+          if (ok) atomicMin(&s_rival, static_cast<uint32_t>(s_cost[d - first]));
+        }
+      }
+      __syncthreads();
+    }
     if (tid == 0) {
       const uint32_t key = s_key;
-      const int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+      int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+      if (kRival)
+        best = finish_sweep(v, gx, gy, best, static_cast<int32_t>(key >> 16),
+                            s_rival == kNoKey ? kNoCost : static_cast<int32_t>(s_rival), a.uniqueness_ratio);
       drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
       if (subpixel) {
         int offset = 0;
@@ -1382,9 +1523,9 @@ size_t dynamic_bytes(bool slots, int rows, int mask_words, int list_cap) {
 
 bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }
 
-template <int kBest>
+template <int kBest, bool kRival>
 void launch_wide(const Args& a, int grid, cudaStream_t stream) {
-  if (grid > 0) wide_kernel<kBest><<<grid, kWideThreads, wide_dynamic_bytes(a.list_cap), stream>>>(a);
+  if (grid > 0) wide_kernel<kBest, kRival><<<grid, kWideThreads, wide_dynamic_bytes(a.list_cap), stream>>>(a);
 }
 
 template <int kBest, bool kWithSlots>
@@ -1424,28 +1565,41 @@ const void* full_range_kernel_of(int best, bool slots, int rows) {
   }
 }
 
+// The rival forms of the refine kernel come in the two shorter tile
+// heights only: with their state a 32-row tile holds 2 blocks an SM on the
+// H100 where 28 rows hold 3.
 template <int kBest, bool kMasks>
-const void* refine_kernel_of(int rows) {
+const void* refine_kernel_of(int rows, bool rival) {
+  if (rival)
+    return rows == phased::kShortTileH
+               ? reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH, true>)
+               : reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH, true>);
   if (rows == phased::kShortTileH)
-    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH>);
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH, false>);
   if (rows == phased::kMiddleTileH)
-    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH>);
-  return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH>);
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH, false>);
+  return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH, false>);
 }
 
-const void* refine_kernel_of(int best, bool masks, int rows) {
+const void* refine_kernel_of(int best, bool masks, int rows, bool rival) {
   switch (best) {
-    case 0: return masks ? refine_kernel_of<0, true>(rows) : refine_kernel_of<0, false>(rows);
-    case 1: return masks ? refine_kernel_of<1, true>(rows) : refine_kernel_of<1, false>(rows);
-    default: return masks ? refine_kernel_of<2, true>(rows) : refine_kernel_of<2, false>(rows);
+    case 0: return masks ? refine_kernel_of<0, true>(rows, rival) : refine_kernel_of<0, false>(rows, rival);
+    case 1: return masks ? refine_kernel_of<1, true>(rows, rival) : refine_kernel_of<1, false>(rows, rival);
+    default: return masks ? refine_kernel_of<2, true>(rows, rival) : refine_kernel_of<2, false>(rows, rival);
   }
 }
 
-const void* wide_kernel_of(int best) {
+template <int kBest>
+const void* wide_kernel_of(bool rival) {
+  return rival ? reinterpret_cast<const void*>(wide_kernel<kBest, true>)
+               : reinterpret_cast<const void*>(wide_kernel<kBest, false>);
+}
+
+const void* wide_kernel_of(int best, bool rival) {
   switch (best) {
-    case 0: return reinterpret_cast<const void*>(wide_kernel<0>);
-    case 1: return reinterpret_cast<const void*>(wide_kernel<1>);
-    default: return reinterpret_cast<const void*>(wide_kernel<2>);
+    case 0: return wide_kernel_of<0>(rival);
+    case 1: return wide_kernel_of<1>(rival);
+    default: return wide_kernel_of<2>(rival);
   }
 }
 
@@ -1503,6 +1657,10 @@ struct Plan {
   bool shared_costs = false;  // full range: the left view's tiles serve the right view too
   bool masks = false;         // refinement: the other view has a foreground mask
   bool wide_list = false;     // refinement: a list of wide pixels for wide_kernel
+  // The rival forms (MatchConfig::rival): at the coarsest level too the
+  // refine kernel runs (Args::full_range), each view its own tiles.
+  bool rival = false;
+  bool refine_kernel = false;  // phased::refine_kernel (else stream_match_kernel)
   int grid_views = 1;
 };
 
@@ -1518,24 +1676,29 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
     pl.slots = pl.slots || a.subpixel[i];
     scratch = scratch && views[i].scratch.best_keys.data != nullptr && views[i].scratch.tiles_done != nullptr;
     pl.masks = pl.masks || views[i].mask_other.data != nullptr;
+    pl.rival = pl.rival || tracks_rival(views[i], p);
   }
   a.range = p.range;
   a.hole_radius = p.hole_radius;
   a.hole_span = p.hole_span;
+  a.uniqueness_ratio = p.uniqueness_ratio;
   const int range_width = maxi(p.range.hi - p.range.lo, 0);
   a.mask_words = (range_width + 31) / 32;
   a.list_cap = range_width;
   pl.full_range = views[0].coarser.data == nullptr;
+  pl.refine_kernel = !pl.full_range || pl.rival;
+  a.full_range = pl.full_range && pl.rival;
   // Both views at the coarsest level: the left view's tiles serve the right
   // view too (Args::right_keys).
-  pl.shared_costs = pl.full_range && count == 2 && left[0] && !left[1] && views[1].scratch.best_keys.data != nullptr;
+  pl.shared_costs = pl.full_range && !pl.rival && count == 2 && left[0] && !left[1] &&
+                    views[1].scratch.best_keys.data != nullptr;
   if (pl.shared_costs) a.right_keys = views[1].scratch.best_keys;
   pl.grid_views = pl.shared_costs ? 1 : count;
   // With one view's tiles there are half the blocks: two warps share each
   // pair's rows, so that as many warps are in flight.
   a.segments = pl.shared_costs ? 2 : 1;
   a.slices = 1;
-  if (pl.full_range && scratch && !pl.slots) {
+  if (pl.full_range && !pl.rival && scratch && !pl.slots) {
     const int pairs = (range_width + 1) / 2, per_pass = kWarps / a.segments;
     a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
   }
@@ -1554,7 +1717,8 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
 bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, MatchConfig* out) {
   const Args& a = pl.a;
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
-  if (pl.full_range) {
+  out->rival = pl.rival;
+  if (!pl.refine_kernel) {
     out->kernel = MatchConfig::FullRange;
     return pick_tile_rows(
         limits, width, height, pl.grid_views * a.slices, {kTallTileH, kMiddleTileH, kTileH}, p.tile_rows,
@@ -1562,17 +1726,19 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
         [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
   }
   out->kernel = MatchConfig::Refine;
+  const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH};
+  const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
   if (!pick_tile_rows(
-          limits, width, height, pl.grid_views, {kTileH, phased::kMiddleTileH, phased::kShortTileH}, p.tile_rows,
-          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows); },
-          [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap); }, out))
+          limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, p.tile_rows,
+          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival); },
+          [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); }, out))
     return false;
   if (pl.wide_list) {
     // Up to kWideBlocksPerSm blocks an SM, as many as fit: the list's
     // entries are spread over the grid, whatever its size.
     cudaFuncAttributes attr{};
     const size_t dynamic = wide_dynamic_bytes(a.list_cap);
-    const int per_sm = blocks_per_sm(limits, wide_kernel_of(p.best), kWideThreads, dynamic, &attr);
+    const int per_sm = blocks_per_sm(limits, wide_kernel_of(p.best, pl.rival), kWideThreads, dynamic, &attr);
     // Without room for the wide kernel the tiles match their wide pixels
     // themselves (no list).
     out->wide_blocks_per_sm = per_sm;
@@ -1583,33 +1749,42 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   return true;
 }
 
-template <int kBest, int kRows>
+template <int kBest, int kRows, bool kRival>
 void launch_refine_rows(const Args& a, int views, bool masks, cudaStream_t stream) {
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + kRows - 1) / kRows, views);
-  const size_t shared = phased::dynamic_bytes(kRows, a.mask_words, a.list_cap);
+  const size_t shared = phased::dynamic_bytes(kRows, a.mask_words, a.list_cap, kRival);
   if (masks)
-    phased::refine_kernel<kBest, true, kRows><<<grid, kThreads, shared, stream>>>(a);
+    phased::refine_kernel<kBest, true, kRows, kRival><<<grid, kThreads, shared, stream>>>(a);
   else
-    phased::refine_kernel<kBest, false, kRows><<<grid, kThreads, shared, stream>>>(a);
+    phased::refine_kernel<kBest, false, kRows, kRival><<<grid, kThreads, shared, stream>>>(a);
 }
 
 template <int kBest>
-cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, int wide_grid, cudaStream_t stream) {
+cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool rival, int wide_grid,
+                          cudaStream_t stream) {
+  if (rival) {
+    if (rows == phased::kShortTileH)
+      launch_refine_rows<kBest, phased::kShortTileH, true>(a, views, masks, stream);
+    else
+      launch_refine_rows<kBest, phased::kMiddleTileH, true>(a, views, masks, stream);
+    launch_wide<kBest, true>(a, wide_grid, stream);
+    return cudaGetLastError();
+  }
   if (rows == phased::kShortTileH)
-    launch_refine_rows<kBest, phased::kShortTileH>(a, views, masks, stream);
+    launch_refine_rows<kBest, phased::kShortTileH, false>(a, views, masks, stream);
   else if (rows == phased::kMiddleTileH)
-    launch_refine_rows<kBest, phased::kMiddleTileH>(a, views, masks, stream);
+    launch_refine_rows<kBest, phased::kMiddleTileH, false>(a, views, masks, stream);
   else
-    launch_refine_rows<kBest, kTileH>(a, views, masks, stream);
-  launch_wide<kBest>(a, wide_grid, stream);
+    launch_refine_rows<kBest, kTileH, false>(a, views, masks, stream);
+  launch_wide<kBest, false>(a, wide_grid, stream);
   return cudaGetLastError();
 }
 
 // Launches a plan in the configuration chosen for it.
 cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, cudaStream_t stream) {
   Args a = pl.a;
-  if (!pl.full_range) {
+  if (pl.refine_kernel) {
     // No room for the wide kernel: every tile matches its own wide pixels.
     if (c.wide_grid <= 0) {
       a.wide_list = nullptr;
@@ -1617,9 +1792,9 @@ cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, c
       a.wide_capacity = 0;
     }
     switch (p.best) {
-      case 0: return launch_refine<0>(a, c.tile_rows, pl.grid_views, pl.masks, c.wide_grid, stream);
-      case 1: return launch_refine<1>(a, c.tile_rows, pl.grid_views, pl.masks, c.wide_grid, stream);
-      case 2: return launch_refine<2>(a, c.tile_rows, pl.grid_views, pl.masks, c.wide_grid, stream);
+      case 0: return launch_refine<0>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
+      case 1: return launch_refine<1>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
+      case 2: return launch_refine<2>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
       default: return cudaErrorInvalidValue;
     }
   }
@@ -1644,14 +1819,14 @@ int tile_count(int width, int height) {
 }  // namespace
 
 // Every window and mask form of the refinement kernel for tiles of kRows rows.
-template <int kRows>
+template <int kRows, bool kRival>
 cudaError_t raise_refine(int optin) {
-  for (cudaError_t e : {raise_one(streaming::phased::refine_kernel<0, false, kRows>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, true, kRows>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, false, kRows>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, true, kRows>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, false, kRows>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, true, kRows>, optin)})
+  for (cudaError_t e : {raise_one(streaming::phased::refine_kernel<0, false, kRows, kRival>, optin),
+                        raise_one(streaming::phased::refine_kernel<0, true, kRows, kRival>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, false, kRows, kRival>, optin),
+                        raise_one(streaming::phased::refine_kernel<1, true, kRows, kRival>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, false, kRows, kRival>, optin),
+                        raise_one(streaming::phased::refine_kernel<2, true, kRows, kRival>, optin)})
     if (e != cudaSuccess) return e;
   return cudaSuccess;
 }
@@ -1687,8 +1862,11 @@ cudaError_t prepare_match(int radius) {
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kTallTileH>, optin),
                         raise_one(streaming::stream_match_kernel<2, true, streaming::kMiddleTileH>, optin),
-                        raise_refine<streaming::kTileH>(optin), raise_refine<streaming::phased::kMiddleTileH>(optin),
-                        raise_refine<streaming::phased::kShortTileH>(optin)})
+                        raise_refine<streaming::kTileH, false>(optin),
+                        raise_refine<streaming::phased::kMiddleTileH, false>(optin),
+                        raise_refine<streaming::phased::kShortTileH, false>(optin),
+                        raise_refine<streaming::phased::kMiddleTileH, true>(optin),
+                        raise_refine<streaming::phased::kShortTileH, true>(optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }
@@ -1710,10 +1888,14 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
   // The engine falls back to the generic kernel where no radius-2 tile fits,
   // and takes the smallest tiles where the taller ones do not: those must
   // fit every target at the reference range.
+  // The rival forms (uniqueness, confidence) likewise, in their own tile
+  // heights.
   for (int best : {0, 1, 2, 4})
     for (bool left : {true, false})
-      out.push_back({"match_kernel<" + std::to_string(best) + ", " + flag(left) + ">", kThreads,
-                     match_shared_bytes(2), 0, best != 4, "generic tile, radius 2"});
+      for (bool rival : {false, true})
+        out.push_back({"match_kernel<" + std::to_string(best) + ", " + flag(left) + ", " + flag(rival) + ">",
+                       kThreads, match_shared_bytes(2), 0, best != 4,
+                       std::string("generic tile, radius 2") + (rival ? ", rival" : "")});
   for (int best : {0, 1, 2}) {
     const std::string b = std::to_string(best);
     for (bool slots : {false, true})
@@ -1721,14 +1903,19 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
         out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ">",
                        streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width), 2, rows == kTileH,
                        std::to_string(rows) + " rows" + at});
-    for (bool masks : {false, true})
-      for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH})
-        out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
-                           ">",
-                       streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width), phased::kBlocksPerSm,
-                       rows == phased::kShortTileH, std::to_string(rows) + " rows" + at});
-    out.push_back({"streaming::wide_kernel<" + b + ">", kWideThreads, wide_dynamic_bytes(range_width), 0, true,
-                   "wide pixels" + at});
+    for (bool rival : {false, true})
+      for (bool masks : {false, true})
+        for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH}) {
+          if (rival && rows == kTileH) continue;
+          out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
+                             ", " + flag(rival) + ">",
+                         streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, rival),
+                         phased::kBlocksPerSm, rows == phased::kShortTileH,
+                         std::to_string(rows) + " rows" + (rival ? ", rival" : "") + at});
+        }
+    for (bool rival : {false, true})
+      out.push_back({"streaming::wide_kernel<" + b + ", " + flag(rival) + ">", kWideThreads,
+                     wide_dynamic_bytes(range_width), 0, true, std::string("wide pixels") + (rival ? ", rival" : "") + at});
   }
   out.push_back(
       {"streaming::resolve_keys_kernel", streaming::kResolveX * streaming::kResolveY, 0, 0, true, "right keys"});
@@ -1743,25 +1930,32 @@ cudaError_t match_code_status() {
 
 namespace {
 
-template <int kBest>
+template <int kBest, bool kRival>
 const void* generic_kernel(bool left) {
-  return left ? reinterpret_cast<const void*>(match_kernel<kBest, true>)
-              : reinterpret_cast<const void*>(match_kernel<kBest, false>);
+  return left ? reinterpret_cast<const void*>(match_kernel<kBest, true, kRival>)
+              : reinterpret_cast<const void*>(match_kernel<kBest, false, kRival>);
 }
 
-// The tile kernel of any radius for the references in `left` (count of
-// them): it must fit for each.
-cudaError_t choose_generic(const bool* left, int count, const MatchParams& p, const DeviceLimits& limits,
-                           MatchConfig* out) {
+template <int kBest>
+const void* generic_kernel(bool left, bool rival) {
+  return rival ? generic_kernel<kBest, true>(left) : generic_kernel<kBest, false>(left);
+}
+
+// The tile kernel of any radius for `views` with the references in `left`
+// (count of them): it must fit for each.
+cudaError_t choose_generic(const MatchViews* views, const bool* left, int count, const MatchParams& p,
+                           const DeviceLimits& limits, MatchConfig* out) {
   *out = MatchConfig{};
   const size_t dynamic = match_shared_bytes(p.radius);
   for (int i = 0; i < count; ++i) {
     const void* kernel = nullptr;
+    const bool rival = tracks_rival(views[i], p);
+    out->rival = out->rival || rival;
     switch (p.best) {
-      case 0: kernel = generic_kernel<0>(left[i]); break;
-      case 1: kernel = generic_kernel<1>(left[i]); break;
-      case 2: kernel = generic_kernel<2>(left[i]); break;
-      case 4: kernel = generic_kernel<4>(left[i]); break;
+      case 0: kernel = generic_kernel<0>(left[i], rival); break;
+      case 1: kernel = generic_kernel<1>(left[i], rival); break;
+      case 2: kernel = generic_kernel<2>(left[i], rival); break;
+      case 4: kernel = generic_kernel<4>(left[i], rival); break;
       default: return cudaErrorInvalidValue;
     }
     cudaFuncAttributes attr{};
@@ -1794,7 +1988,7 @@ cudaError_t choose_config(const MatchViews* views, const bool* left, int count, 
     }
     if (p.tile_rows != 0) return cudaErrorInvalidConfiguration;
   }
-  return choose_generic(left, count, p, limits, out);
+  return choose_generic(views, left, count, p, limits, out);
 }
 
 }  // namespace

@@ -47,6 +47,10 @@ struct MatchViews {
   // Optional (left reference at level 0 only): the sub-pixel offset in 1/16
   // pixel of finish_disparity, computed here from the costs already at hand.
   ImageView<int8_t> subpixel_offset;
+  // Optional, both or neither: the sweep's SweepCosts (stages.h: the
+  // winner's cost and the rival's, kNoCost where none), before uniqueness;
+  // what the confidence of level 0's left view reads.
+  ImageView<int32_t> best_cost, rival_cost;
   MatchScratch scratch;  // optional (full range only)
 };
 
@@ -57,6 +61,9 @@ struct MatchParams {
   int best = 2;  // 0, 1, 2 or 4 (WindowVariant)
   int hole_radius = 2;
   int hole_span = kDefaultHoleSpan;  // Params::hole_span
+  // B3 on the sweep's winners (stages.h, stages 6 and 7: passes_uniqueness
+  // against the rival over the pixel's own candidates); 0 = off.
+  int uniqueness_ratio = 0;
   // Tile height of the radius-2 kernels: 0 chooses per grid and device (the
   // usual); else 32, 40 or 48 at the coarsest level, 32, 28 or 24 below it
   // (tests force each; one that does not fit the device is refused).
@@ -70,8 +77,16 @@ struct MatchParams {
 };
 
 // The configuration enqueue_match(_pair) runs for a level.
+//
+// With a uniqueness ratio or cost outputs the kernels also track each
+// pixel's rival (rival = true): forms of the kernels of their own, so that
+// the plain ones stay as they are. The rival depends on the final winner
+// and the streaming full-range kernel meets a pixel's disparities in no
+// order, so the coarsest level then runs the refine kernel over the full
+// range (kernel Refine), which meets them in ascending order.
 struct MatchConfig {
   enum Kernel { Generic, FullRange, Refine } kernel = Generic;
+  bool rival = false;
   int tile_rows = 0;              // FullRange and Refine
   int threads = 0;                // a block
   size_t static_shared = 0;       // bytes a block

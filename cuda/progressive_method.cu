@@ -1,6 +1,8 @@
 // Method progressive on the GPU (stages 4 .. 9): census, full-range
 // matching at the coarsest level, refinement level by level with the
-// left-right check, and the finish with the sub-pixel offset.
+// left-right check, and the finish with the sub-pixel offset; uniqueness
+// (B3) in the matching at every level, and the confidence in the finish
+// from the level-0 left sweep's costs.
 #include <algorithm>
 
 #include "census.h"
@@ -16,17 +18,12 @@ namespace {
 
 class ProgressiveMethod final : public MatchingMethod {
  public:
-  std::string unsupported(const Params& p) const override {
-    if (resolve_uniqueness_ratio(p) != 0)
-      return "uniqueness-ratio with method=progressive runs on the CPU backend only in this version: set "
-             "backend=cpu, uniqueness-ratio=0 or method=block";
-    if (p.confidence)
-      return "output-mode=confidence with method=progressive runs on the CPU backend only in this version: set "
-             "backend=cpu or method=block";
-    return {};
-  }
+  std::string unsupported(const Params&) const override { return {}; }
 
   std::string prepare(const Params& p) override {
+    // The confidence needs the level-0 left sweep's costs kept and a form
+    // of the kernels that tracks the rival: made only when asked for.
+    confidence_ = p.confidence;
     const cudaError_t pe = prepare_match(p.subwindow_radius);
     if (pe == cudaErrorInvalidConfiguration) return "the sub-window radius needs more shared memory than the GPU has";
     if (pe != cudaSuccess) return cuda_error_text(pe, "prepare_match", __FILE__, __LINE__);
@@ -36,7 +33,7 @@ class ProgressiveMethod final : public MatchingMethod {
   std::string allocate(const MethodFrame& f, cudaStream_t stream) override {
     const int nl = static_cast<int>(f.levels.size());
     const int w = f.levels[0].width, h = f.levels[0].height;
-    if (w == width_ && h == height_ && nl == static_cast<int>(lv_.size())) return {};
+    if (w == width_ && h == height_ && nl == static_cast<int>(lv_.size())) return allocate_costs();
     width_ = height_ = 0;
     lv_.clear();
     lv_.resize(nl);
@@ -70,6 +67,17 @@ class ProgressiveMethod final : public MatchingMethod {
     CS_CUDA_TRY(subpixel_offset_.allocate(w, h));
     width_ = w;
     height_ = h;
+    return allocate_costs();
+  }
+
+  // The level-0 left sweep's costs while the confidence is on.
+  std::string allocate_costs() {
+    for (DeviceImage<int32_t>* c : {&best_cost_, &rival_cost_}) {
+      if (!confidence_)
+        c->release();
+      else if (c->view().width != width_ || c->view().height != height_)
+        CS_CUDA_TRY(c->allocate(width_, height_));
+    }
     return {};
   }
 
@@ -129,6 +137,10 @@ class ProgressiveMethod final : public MatchingMethod {
         }
         mv[v].disparity = L.raw[v].view();
         if (l == 0 && v == 0 && p.subpixel) mv[v].subpixel_offset = subpixel_offset_.view();
+        if (l == 0 && v == 0 && confidence_) {
+          mv[v].best_cost = best_cost_.view();
+          mv[v].rival_cost = rival_cost_.view();
+        }
       }
       MatchParams mp;
       mp.range = f.levels[l].range;
@@ -136,6 +148,7 @@ class ProgressiveMethod final : public MatchingMethod {
       mp.best = static_cast<int>(p.window);
       mp.hole_radius = p.hole_search_radius;
       mp.hole_span = p.hole_span;
+      mp.uniqueness_ratio = resolve_uniqueness_ratio(p);
       mp.limits = f.limits;
       CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
       timer->mark(l == levels - 1 ? "match coarsest" : "refine");
@@ -147,10 +160,12 @@ class ProgressiveMethod final : public MatchingMethod {
         timer->mark("cross-check");
       }
     }
+    FinishConfidence fc;
+    if (confidence_) fc = {best_cost_.cview(), rival_cost_.cview(), f.confidence};
     CS_CUDA_TRY(enqueue_finish(lv_[0].raw[0].cview(),
                                p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
                                f.levels[0].mask[0], f.disparity_q4, f.counters, s,
-                               p.lr_check ? lv_[0].raw[1].cview() : ImageView<const int16_t>{}, p.lr_tolerance));
+                               p.lr_check ? lv_[0].raw[1].cview() : ImageView<const int16_t>{}, p.lr_tolerance, fc));
     timer->mark("finish");
     return {};
   }
@@ -181,13 +196,21 @@ class ProgressiveMethod final : public MatchingMethod {
       }
       if (!e.empty()) return e;
     }
+    // The confidence and the costs behind it, when on.
+    if (confidence_) {
+      std::string errs[] = {download(best_cost_, &out->costs.best), download(rival_cost_, &out->costs.rival),
+                            download(as_const(f.confidence), &out->confidence)};
+      for (auto& s : errs)
+        if (!s.empty()) return s;
+    }
     return {};
   }
 
-  bool has_confidence() const override { return false; }
+  bool has_confidence() const override { return confidence_; }
 
   size_t device_bytes() const override {
-    size_t n = subpixel_offset_.bytes() + match_wide_.bytes() + match_wide_counters_.bytes();
+    size_t n = subpixel_offset_.bytes() + match_wide_.bytes() + match_wide_counters_.bytes() + best_cost_.bytes() +
+               rival_cost_.bytes();
     for (int v = 0; v < 2; ++v) n += match_keys_[v].bytes() + match_tiles_[v].bytes();
     for (const Level& L : lv_)
       for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
@@ -205,6 +228,7 @@ class ProgressiveMethod final : public MatchingMethod {
     }
   };
   int width_ = 0, height_ = 0;
+  bool confidence_ = false;  // Params::confidence, as prepare() saw it
   std::vector<Level> lv_;
   // Coarsest-level matching split over several blocks per tile meets here
   // (matching.h MatchScratch); per view.
@@ -214,6 +238,8 @@ class ProgressiveMethod final : public MatchingMethod {
   DeviceImage<uint32_t> match_wide_;
   DeviceImage<unsigned> match_wide_counters_;
   DeviceImage<int8_t> subpixel_offset_;
+  // The level-0 left sweep's SweepCosts, for the confidence (when on).
+  DeviceImage<int32_t> best_cost_, rival_cost_;
 };
 
 }  // namespace

@@ -21,10 +21,9 @@
  * percentage (OpenCV StereoBM's rule; 0 = off, -1 = the method's default:
  * 80 for block, which on the Middlebury Aloe pair at half size keeps 69.9 %
  * of the pixels with ground truth at 1.37 % bad-2 where StereoBM keeps
- * 62.4 % at 1.86 %; off for progressive). Both backends run method block
- * bit-identically; method=progressive with a uniqueness ratio or the
- * confidence output runs on the CPU backend only in this version (the CUDA
- * backend refuses them by name, and backend=auto then takes the CPU).
+ * 62.4 % at 1.86 %; off for progressive, which applies it at every level).
+ * Both backends run both methods bit-identically, with a uniqueness ratio
+ * and the confidence output.
  *
  * Input, one of (never both):
  *  - packed: the always `sink` pad takes frames holding both views side by

@@ -217,7 +217,7 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                         "disparity; depth (GRAY16_LE millimetres, Z = baseline * focal-length / d; needs both "
                         "set, and rectified views); or confidence (GRAY8: 0 = invalid or another disparity fits as "
                         "well .. 255 = unique, from the costs of the pixel's best and next best disparity more than "
-                        "one away; method=progressive has it on the CPU backend only in this version). Confidence is "
+                        "one away). Confidence is "
                         "an output mode so that it is a plain GRAY8 stream any element or appsink takes at full "
                         "resolution; for disparity and confidence of the same frames, tee the input into two "
                         "elements. Changing it renegotiates",
@@ -282,8 +282,8 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
       g_param_spec_int("uniqueness-ratio", "Uniqueness ratio",
                        "Keep a pixel only when the best cost more than one disparity away from its winner exceeds "
                        "the winner's by more than this percentage (rival * 100 > best * (100 + ratio)), as OpenCV's "
-                       "StereoBM; 0 = off, -1 = the method's default (block: 80, progressive: off). With "
-                       "method=progressive a ratio runs on the CPU backend only in this version",
+                       "StereoBM; 0 = off, -1 = the method's default (block: 80, progressive: off; progressive "
+                       "applies it at every level, over each pixel's own candidates)",
                        -1, cs::kMaxUniquenessRatio, d.uniqueness_ratio, playing));
   g_object_class_install_property(
       gobject_class, PROP_STATS,
@@ -363,7 +363,8 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
         break;
       case PROP_OUTPUT_MODE:
         s.output_mode = static_cast<GstCudaStereoOutputMode>(g_value_get_enum(value));
-        // The engine learns that the confidence is read (it may refuse it by name).
+        // The engine learns that the confidence is read (method progressive's
+        // CUDA kernels keep the costs behind it only then).
         p.confidence = confidence_output(s);
         priv->params_dirty = true;
         renegotiate = true;

@@ -31,7 +31,7 @@ step cuda-block 300 "$B/tests/cuda/cuda-test_block"
 step cuda-block-emulation 120 "$B/tests/cuda/cuda-test_block_emulation"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
 CK_VERBOSITY=verbose step gst-cuda 400 "$B/tests/gst/test-gst-cudastereo-cuda"
-GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_confidence_on_the_cpu CK_VERBOSITY=verbose step gst-cuda-block 300 "$B/tests/gst/test-gst-cudastereo-cuda"
+GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_uniqueness_and_confidence_cuda_matches_cpu CK_VERBOSITY=verbose step gst-cuda-block 300 "$B/tests/gst/test-gst-cudastereo-cuda"
 # Issue 16: live behaviour (CPU backend), reliability on both backends: 1000
 # state cycles, flushing seeks, pad release, 16 instances a round, GPU faults
 # (injected and a real out-of-memory), 100k frames with flat memory.
@@ -46,6 +46,12 @@ step memcheck-engine 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$
 # generic-kernel runs included): one step per test keeps each in its limit.
 step racecheck-match 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchFullRangeAndRefine'
 step racecheck-pair 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchPairSharesTheCostVolume'
+# The rival forms of the matching kernels (uniqueness, the confidence's
+# costs) and the finish's confidence: memcheck of their stage and engine
+# tests, racecheck of the pair (refine kernel at both levels, wide kernel).
+step memcheck-rival 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchUniquenessAndSweepCosts:CudaStages.MatchPairWithUniquenessAndCosts:CudaStages.FinishConfidence'
+step memcheck-engine-rival 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_engine" --gtest_filter='*Uniqueness*:*Confidence*'
+step racecheck-rival 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchPairWithUniquenessAndCosts'
 # Method block's kernels (match, resolve, finish) under each tool: stage
 # tests and the engine with method=block.
 step memcheck-block 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes:CudaBlock.ScratchServesTheNextFrame:CudaBlock.FinishAndCrossCheckEqualTheReferenceStages:CudaEngineBlock.*'

@@ -653,43 +653,43 @@ TEST(CudaEngineBlock, SwitchingMethodsKeepsEachExact) {
   }
 }
 
-// What only the CPU reference has is refused by name, never matched as
-// something else: progressive with a uniqueness ratio or a confidence map.
-TEST(CudaEngineBlock, RefusesByNameWhatTheKernelsLack) {
-  std::string err;
-  Params unique;
-  unique.uniqueness_ratio = 10;
-  EXPECT_FALSE(CudaEngine::create(unique, -1, &err));
-  EXPECT_NE(err.find("uniqueness-ratio"), std::string::npos) << err;
-  Params confidence;
-  confidence.confidence = true;
-  EXPECT_FALSE(CudaEngine::create(confidence, -1, &err));
-  EXPECT_NE(err.find("output-mode=confidence"), std::string::npos) << err;
-
-  // Block has both.
+// Switching an engine between the methods with a uniqueness ratio and the
+// confidence: both methods have them on the GPU (progressive:
+// tests/cuda/test_engine.cpp), each frame equals its method's reference.
+// A progressive engine asked for the confidence frame without
+// Params::confidence refuses by name (it keeps no costs for it).
+TEST(CudaEngineBlock, UniquenessAndConfidenceAcrossMethods) {
+  const SyntheticPair pair = make_plane_pair(64, 48, 4, 1);
   Params block = block_params(32);
   block.uniqueness_ratio = 10;
   block.confidence = true;
-  auto engine = make(block);
-  ASSERT_TRUE(engine);
-  // Back to progressive with them: refused, and the engine keeps working as it was.
   Params prog = block;
   prog.method = Method::Progressive;
-  err = engine->set_params(prog);
-  EXPECT_NE(err.find("uniqueness-ratio"), std::string::npos) << err;
-  const SyntheticPair pair = make_plane_pair(64, 48, 4, 1);
+  auto engine = make(block);
+  ASSERT_TRUE(engine);
   std::vector<uint8_t> out(64 * 48);
   OutputFrame of{out.data(), 64, 64, 48, Memory::Host};
   EncodeParams ep;
   ep.format = OutputFormat::Confidence;
   ep.max_disparity = 32;
-  EXPECT_EQ(engine->process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), ep, of), "");
-  // A progressive engine asked for the confidence frame says why not.
+  for (const Params* p : {&block, &prog, &block}) {
+    SCOPED_TRACE(p->method == Method::Block ? "block" : "progressive");
+    ASSERT_EQ(engine->set_params(*p), "");
+    Matcher cpu(*p);
+    Image<uint8_t> cconf(64, 48);
+    Outputs co;
+    co.confidence = cconf.view();
+    ASSERT_EQ(cpu.process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), co), "");
+    ASSERT_EQ(engine->process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), ep, of), "");
+    Image<uint8_t> got(64, 48);
+    got.pixels = out;
+    EXPECT_TRUE(same_image(cconf, got));
+  }
   Params plain;
   plain.max_disparity = 32;
   auto prog_engine = make(plain);
   ASSERT_TRUE(prog_engine);
-  err = prog_engine->process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), ep, of);
+  const std::string err = prog_engine->process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), ep, of);
   EXPECT_NE(err.find("output-mode=confidence"), std::string::npos) << err;
 }
 

@@ -84,6 +84,9 @@ struct Shape {
   Range range;
   bool refine, subpixel, masks, pair, scratch;
   int best, radius;
+  // The rival forms: a uniqueness ratio, the first view's sweep costs.
+  int uniqueness_ratio = 0;
+  bool costs = false;
 };
 
 std::vector<MatchViews> shape_views(const Shape& s) {
@@ -91,6 +94,7 @@ std::vector<MatchViews> shape_views(const Shape& s) {
   static uint8_t dummy_bytes[4];
   static int16_t dummy_map[4];
   static int8_t dummy_offsets[4];
+  static int32_t dummy_costs[4];
   std::vector<MatchViews> views(s.pair ? 2 : 1);
   for (size_t i = 0; i < views.size(); ++i) {
     MatchViews& v = views[i];
@@ -103,6 +107,10 @@ std::vector<MatchViews> shape_views(const Shape& s) {
     }
     if (s.refine) v.coarser = {dummy_map, (s.w + 1) / 2, (s.h + 1) / 2, s.w};
     if (s.subpixel && i == 0) v.subpixel_offset = {dummy_offsets, s.w, s.h, s.w};
+    if (s.costs && i == 0) {
+      v.best_cost = {dummy_costs, s.w, s.h, 4 * s.w};
+      v.rival_cost = v.best_cost;
+    }
     if (s.scratch) {
       if (s.refine) {
         v.scratch.wide_pixels = dummy_words;
@@ -134,6 +142,19 @@ std::vector<Shape> shapes() {
   for (int radius : {0, 1, 3, 5, 8})
     for (int best : {0, 1, 2, 4}) out.push_back({640, 480, {0, 128}, false, true, false, false, false, best, radius});
   out.push_back({640, 480, {0, 128}, true, false, true, false, false, 4, 2});
+  // The rival forms (uniqueness, the confidence's costs): the engine's level
+  // 0 with the confidence (a pair, the left view's costs and sub-pixel) and a
+  // level with uniqueness alone, either view.
+  for (const auto& sz : sizes)
+    for (const Range& r : ranges)
+      for (int best : {0, 1, 2})
+        for (int form = 0; form < 4; ++form) {
+          const bool refine = (form & 1) != 0, masks = (form & 2) != 0;
+          out.push_back({sz[0], sz[1], r, refine, true, masks, true, true, best, 2, 0, true});
+          out.push_back({sz[0], sz[1], r, refine, false, masks, false, true, best, 2, 25, false});
+        }
+  for (int radius : {1, 3})
+    for (int best : {2, 4}) out.push_back({640, 480, {0, 128}, false, true, false, false, false, best, radius, 10, true});
   return out;
 }
 
@@ -174,12 +195,14 @@ TEST(MatchConfig, EveryChoiceFitsTheGpuItIsMadeFor) {
       SCOPED_TRACE(::testing::Message() << name << ": " << s.w << "x" << s.h << " [" << s.range.lo << ", "
                                         << s.range.hi << ") refine=" << s.refine << " subpixel=" << s.subpixel
                                         << " masks=" << s.masks << " pair=" << s.pair << " best=" << s.best
-                                        << " r=" << s.radius);
+                                        << " r=" << s.radius << " ratio=" << s.uniqueness_ratio
+                                        << " costs=" << s.costs);
       const std::vector<MatchViews> views = shape_views(s);
       MatchParams p;
       p.range = s.range;
       p.radius = s.radius;
       p.best = s.best;
+      p.uniqueness_ratio = s.uniqueness_ratio;
       p.limits = &limits;
       MatchConfig c;
       const cudaError_t e = choose_match_config(views.data(), static_cast<int>(views.size()), p, &c);
@@ -192,8 +215,13 @@ TEST(MatchConfig, EveryChoiceFitsTheGpuItIsMadeFor) {
       ASSERT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
       EXPECT_TRUE(fits(c, limits)) << kernel_name(c.kernel) << " rows " << c.tile_rows;
       ++counts[c.kernel];
+      const bool rival = s.uniqueness_ratio > 0 || s.costs;
+      EXPECT_EQ(c.rival, rival);
+      // The rival forms run the refine kernel at every level, in their own
+      // tile heights.
       if (s.radius == 2 && s.best != 4 && c.kernel != MatchConfig::Generic)
-        EXPECT_EQ(c.kernel, s.refine ? MatchConfig::Refine : MatchConfig::FullRange);
+        EXPECT_EQ(c.kernel, s.refine || rival ? MatchConfig::Refine : MatchConfig::FullRange);
+      if (rival && c.kernel == MatchConfig::Refine) EXPECT_TRUE(c.tile_rows == 28 || c.tile_rows == 24) << c.tile_rows;
     }
     std::printf("%-22s generic %d, full-range %d, refine %d\n", name.c_str(), counts[MatchConfig::Generic],
                 counts[MatchConfig::FullRange], counts[MatchConfig::Refine]);
@@ -256,10 +284,11 @@ void expect_engine_matches_reference(const Params& p, const SyntheticPair& pair,
   const FrameView left = rgba_view(pair.left_rgba), right = rgba_view(pair.right_rgba);
   const int w = left.width, h = left.height;
   Image<uint16_t> cq4(w, h);
-  Image<uint8_t> cmask(w, h);
+  Image<uint8_t> cmask(w, h), cconf(w, h);
   Outputs co;
   co.disparity_q4 = cq4.view();
   co.foreground = cmask.view();
+  if (p.confidence) co.confidence = cconf.view();
   ASSERT_EQ(cpu.process(left, right, co), "");
   for (int frame = 0; frame < 2; ++frame) {  // the second replays the captured graph
     std::vector<uint8_t> out(static_cast<size_t>(w) * 2 * h, 0xEE);
@@ -283,6 +312,11 @@ void expect_engine_matches_reference(const Params& p, const SyntheticPair& pair,
     EXPECT_TRUE(same_image(cd.levels[l].raw_left, gd.levels[l].raw_left)) << "raw left, level " << l;
     EXPECT_TRUE(same_image(cd.levels[l].raw_right, gd.levels[l].raw_right)) << "raw right, level " << l;
     EXPECT_TRUE(same_image(cd.levels[l].disparity_left, gd.levels[l].disparity_left)) << "checked left, level " << l;
+  }
+  if (p.confidence) {
+    EXPECT_TRUE(same_image(cd.costs.best, gd.costs.best)) << "level-0 left best costs";
+    EXPECT_TRUE(same_image(cd.costs.rival, gd.costs.rival)) << "level-0 left rival costs";
+    EXPECT_TRUE(same_image(cconf, gd.confidence)) << "confidence";
   }
   EXPECT_DOUBLE_EQ(cpu.stats().valid_fraction, gpu->stats().valid_fraction);
 }
@@ -312,6 +346,23 @@ TEST(MatchConfig, EveryArchitecturesConfigurationsMatchTheReference) {
     p.levels = 1;
     p.window = WindowVariant::Box;
     cases.push_back({"plane 181x67 one level box", make_plane_pair(181, 67, 23, 7), p});
+  }
+  {
+    Params p;  // the rival forms at every level, the level-0 costs and the confidence
+    p.max_disparity = 96;
+    p.uniqueness_ratio = 25;
+    p.confidence = true;
+    p.hole_span = 0;
+    cases.push_back({"step 259x141 x 96 uniqueness 25 confidence", make_step_pair(259, 141, 10, 60, 5), p});
+  }
+  {
+    Params p;  // one level: the coarsest level's rival form gives the confidence's costs
+    p.max_disparity = 72;
+    p.levels = 1;
+    p.window = WindowVariant::Best1;
+    p.uniqueness_ratio = 10;
+    p.confidence = true;
+    cases.push_back({"plane 181x67 one level best1 uniqueness 10 confidence", make_plane_pair(181, 67, 23, 7), p});
   }
   std::vector<std::pair<std::string, DeviceLimits>> gpus;
   for (const Target& t : kTargets) gpus.push_back({std::string("sm_") + std::to_string(t.cc), target_limits(t)});

@@ -50,14 +50,17 @@ void expect_same_debug(const Matcher::Debug& cpu, const Matcher::Debug& gpu, boo
   }
 }
 
-// One frame through both; compares intermediates, Q4, foreground and stats.
+// One frame through both; compares intermediates, Q4, foreground and stats;
+// with the confidence on (Params::confidence), the confidence map and the
+// level-0 left sweep's costs behind it.
 void compare_frame(Matcher& cpu, CudaEngine& gpu, const FrameView& left, const FrameView& right) {
   const int w = left.width, h = left.height;
   Image<uint16_t> cq4(w, h), cfg(w, h);
-  Image<uint8_t> cmask(w, h);
+  Image<uint8_t> cmask(w, h), cconf(w, h);
   Outputs co;
   co.disparity_q4 = cq4.view();
   co.foreground = cmask.view();
+  if (cpu.params().confidence) co.confidence = cconf.view();
   ASSERT_EQ(cpu.process(left, right, co), "");
 
   // GPU: Q4 through the engine's encoder, into a pitched host buffer.
@@ -77,6 +80,11 @@ void compare_frame(Matcher& cpu, CudaEngine& gpu, const FrameView& left, const F
   ASSERT_EQ(gpu.download_debug(&gd), "");
   expect_same_debug(cpu.debug(), gd, cpu.params().background);
   EXPECT_TRUE(same_image(cq4, gq4)) << "final Q4";
+  if (cpu.params().confidence) {
+    EXPECT_TRUE(same_image(cpu.debug().costs.best, gd.costs.best)) << "level-0 left best costs";
+    EXPECT_TRUE(same_image(cpu.debug().costs.rival, gd.costs.rival)) << "level-0 left rival costs";
+    EXPECT_TRUE(same_image(cconf, gd.confidence)) << "confidence";
+  }
 
   const FrameStats cs = cpu.stats(), gs = gpu.stats();
   EXPECT_EQ(cs.levels, gs.levels);
@@ -767,10 +775,6 @@ TEST(CudaEngine, UploadAheadSlotsRunOutAndComeBack) {
   EXPECT_NE(gpu->upload_ahead(no_plane, &extra), "");
 }
 
-// The CPU reference has uniqueness and the confidence for method progressive;
-// its kernels do not yet, so the engine refuses them by name instead of
-// matching something else. Method block has both on the GPU
-// (tests/cuda/test_block.cpp).
 // ---- frames in flight (Engine::submit/finish)
 
 // Up to three frames in flight of a background sequence, their views in
@@ -910,26 +914,259 @@ TEST(CudaEngine, FramesInFlightWithAPageableOutput) {
   EXPECT_NE(gpu->finish().error, "");  // nothing left
 }
 
-TEST(CudaEngine, RefusesWhatOnlyTheCpuReferenceHas) {
-  Params block;
-  block.method = Method::Block;
-  std::string err;
-  EXPECT_TRUE(CudaEngine::create(block, -1, &err)) << err;
+// The scenes of PipelineMatchesReferenceOnScenes (every kernel: the radius-2
+// ones, the generic one at radius 1 and best 4, masks aside; several take one
+// level, where the coarsest level is level 0, whose costs the confidence
+// reads), one more of one level and the generic kernel over two levels, with
+// uniqueness ratios 0, 10 and 25 and the confidence on: every level's raw
+// and checked maps (uniqueness at every level, in both views), the Q4 map,
+// the level-0 left sweep's costs and the confidence equal the reference's.
+// Then uniqueness alone (no costs kept). Each frame twice: the second
+// replays the captured graph.
+std::vector<std::pair<std::string, std::pair<SyntheticPair, Params>>> uniqueness_scenes() {
+  std::vector<std::pair<std::string, std::pair<SyntheticPair, Params>>> out;
+  {
+    Params p;
+    p.max_disparity = 48;
+    out.push_back({"step 203x131", {make_step_pair(203, 131, 6, 30, 1), p}});
+  }
+  {
+    Params p;
+    p.max_disparity = 64;
+    p.window = WindowVariant::Best4;
+    p.subwindow_radius = 1;
+    out.push_back({"slanted 160x97 best4 r1", {make_slanted_pair(160, 97, 8.0f, 0.12f, 2), p}});
+  }
+  {
+    Params p;
+    p.min_disparity = 4;
+    p.max_disparity = 40;
+    p.window = WindowVariant::Box;
+    p.lr_check = false;
+    p.subpixel = false;
+    p.levels = 2;
+    out.push_back({"plane 77x45 box no-check", {make_plane_pair(77, 45, 17, 3), p}});
+  }
+  {
+    Params p;
+    p.max_disparity = 96;
+    p.window = WindowVariant::Best1;
+    p.lr_tolerance = 0;
+    p.hole_search_radius = 4;
+    out.push_back({"step 257x120 best1 tol0", {make_step_pair(257, 120, 10, 60, 4), p}});
+  }
+  {
+    Params p;
+    p.max_disparity = 120;
+    p.levels = 3;
+    p.window = WindowVariant::Best2;
+    p.min_support = 8;
+    p.hole_span = 0;
+    out.push_back({"slanted 230x140 best2 support 8 unbounded holes", {make_slanted_pair(230, 140, 12.0f, 0.2f, 5), p}});
+  }
+  {
+    Params p;
+    p.max_disparity = 100;
+    p.levels = 3;
+    p.min_support = 0;
+    p.hole_span = 1;
+    out.push_back({"step 190x101 support off hole span 1", {make_step_pair(190, 101, 8, 44, 6), p}});
+  }
+  {
+    Params p;
+    p.max_disparity = 72;
+    p.levels = 1;
+    out.push_back({"plane 181x67 one level", {make_plane_pair(181, 67, 23, 7), p}});
+  }
+  {
+    Params p;  // the generic kernel at both levels
+    p.max_disparity = 56;
+    p.levels = 2;
+    p.subwindow_radius = 3;
+    out.push_back({"step 150x90 two levels r3 (generic)", {make_step_pair(150, 90, 5, 25, 8), p}});
+  }
+  return out;
+}
 
+TEST(CudaEngine, ProgressiveUniquenessAndConfidenceMatchReference) {
+  for (auto& [name, scene] : uniqueness_scenes()) {
+    const SyntheticPair& pair = scene.first;
+    for (int ratio : {0, 10, 25})
+      for (bool confidence : {true, false}) {
+        if (!confidence && ratio != 25) continue;
+        Params p = scene.second;
+        p.uniqueness_ratio = ratio;
+        p.confidence = confidence;
+        SCOPED_TRACE(::testing::Message() << name << ", ratio " << ratio << (confidence ? ", confidence" : ""));
+        Matcher cpu(p);
+        auto gpu = make(p);
+        ASSERT_TRUE(gpu);
+        for (int frame = 0; frame < 2; ++frame) {
+          compare_frame(cpu, *gpu, rgba_view(pair.left_rgba), rgba_view(pair.right_rgba));
+          if (::testing::Test::HasFailure()) return;
+        }
+        // Not vacuous: the scene has confident pixels, and uniqueness
+        // rejects some at 25 %.
+        if (confidence) {
+          size_t confident = 0;
+          for (uint8_t c : cpu.debug().confidence.pixels) confident += c > 0;
+          EXPECT_GT(confident, 0u);
+        }
+      }
+    Params off = scene.second;
+    off.uniqueness_ratio = 0;
+    Params strict = off;
+    strict.uniqueness_ratio = 25;
+    Matcher a(off), b(strict);
+    Image<uint16_t> qa(pair.left_rgba.width, pair.left_rgba.height), qb(qa.width, qa.height);
+    Outputs oa, ob;
+    oa.disparity_q4 = qa.view();
+    ob.disparity_q4 = qb.view();
+    ASSERT_EQ(a.process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), oa), "");
+    ASSERT_EQ(b.process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), ob), "");
+    EXPECT_LT(b.stats().valid_fraction, a.stats().valid_fraction) << name << ": ratio 25 rejects nothing";
+  }
+}
+
+// Uniqueness and the confidence with the background model (masks in every
+// kernel form) over a moving-object sequence.
+TEST(CudaEngine, ProgressiveUniquenessAndConfidenceBackgroundSequence) {
   Params p;
-  auto engine = make(p);
-  ASSERT_TRUE(engine);
-  Params unique = p;
+  p.max_disparity = 48;
+  p.background = true;
+  p.levels = 3;
+  p.warmup_frames = 3;
+  p.block_size = 6;
+  p.uniqueness_ratio = 10;
+  p.confidence = true;
+  Matcher cpu(p);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  for (int i = 0; i < 7; ++i) {
+    SCOPED_TRACE(::testing::Message() << "frame " << i);
+    const SyntheticPair f = make_sequence_frame(173, 117, i, 8, 28, 40, 30, 5, 0, 77);
+    compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(gpu->stats().foreground_fraction, 0.0);
+  EXPECT_LT(gpu->stats().foreground_fraction, 0.5);
+}
+
+// The confidence through the engine's outputs, progressive: the encoder's
+// Confidence frame and every other format (CPU engine against CUDA engine,
+// two frames with the background model), and the raw confidence output of
+// device frames on a caller's stream.
+TEST(CudaEngine, ProgressiveConfidenceOutputsMatchCpuEngine) {
+  Params p;
+  p.max_disparity = 64;
+  p.background = true;
+  p.warmup_frames = 1;
+  p.confidence = true;
+  p.uniqueness_ratio = 10;
+  const SyntheticPair f0 = make_sequence_frame(120, 80, 0, 10, 30, 30, 20, 4, 0, 5);
+  const SyntheticPair f1 = make_sequence_frame(120, 80, 3, 10, 30, 30, 20, 4, 0, 5);
+  const OutputFormat formats[] = {OutputFormat::Confidence, OutputFormat::DisparityQ4, OutputFormat::Gray8,
+                                  OutputFormat::RGBA};
+  for (OutputFormat fmt : formats) {
+    SCOPED_TRACE(output_format_name(fmt));
+    auto cpu = make_cpu_engine(p);
+    std::string err;
+    auto gpu = make_cuda_engine(p, -1, &err);
+    ASSERT_TRUE(gpu) << err;
+    EncodeParams ep;
+    ep.format = fmt;
+    ep.colormap = Colormap::Jet;
+    ep.alpha_from_mask = true;
+    ep.max_disparity = 64;
+    const int row = 120 * output_bytes_per_pixel(fmt);
+    std::vector<uint8_t> a(static_cast<size_t>(row + 8) * 80, 1), b(a.size(), 2);
+    OutputFrame oa{a.data(), row + 8, 120, 80, Memory::Host}, ob{b.data(), row + 8, 120, 80, Memory::Host};
+    for (const SyntheticPair* f : {&f0, &f1}) {
+      ASSERT_EQ(cpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, oa), "");
+      ASSERT_EQ(gpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, ob), "");
+    }
+    size_t diffs = 0, nonzero = 0;
+    for (int y = 0; y < 80; ++y)
+      for (int x = 0; x < row; ++x) {
+        diffs += a[y * (row + 8) + x] != b[y * (row + 8) + x];
+        nonzero += b[y * (row + 8) + x] != 0;
+      }
+    EXPECT_EQ(diffs, 0u);
+    EXPECT_GT(nonzero, 0u);
+  }
+
+  Params q;
+  q.max_disparity = 48;
+  q.confidence = true;
+  q.uniqueness_ratio = 25;
+  const SyntheticPair pair = make_step_pair(150, 90, 5, 25, 8);
+  auto dl = upload(pair.left_rgba), dr = upload(pair.right_rgba);
+  FrameView lv = rgba_view(pair.left_rgba), rv = rgba_view(pair.right_rgba);
+  lv.memory = rv.memory = Memory::Device;
+  lv.plane[0] = reinterpret_cast<const uint8_t*>(dl.view().data);
+  lv.pitch[0] = dl.view().pitch;
+  rv.plane[0] = reinterpret_cast<const uint8_t*>(dr.view().data);
+  rv.pitch[0] = dr.view().pitch;
+  auto q4 = make_device<uint16_t>(150, 90);
+  auto conf = make_device<uint8_t>(150, 90);
+  cudaStream_t caller;
+  ASSERT_CUDA(cudaStreamCreate(&caller));
+  auto gpu = make(q);
+  ASSERT_TRUE(gpu);
+  Outputs o;
+  o.memory = Memory::Device;
+  o.disparity_q4 = q4.view();
+  o.confidence = conf.view();
+  ASSERT_EQ(gpu->enqueue(lv, rv, o, caller), "");
+  ASSERT_CUDA(cudaStreamSynchronize(caller));
+  Matcher cpu(q);
+  Image<uint16_t> cq4(150, 90);
+  Image<uint8_t> cconf(150, 90);
+  Outputs co;
+  co.disparity_q4 = cq4.view();
+  co.confidence = cconf.view();
+  ASSERT_EQ(cpu.process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), co), "");
+  EXPECT_TRUE(same_image(cq4, download(q4)));
+  EXPECT_TRUE(same_image(cconf, download(conf)));
+  cudaStreamDestroy(caller);
+}
+
+// One engine switched between the plain configuration and uniqueness with
+// the confidence, and back (set_params keeps the frame size: the
+// confidence map and the costs come and go without a new pipeline); each
+// frame equals the reference of its parameters. A confidence asked of an
+// engine whose parameters do not say so is refused by name.
+TEST(CudaEngine, ProgressiveConfidenceComesAndGoesWithTheParameters) {
+  const SyntheticPair pair = make_step_pair(160, 96, 6, 28, 12);
+  Params plain;
+  plain.max_disparity = 48;
+  Params unique = plain;
   unique.uniqueness_ratio = 10;
-  err = engine->set_params(unique);
-  EXPECT_NE(err.find("uniqueness-ratio"), std::string::npos) << err;
-  Params confidence = p;
-  confidence.confidence = true;
-  err = engine->set_params(confidence);
-  EXPECT_NE(err.find("output-mode=confidence"), std::string::npos) << err;
-  Params off = p;
-  off.uniqueness_ratio = 0;
-  EXPECT_EQ(engine->set_params(off), "");
+  unique.confidence = true;
+  Params unique_only = plain;
+  unique_only.uniqueness_ratio = 25;
+  auto gpu = make(plain);
+  ASSERT_TRUE(gpu);
+  for (const Params* p : {&plain, &unique, &unique_only, &unique, &plain}) {
+    SCOPED_TRACE(::testing::Message() << "ratio " << p->uniqueness_ratio << ", confidence " << p->confidence);
+    ASSERT_EQ(gpu->set_params(*p), "");
+    Matcher cpu(*p);
+    compare_frame(cpu, *gpu, rgba_view(pair.left_rgba), rgba_view(pair.right_rgba));
+    if (::testing::Test::HasFailure()) return;
+    std::vector<uint8_t> out(160 * 96);
+    OutputFrame of{out.data(), 160, 160, 96, Memory::Host};
+    EncodeParams ep;
+    ep.format = OutputFormat::Confidence;
+    const std::string err = gpu->process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), ep, of);
+    if (p->confidence) {
+      EXPECT_EQ(err, "");
+      Image<uint8_t> got(160, 96);
+      got.pixels = out;
+      EXPECT_TRUE(same_image(cpu.debug().confidence, got)) << "the Confidence frame";
+    } else {
+      EXPECT_NE(err.find("output-mode=confidence"), std::string::npos) << err;
+    }
+  }
 }
 
 }  // namespace

@@ -589,6 +589,298 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
   }
 }
 
+// Uniqueness and the sweep's costs (stages.h, stages 6 and 7 with
+// uniqueness_ratio and SweepCosts; B3): every kernel form that tracks the
+// rival against the reference, at ratios 0 (the costs alone: what the
+// confidence reads), 10 and 25, with and without the cost outputs. The
+// radius-2 kernels take the refine kernel's rival form at the coarsest level
+// too, in both of its tile heights; the generic kernel's rival form runs
+// where no radius-2 kernel applies (radius 1, best 4) or when forced; wide
+// hole spans exercise the wide kernel's and the in-place wide pixels' forms.
+TEST(CudaStages, MatchUniquenessAndSweepCosts) {
+  struct Case {
+    int w, h, radius, best;
+    bool masks;
+    Range range;
+    int hole_span;  // 0: a hole searches its whole span (the wide-pixel paths)
+  };
+  const Case cases[] = {{163, 71, 2, 2, true, {0, 90}, kDefaultHoleSpan}, {131, 75, 2, 1, false, {3, 70}, 0},
+                        {120, 40, 2, 0, false, {0, 60}, 7},               {300, 70, 2, 2, true, {2, 300}, 0},
+                        {75, 41, 1, 2, true, {0, 40}, 16},                {50, 37, 2, 4, false, {0, 17}, 16}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
+                                      << " masks=" << c.masks << " hole_span=" << c.hole_span);
+    ASSERT_CUDA(prepare_match(c.radius));
+    const MatchInputs in = scene_inputs(c.w, c.h, 500 + c.w, c.masks);
+    const DeviceMatchInputs din(in, c.masks);
+    std::mt19937 rng(c.w + 1);
+    Image<int16_t> coarser(c.w / 2, c.h / 2);
+    for (int y = 0; y < coarser.height; ++y)
+      for (int x = 0; x < coarser.width; ++x)
+        coarser.at(x, y) = static_cast<int16_t>(rng() % 7 == 0 ? -1 : (rng() % (c.range.hi / 2 + 1)));
+    auto dcoarse = upload(coarser);
+    const bool streaming_kernel = c.radius == 2 && c.best != 4;
+    for (Reference ref : {Reference::Left, Reference::Right}) {
+      const bool left = ref == Reference::Left;
+      const Image<uint32_t>& cref = left ? in.census_left : in.census_right;
+      const Image<uint32_t>& coth = left ? in.census_right : in.census_left;
+      const Image<uint8_t>* mref = c.masks ? (left ? &in.mask_left : &in.mask_right) : nullptr;
+      const Image<uint8_t>* moth = c.masks ? (left ? &in.mask_right : &in.mask_left) : nullptr;
+      for (int ratio : {0, 10, 25}) {
+        SCOPED_TRACE(::testing::Message() << (left ? "left" : "right") << ", ratio " << ratio);
+        for (bool refine : {false, true}) {
+          Image<int16_t> want;
+          SweepCosts costs;
+          if (refine)
+            refine_level(cref, coth, ref, mref, moth, coarser, c.range, c.radius, c.best, 2, c.hole_span, want, ratio,
+                         &costs);
+          else
+            match_full_range(cref, coth, ref, mref, moth, c.range, c.radius, c.best, want, ratio, &costs);
+          size_t valid = 0, with_rival = 0;
+          for (size_t i = 0; i < want.pixels.size(); ++i) {
+            valid += want.pixels[i] >= 0;
+            with_rival += costs.rival.pixels[i] != kNoCost;
+          }
+          EXPECT_GT(valid, 0u);
+          EXPECT_GT(with_rival, 0u);
+          // Sub-pixel (left reference): the offsets kept alongside give
+          // finish_disparity's Q4 of the map after uniqueness.
+          Image<uint16_t> want_q4(c.w, c.h);
+          if (left)
+            finish_disparity(in.census_left, in.census_right, want, c.range, c.radius, c.best, true, want_q4.view());
+
+          MatchParams mp;
+          mp.reference = ref;
+          mp.range = c.range;
+          mp.radius = c.radius;
+          mp.best = c.best;
+          mp.hole_radius = 2;
+          mp.hole_span = c.hole_span;
+          mp.uniqueness_ratio = ratio;
+          // Forced tile heights of the rival forms (0: chosen), the generic
+          // kernel, and below the coarsest level a short wide-pixel list.
+          struct Variant {
+            int rows;
+            bool generic, wide_list;
+          };
+          std::vector<Variant> variants = {{0, false, false}};
+          if (streaming_kernel) {
+            variants.push_back({28, false, false});
+            variants.push_back({24, false, false});
+            variants.push_back({0, true, false});
+            if (refine) variants.push_back({0, false, true});
+          }
+          for (const Variant& var : variants)
+            for (bool with_costs : {true, false}) {
+              if (!with_costs && ratio == 0) continue;  // the plain kernels: tested above
+              SCOPED_TRACE(::testing::Message() << (refine ? "refine" : "full range") << ", rows " << var.rows
+                                                << (var.generic ? ", generic" : "") << (var.wide_list ? ", wide list" : "")
+                                                << (with_costs ? ", costs out" : ""));
+              MatchParams m = mp;
+              m.tile_rows = var.rows;
+              m.generic_kernel = var.generic;
+              MatchViews v = din.views(left);
+              auto out = make_device<int16_t>(c.w, c.h);
+              auto best = make_device<int32_t>(c.w, c.h), rival = make_device<int32_t>(c.w, c.h);
+              auto offsets = make_device<int8_t>(c.w, c.h);
+              v.disparity = out.view();
+              if (with_costs) {
+                v.best_cost = best.view();
+                v.rival_cost = rival.view();
+              }
+              if (left) v.subpixel_offset = offsets.view();
+              if (refine) v.coarser = dcoarse.cview();
+              constexpr unsigned kCapacity = 40;  // 20 wide pixels: the rest stream in their tiles
+              uint32_t* wide = nullptr;
+              unsigned* counters = nullptr;
+              if (var.wide_list) {
+                ASSERT_CUDA(cudaMalloc(&wide, kCapacity * sizeof(uint32_t)));
+                ASSERT_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
+                ASSERT_CUDA(cudaMemset(counters, 0, 2 * sizeof(unsigned)));
+                v.scratch.wide_pixels = wide;
+                v.scratch.wide_capacity = kCapacity;
+                v.scratch.wide_counters = counters;
+              }
+              if (streaming_kernel && !var.generic) {
+                MatchConfig config;
+                ASSERT_CUDA(choose_match_config(&v, 1, m, &config));
+                EXPECT_EQ(config.kernel, MatchConfig::Refine);
+                EXPECT_TRUE(config.rival);
+              }
+              for (int run = 0; run < (var.wide_list ? 2 : 1); ++run) {  // the list left reset
+                ASSERT_CUDA(enqueue_match(v, m, nullptr));
+                EXPECT_TRUE(same_image(want, download(out))) << "disparity, run " << run;
+              }
+              if (with_costs) {
+                EXPECT_TRUE(same_image(costs.best, download(best))) << "best";
+                EXPECT_TRUE(same_image(costs.rival, download(rival))) << "rival";
+              }
+              if (left) {
+                auto q4 = make_device<uint16_t>(c.w, c.h);
+                FrameCounters* fc = nullptr;
+                ASSERT_CUDA(cudaMalloc(&fc, sizeof(FrameCounters)));
+                ASSERT_CUDA(cudaMemset(fc, 0, sizeof(FrameCounters)));
+                ASSERT_CUDA(enqueue_finish(out.cview(), offsets.cview(), {}, q4.view(), fc, nullptr));
+                EXPECT_TRUE(same_image(want_q4, download(q4))) << "sub-pixel";
+                cudaFree(fc);
+              }
+              if (wide) cudaFree(wide);
+              if (counters) cudaFree(counters);
+            }
+        }
+      }
+    }
+  }
+}
+
+// Both views of a level in one call with uniqueness and the left view's
+// costs, as the engine makes it at level 0 with the confidence: each view
+// equals its reference. The coarsest level's scratch (per-pixel keys for a
+// shared cost volume, split tiles) is not used by the rival forms and stays
+// reset: a plain call afterwards still matches.
+TEST(CudaStages, MatchPairWithUniquenessAndCosts) {
+  struct Case {
+    int w, h, best;
+    bool masks;
+    Range range;
+  };
+  const Case cases[] = {{163, 71, 2, true, {0, 90}}, {131, 75, 1, false, {3, 70}}, {300, 70, 0, true, {2, 300}}};
+  ASSERT_CUDA(prepare_match(2));
+  for (const Case& c : cases) {
+    const MatchInputs in = scene_inputs(c.w, c.h, 700 + c.w, c.masks);
+    const DeviceMatchInputs din(in, c.masks);
+    const Image<uint8_t>* ml = c.masks ? &in.mask_left : nullptr;
+    const Image<uint8_t>* mr = c.masks ? &in.mask_right : nullptr;
+    std::mt19937 rng(c.w + 2);
+    Image<int16_t> coarse_l(c.w / 2, c.h / 2), coarse_r(c.w / 2, c.h / 2);
+    for (Image<int16_t>* m : {&coarse_l, &coarse_r})
+      for (auto& d : m->pixels) d = static_cast<int16_t>(rng() % 9 == 0 ? -1 : (rng() % (c.range.hi / 2 + 1)));
+    auto dcoarse_l = upload(coarse_l), dcoarse_r = upload(coarse_r);
+    for (int ratio : {0, 10, 25})
+      for (bool refine : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " best=" << c.best << " masks=" << c.masks
+                                          << " ratio " << ratio << (refine ? " refine" : " full range"));
+        Image<int16_t> want_left, want_right, plain_left, plain_right;
+        SweepCosts costs;
+        if (refine) {
+          refine_level(in.census_left, in.census_right, Reference::Left, ml, mr, coarse_l, c.range, 2, c.best, 2,
+                       kDefaultHoleSpan, want_left, ratio, &costs);
+          refine_level(in.census_right, in.census_left, Reference::Right, mr, ml, coarse_r, c.range, 2, c.best, 2,
+                       kDefaultHoleSpan, want_right, ratio);
+          refine_level(in.census_left, in.census_right, Reference::Left, ml, mr, coarse_l, c.range, 2, c.best, 2,
+                       kDefaultHoleSpan, plain_left);
+          refine_level(in.census_right, in.census_left, Reference::Right, mr, ml, coarse_r, c.range, 2, c.best, 2,
+                       kDefaultHoleSpan, plain_right);
+        } else {
+          match_full_range(in.census_left, in.census_right, Reference::Left, ml, mr, c.range, 2, c.best, want_left,
+                           ratio, &costs);
+          match_full_range(in.census_right, in.census_left, Reference::Right, mr, ml, c.range, 2, c.best, want_right,
+                           ratio);
+          match_full_range(in.census_left, in.census_right, Reference::Left, ml, mr, c.range, 2, c.best, plain_left);
+          match_full_range(in.census_right, in.census_left, Reference::Right, mr, ml, c.range, 2, c.best,
+                           plain_right);
+        }
+        DeviceImage<uint32_t> keys[2];
+        DeviceImage<unsigned> tiles[2];
+        DeviceImage<int16_t> out[2];
+        MatchViews v[2];
+        uint32_t* wide = nullptr;
+        unsigned* counters = nullptr;
+        ASSERT_CUDA(cudaMalloc(&wide, 4096 * sizeof(uint32_t)));
+        ASSERT_CUDA(cudaMalloc(&counters, 2 * sizeof(unsigned)));
+        ASSERT_CUDA(cudaMemset(counters, 0, 2 * sizeof(unsigned)));
+        for (int i = 0; i < 2; ++i) {
+          out[i] = make_device<int16_t>(c.w, c.h);
+          v[i] = din.views(i == 0);
+          v[i].disparity = out[i].view();
+          if (refine) {
+            v[i].coarser = i == 0 ? dcoarse_l.cview() : dcoarse_r.cview();
+            v[i].scratch.wide_pixels = wide;
+            v[i].scratch.wide_capacity = 4096;
+            v[i].scratch.wide_counters = counters;
+          } else {
+            keys[i] = make_device<uint32_t>(c.w, c.h, 0xFF);
+            tiles[i] = make_device<unsigned>(match_tile_count(c.w, c.h), 1, 0);
+            v[i].scratch.best_keys = keys[i].view();
+            v[i].scratch.tiles_done = tiles[i].view().data;
+          }
+        }
+        auto best = make_device<int32_t>(c.w, c.h), rival = make_device<int32_t>(c.w, c.h);
+        MatchViews with_costs = v[0];
+        with_costs.best_cost = best.view();
+        with_costs.rival_cost = rival.view();
+        MatchParams mp;
+        mp.range = c.range;
+        mp.radius = 2;
+        mp.best = c.best;
+        mp.hole_radius = 2;
+        mp.hole_span = kDefaultHoleSpan;
+        mp.uniqueness_ratio = ratio;
+        for (int run = 0; run < 2; ++run) {
+          ASSERT_CUDA(enqueue_match_pair(with_costs, v[1], mp, nullptr));
+          EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, run " << run;
+          EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, run " << run;
+          EXPECT_TRUE(same_image(costs.best, download(best))) << "best, run " << run;
+          EXPECT_TRUE(same_image(costs.rival, download(rival))) << "rival, run " << run;
+        }
+        MatchParams plain = mp;
+        plain.uniqueness_ratio = 0;
+        ASSERT_CUDA(enqueue_match_pair(v[0], v[1], plain, nullptr));
+        EXPECT_TRUE(same_image(plain_left, download(out[0]))) << "left, plain kernels after";
+        EXPECT_TRUE(same_image(plain_right, download(out[1]))) << "right, plain kernels after";
+        cudaFree(wide);
+        cudaFree(counters);
+      }
+  }
+}
+
+// The finish's confidence (stages.h confidence_map) of the final left map,
+// with the level-0 check folded in or without it; costs with and without a
+// rival, a rival of 0, and winners as good as their rival.
+TEST(CudaStages, FinishConfidence) {
+  std::mt19937 rng(23);
+  const int w = 67, h = 29;
+  Image<int16_t> left(w, h), right(w, h);
+  for (auto& p : left.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
+  for (auto& p : right.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
+  SweepCosts costs;
+  costs.best = Image<int32_t>(w, h);
+  costs.rival = Image<int32_t>(w, h);
+  for (size_t i = 0; i < costs.best.pixels.size(); ++i) {
+    const int32_t best = static_cast<int32_t>(rng() % 1800);
+    const unsigned kind = rng() % 6;
+    costs.best.pixels[i] = kind == 1 ? 0 : best;
+    costs.rival.pixels[i] = kind == 0   ? kNoCost
+                            : kind == 1 ? 0
+                            : kind == 2 ? best
+                                        : best + static_cast<int32_t>(rng() % 1800);
+  }
+  auto dl = upload(left), dr = upload(right);
+  auto db = upload(costs.best), drv = upload(costs.rival);
+  for (bool lr : {false, true})
+    for (int tol : {0, 2}) {
+      SCOPED_TRACE(::testing::Message() << "check " << lr << ", tolerance " << tol);
+      Image<int16_t> el = left, er = right;
+      if (lr) cross_check(el, er, tol);
+      Image<uint8_t> want;
+      confidence_map(costs, el, want);
+      auto conf = make_device<uint8_t>(w, h);
+      auto q4 = make_device<uint16_t>(w, h);
+      FrameCounters* counters = nullptr;
+      ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
+      ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
+      FinishConfidence fc{db.cview(), drv.cview(), conf.view()};
+      ASSERT_CUDA(enqueue_finish(dl.cview(), {}, {}, q4.view(), counters, nullptr,
+                                 lr ? dr.cview() : ImageView<const int16_t>{}, tol, fc));
+      cudaFree(counters);
+      EXPECT_TRUE(same_image(want, download(conf)));
+      Image<uint16_t> want_q4(w, h);
+      for (size_t i = 0; i < el.pixels.size(); ++i)
+        want_q4.pixels[i] = static_cast<uint16_t>(el.pixels[i] >= 0 ? el.pixels[i] * 16 : 0);
+      EXPECT_TRUE(same_image(want_q4, download(q4)));
+    }
+}
+
 TEST(CudaStages, BackgroundLevelOverFrames) {
   Params p;
   p.warmup_frames = 3;

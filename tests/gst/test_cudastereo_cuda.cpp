@@ -951,42 +951,47 @@ GST_START_TEST(test_block_cuda_memory) {
 }
 GST_END_TEST;
 
-// The confidence of method progressive is the CPU backend's only in this
-// version: backend=auto takes the CPU (and says so), backend=cuda refuses
-// by name.
-GST_START_TEST(test_progressive_confidence_on_the_cpu) {
-  const Frames fr{GST_VIDEO_FORMAT_RGBA, {5, 7}, 11};
-  std::string backend;
-  const std::vector<Bytes> automatic =
-      run_harness("auto", fr, "output-mode=confidence", "video/x-raw,format=GRAY8", &backend);
-  fail_unless_equals_string(backend.c_str(), "cpu");
-  const std::vector<Bytes> cpu = run_harness("cpu", fr, "output-mode=confidence", "video/x-raw,format=GRAY8", nullptr);
-  expect_identical(automatic, cpu, "progressive confidence, backend=auto");
-
-  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(e, bus);
-  gst_util_set_object_arg(G_OBJECT(e), "backend", "cuda");
-  gst_util_set_object_arg(G_OBJECT(e), "output-mode", "confidence");
-  fail_unless_equals_int(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-  GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-  fail_unless(m != nullptr);
-  GError* err = nullptr;
-  gchar* dbg = nullptr;
-  gst_message_parse_error(m, &err, &dbg);
-  fail_unless(strstr(err->message, "output-mode=confidence") != nullptr && strstr(err->message, "method=block"),
-              "unclear error: %s", err->message);
-  g_error_free(err);
-  g_free(dbg);
-  gst_message_unref(m);
-  gst_element_set_state(e, GST_STATE_NULL);
-  // method=block has it on the GPU.
-  gst_util_set_object_arg(G_OBJECT(e), "method", "block");
-  fail_unless(gst_element_set_state(e, GST_STATE_PAUSED) != GST_STATE_CHANGE_FAILURE);
-  gst_element_set_state(e, GST_STATE_NULL);
-  gst_bus_set_flushing(bus, TRUE);
-  gst_object_unref(bus);
-  gst_object_unref(e);
+// method=progressive with a uniqueness ratio and the confidence output on
+// the GPU equals the CPU backend byte for byte (backend=auto takes the GPU
+// for them): ratios 0, 10 and 25, the check off, the background model, the
+// confidence and the raw disparity; and from CUDA memory.
+GST_START_TEST(test_progressive_uniqueness_and_confidence_cuda_matches_cpu) {
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_NV12};
+  struct Case {
+    const char* props;
+    const char* out_caps;
+  } cases[] = {
+      {"output-mode=confidence", "video/x-raw,format=GRAY8"},
+      {"uniqueness-ratio=10", "video/x-raw,format=GRAY16_LE"},
+      {"uniqueness-ratio=25 output-mode=confidence", "video/x-raw,format=GRAY8"},
+      {"uniqueness-ratio=25 lr-check=false levels=1", "video/x-raw,format=GRAY16_LE"},
+      {"uniqueness-ratio=10 output-mode=confidence background=true warmup-frames=1", "video/x-raw,format=GRAY8"},
+  };
+  for (GstVideoFormat fmt : formats) {
+    for (const Case& c : cases) {
+      const Frames fr{fmt, {5, 9, 9, 3}, 700};
+      std::string cuda_backend, cpu_backend;
+      const std::vector<Bytes> cuda = run_harness("auto", fr, c.props, c.out_caps, &cuda_backend);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, c.props, c.out_caps, &cpu_backend);
+      fail_unless_equals_string(cuda_backend.c_str(), "cuda");
+      fail_unless_equals_string(cpu_backend.c_str(), "cpu");
+      const std::string what = std::string(gst_video_format_to_string(fmt)) + " " + c.props + " -> " + c.out_caps;
+      expect_identical(cuda, cpu, what.c_str());
+    }
+  }
+  require_element("cudaupload");
+  const Frames fr{GST_VIDEO_FORMAT_NV12, {4, 6, 8, 6}, 900};
+  const char* props = "uniqueness-ratio=10 output-mode=confidence";
+  const std::vector<Bytes> cpu = run_harness("cpu", fr, props, "video/x-raw,format=GRAY8", nullptr);
+  const std::string desc = appsrc(0, fr.format) +
+                           "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo backend=cuda "
+                           "input-layout=side-by-side max-disparity=" + std::to_string(kMaxD) + " " + props +
+                           " ! video/x-raw,format=GRAY8 !" + appsink(0);
+  GstElement* pipeline = parse(desc);
+  const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
+  expect_identical(outs[0], cpu, desc.c_str());
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
 }
 GST_END_TEST;
 
@@ -1007,7 +1012,7 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_test(tc, test_bad_device_id);
   tcase_add_test(tc, test_block_cuda_matches_cpu);
   tcase_add_test(tc, test_block_cuda_memory);
-  tcase_add_test(tc, test_progressive_confidence_on_the_cpu);
+  tcase_add_test(tc, test_progressive_uniqueness_and_confidence_cuda_matches_cpu);
   return s;
 }
 

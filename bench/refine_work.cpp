@@ -1,0 +1,178 @@
+// cs-refine-work: how much of the refinement's work a real frame needs
+// (issue 15: refinement is 76 % of a 1080p frame on the H100). CPU reference
+// only, no GPU.
+//
+// The CUDA refine kernel (cuda/matching.cu, phased::refine_kernel) computes,
+// for each tile of kTileW x rows pixels, the window costs of every disparity
+// in the union of its pixels' evaluation intervals over the whole tile. A
+// pixel needs only its own interval (stages.h refine_level: [2d - 2, 2d + 3)
+// from a valid parent, a bounded span for a hole; one more on each side with
+// sub-pixel). This program runs the reference on a real pair at a size and
+// range, rebuilds every pixel's interval at each refined level from the
+// coarser level's final map exactly as the reference does, and reports per
+// level: pixels, disparities the pixels need, disparities x pixels the
+// tiles compute, their ratio, and the ratio with the margins each tile
+// streams besides its own pixels (kMargin = 7 columns on each side, 5 rows
+// above and below), for tiles of half, equal and twice the height (--rows)
+// and any width (--tile-w; the kernel's is 50).
+//
+//   cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "area_resize.h"
+#include "matcher_debug.h"
+#include "stereo.h"
+#include "stereo_math.h"
+
+using namespace cs;
+
+namespace {
+
+struct Interval {
+  int lo = 0, hi = 0;  // evaluation interval [lo, hi); empty when lo >= hi
+};
+
+// Every pixel's evaluation interval at a refined level (as refine_level, plus
+// sub-pixel's neighbours).
+std::vector<Interval> intervals(const Image<int16_t>& coarser, int w, int h, Range range, const Params& p, bool left) {
+  std::vector<Interval> out(static_cast<size_t>(w) * h);
+  const int wc = coarser.width, hc = coarser.height;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int px = std::min(x / 2, wc - 1), py = std::min(y / 2, hc - 1);
+      const int dc = coarser.at(px, py);
+      int lo, hi;
+      if (dc >= 0) {
+        refinement_interval(dc, dc, false, p.hole_span, &lo, &hi);
+      } else {
+        int mn = INT_MAX, mx = INT_MIN;
+        for (int v = std::max(py - p.hole_search_radius, 0); v <= std::min(py + p.hole_search_radius, hc - 1); ++v)
+          for (int u = std::max(px - p.hole_search_radius, 0); u <= std::min(px + p.hole_search_radius, wc - 1); ++u) {
+            const int c = coarser.at(u, v);
+            if (c < 0) continue;
+            mn = std::min(mn, c);
+            mx = std::max(mx, c);
+          }
+        if (mn > mx) continue;
+        refinement_interval(mn, mx, true, p.hole_span, &lo, &hi);
+      }
+      lo = std::max(lo, range.lo);
+      hi = std::min(hi, range.hi);
+      // Admissible: the matching pixel lies inside the other view.
+      if (left)
+        hi = std::min(hi, x + 1);
+      else
+        hi = std::min(hi, w - x);
+      if (lo >= hi) continue;
+      if (p.subpixel) {
+        lo = std::max(lo - 1, range.lo);
+        hi = std::min(hi + 1, range.hi);
+      }
+      out[static_cast<size_t>(y) * w + x] = {lo, hi};
+    }
+  return out;
+}
+
+struct Work {
+  double needed = 0, computed = 0;
+};
+
+// Union work of tiles tw x th.
+Work tile_work(const std::vector<Interval>& iv, int w, int h, int tw, int th) {
+  Work k;
+  for (int y0 = 0; y0 < h; y0 += th)
+    for (int x0 = 0; x0 < w; x0 += tw) {
+      std::vector<Interval> px;
+      for (int y = y0; y < std::min(y0 + th, h); ++y)
+        for (int x = x0; x < std::min(x0 + tw, w); ++x) {
+          const Interval& i = iv[static_cast<size_t>(y) * w + x];
+          if (i.lo < i.hi) px.push_back(i);
+        }
+      const double area = static_cast<double>(std::min(tw, w - x0)) * std::min(th, h - y0);
+      if (px.empty()) continue;
+      int lo = INT_MAX, hi = INT_MIN;
+      for (const Interval& i : px) {
+        k.needed += i.hi - i.lo;
+        lo = std::min(lo, i.lo);
+        hi = std::max(hi, i.hi);
+      }
+      // The kernel marks the disparities any pixel needs (a set, not a span).
+      std::vector<char> mark(hi - lo, 0);
+      for (const Interval& i : px)
+        for (int d = i.lo; d < i.hi; ++d) mark[d - lo] = 1;
+      int set = 0;
+      for (char m : mark) set += m;
+      k.computed += set * area;
+    }
+  return k;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]\n");
+    return 2;
+  }
+  int width = 1920, height = 1080, disparities = 128, tile_w = 50, rows = 32;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--size")) std::sscanf(argv[i + 1], "%dx%d", &width, &height);
+    else if (!std::strcmp(argv[i], "--disparities")) disparities = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--tile-w")) tile_w = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--rows")) rows = std::atoi(argv[i + 1]);
+  }
+  Image<uint8_t> gl, gr;
+  for (auto [path, img] : {std::pair<const char*, Image<uint8_t>*>{argv[1], &gl}, {argv[2], &gr}}) {
+    const std::string e = tools::read_grey(path, *img);
+    if (!e.empty()) {
+      std::fprintf(stderr, "cs-refine-work: %s\n", e.c_str());
+      return 1;
+    }
+    *img = tools::area_resize(*img, width, height);
+  }
+  Params p;
+  p.max_disparity = disparities;
+  Matcher m(p);
+  auto view = [](const Image<uint8_t>& g) {
+    FrameView v;
+    v.format = PixelFormat::GRAY8;
+    v.width = g.width;
+    v.height = g.height;
+    v.plane[0] = g.pixels.data();
+    v.pitch[0] = g.width;
+    return v;
+  };
+  Image<uint16_t> q4(width, height);
+  Outputs o;
+  o.disparity_q4 = q4.view();
+  const std::string e = m.process(view(gl), view(gr), o);
+  if (!e.empty()) {
+    std::fprintf(stderr, "cs-refine-work: %s\n", e.c_str());
+    return 1;
+  }
+  const Matcher::Debug& dbg = m.debug();
+  std::printf("%dx%d x %d, %zu levels, tiles %d wide\n\n", width, height, disparities, dbg.levels.size(), tile_w);
+  std::printf("| level | view | pixels | needed / pixel | tile rows | computed / needed | with margins |\n");
+  std::printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+  for (size_t l = 0; l + 1 < dbg.levels.size(); ++l) {
+    const LevelDebug& L = dbg.levels[l];
+    const LevelDebug& C = dbg.levels[l + 1];
+    const int w = L.census_left.width, h = L.census_left.height;
+    for (int v = 0; v < 2; ++v) {
+      const auto iv = intervals(v == 0 ? C.disparity_left : C.disparity_right, w, h, L.range, p, v == 0);
+      for (int th : {rows / 2, rows, rows * 2}) {
+        const Work k = tile_work(iv, w, h, tile_w, th);
+        std::printf("| %zu | %s | %d | %.2f | %d | %.2f | %.2f |\n", l, v == 0 ? "left" : "right", w * h,
+                    k.needed / (static_cast<double>(w) * h), th, k.computed / k.needed,
+                    k.computed / k.needed * (tile_w + 14.0) / tile_w * (th + 10.0) / th);
+      }
+    }
+  }
+  return 0;
+}

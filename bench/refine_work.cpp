@@ -28,7 +28,7 @@
 #include "area_resize.h"
 #include "matcher_debug.h"
 #include "stereo.h"
-#include "stereo_math.h"
+#include "stages.h"
 
 using namespace cs;
 
@@ -38,38 +38,17 @@ struct Interval {
   int lo = 0, hi = 0;  // evaluation interval [lo, hi); empty when lo >= hi
 };
 
-// Every pixel's evaluation interval at a refined level (as refine_level, plus
-// sub-pixel's neighbours).
+// Every pixel's evaluation interval at a refined level: refine_level's
+// candidates (stages.h refined_candidates) plus sub-pixel's neighbours.
 std::vector<Interval> intervals(const Image<int16_t>& coarser, int w, int h, Range range, const Params& p, bool left) {
   std::vector<Interval> out(static_cast<size_t>(w) * h);
-  const int wc = coarser.width, hc = coarser.height;
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      const int px = std::min(x / 2, wc - 1), py = std::min(y / 2, hc - 1);
-      const int dc = coarser.at(px, py);
       int lo, hi;
-      if (dc >= 0) {
-        refinement_interval(dc, dc, false, p.hole_span, &lo, &hi);
-      } else {
-        int mn = INT_MAX, mx = INT_MIN;
-        for (int v = std::max(py - p.hole_search_radius, 0); v <= std::min(py + p.hole_search_radius, hc - 1); ++v)
-          for (int u = std::max(px - p.hole_search_radius, 0); u <= std::min(px + p.hole_search_radius, wc - 1); ++u) {
-            const int c = coarser.at(u, v);
-            if (c < 0) continue;
-            mn = std::min(mn, c);
-            mx = std::max(mx, c);
-          }
-        if (mn > mx) continue;
-        refinement_interval(mn, mx, true, p.hole_span, &lo, &hi);
-      }
-      lo = std::max(lo, range.lo);
-      hi = std::min(hi, range.hi);
-      // Admissible: the matching pixel lies inside the other view.
-      if (left)
-        hi = std::min(hi, x + 1);
-      else
-        hi = std::min(hi, w - x);
-      if (lo >= hi) continue;
+      if (!refined_candidates(coarser, left ? Reference::Left : Reference::Right, x, y, w, range,
+                              p.hole_search_radius, p.hole_span, &lo, &hi) ||
+          lo >= hi)
+        continue;
       if (p.subpixel) {
         lo = std::max(lo - 1, range.lo);
         hi = std::min(hi + 1, range.hi);

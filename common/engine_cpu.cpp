@@ -113,7 +113,7 @@ class OverlappingCpuEngine final : public Engine {
       std::unique_lock<std::mutex> guard(lock_);
       if (jobs_.empty()) return {"finish() without a frame submitted", FrameStats()};
       job = jobs_.front();
-      done_.wait(guard, [&] { return job->done; });
+      finished_.wait(guard, [&] { return job->done; });
       jobs_.pop_front();
     }
     return std::move(job->result);
@@ -151,20 +151,20 @@ class OverlappingCpuEngine final : public Engine {
       job->result = std::move(r);
       job->done = true;
       running_ = false;
-      done_.notify_all();
+      finished_.notify_all();
     }
   }
 
   // Until no frame is running or waiting to run (their outcomes stay for finish()).
   void wait_idle() const {
     std::unique_lock<std::mutex> guard(lock_);
-    done_.wait(guard, [&] { return queued_.empty() && !running_; });
+    finished_.wait(guard, [&] { return queued_.empty() && !running_; });
   }
 
   CpuEngine inner_;
   mutable std::mutex lock_;
   std::condition_variable wake_;          // the worker: a frame queued, or quit
-  mutable std::condition_variable done_;  // a frame done
+  mutable std::condition_variable finished_;  // a frame done
   std::deque<std::shared_ptr<Job>> jobs_;    // submitted, not finished; oldest first
   std::deque<std::shared_ptr<Job>> queued_;  // submitted, not yet started
   bool running_ = false;

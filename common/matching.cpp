@@ -187,36 +187,42 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
   winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity, costs);
 }
 
+bool refined_candidates(const Image<int16_t>& coarser, Reference ref, int x, int y, int w, Range range,
+                        int hole_radius, int hole_span, int* lo, int* hi) {
+  const int wc = coarser.width, hc = coarser.height;
+  const int px = std::min(x / 2, wc - 1), py = std::min(y / 2, hc - 1);
+  const int dc = coarser.at(px, py);
+  if (dc >= 0) {
+    refinement_interval(dc, dc, false, hole_span, lo, hi);
+  } else {
+    int mn = INT_MAX, mx = INT_MIN;
+    for (int v = std::max(py - hole_radius, 0); v <= std::min(py + hole_radius, hc - 1); ++v)
+      for (int u = std::max(px - hole_radius, 0); u <= std::min(px + hole_radius, wc - 1); ++u) {
+        const int c = coarser.at(u, v);
+        if (c < 0) continue;
+        mn = std::min(mn, c);
+        mx = std::max(mx, c);
+      }
+    if (mn > mx) return false;
+    refinement_interval(mn, mx, true, hole_span, lo, hi);
+  }
+  *lo = std::max(*lo, range.lo);
+  *hi = std::min(*hi, range.hi);
+  clip_to_image(ref, x, w, lo, hi);
+  return true;
+}
+
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
                   Range range, int radius, int best, int hole_radius, int hole_span,
                   Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs) {
   const int w = census_ref.width, h = census_ref.height;
-  const int wc = coarser.width, hc = coarser.height;
   Intervals iv(w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       if (mask_ref && mask_ref->at(x, y) == 0) continue;
-      const int px = std::min(x / 2, wc - 1), py = std::min(y / 2, hc - 1);
-      const int dc = coarser.at(px, py);
       int lo, hi;
-      if (dc >= 0) {
-        refinement_interval(dc, dc, false, hole_span, &lo, &hi);
-      } else {
-        int mn = INT_MAX, mx = INT_MIN;
-        for (int v = std::max(py - hole_radius, 0); v <= std::min(py + hole_radius, hc - 1); ++v)
-          for (int u = std::max(px - hole_radius, 0); u <= std::min(px + hole_radius, wc - 1); ++u) {
-            const int c = coarser.at(u, v);
-            if (c < 0) continue;
-            mn = std::min(mn, c);
-            mx = std::max(mx, c);
-          }
-        if (mn > mx) continue;
-        refinement_interval(mn, mx, true, hole_span, &lo, &hi);
-      }
-      lo = std::max(lo, range.lo);
-      hi = std::min(hi, range.hi);
-      clip_to_image(ref, x, w, &lo, &hi);
+      if (!refined_candidates(coarser, ref, x, y, w, range, hole_radius, hole_span, &lo, &hi)) continue;
       iv.lo[static_cast<size_t>(y) * w + x] = lo;
       iv.hi[static_cast<size_t>(y) * w + x] = hi;
     }

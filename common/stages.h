@@ -168,6 +168,11 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
 // the rivals are the pixel's own candidates more than one away from its
 // winner: 2 dc +- 2 for a winner 2 dc, fewer or none off-centre). costs as
 // in match_full_range.
+// The candidates [lo, hi) of pixel (x, y) of a level `w` wide as above
+// (intersected with `range` and with what the other view admits); false for
+// a hole with no valid disparity around it. [lo, hi) may be empty.
+bool refined_candidates(const Image<int16_t>& coarser, Reference ref, int x, int y, int w, Range range,
+                        int hole_radius, int hole_span, int* lo, int* hi);
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
                   Range range, int radius, int best, int hole_radius, int hole_span,

@@ -114,6 +114,13 @@ static GstFlowReturn acquire_output_buffer(GstCudaStereo* self, GstBuffer** outb
   return GST_FLOW_OK;
 }
 
+// The engine's error for a frame (at submit or at finish), as the element's
+// error: the sentence for the user, the source location in the debug string.
+static void post_matching_error(GstCudaStereo* self, const std::string& text) {
+  const cs::ErrorParts e = cs::split_error_text(text);
+  GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()), ("%s", e.detail.c_str()));
+}
+
 // Maps `outbuf` into `p` and has the engine's result for the views written
 // into it (submitted: finished later), or writes an all-invalid placeholder
 // when they are not both given. On failure (an error was posted) `outbuf`
@@ -158,9 +165,7 @@ static GstFlowReturn start_output(GstCudaStereo* self, const cs::FrameView* left
     if (!error.empty()) {
       gst_video_frame_unmap(&p->out);
       gst_buffer_unref(outbuf);
-      const cs::ErrorParts e = cs::split_error_text(error);
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()),
-                        ("%s", e.detail.c_str()));
+      post_matching_error(self, error);
       return GST_FLOW_ERROR;
     }
     p->engine = true;
@@ -294,9 +299,7 @@ GstFlowReturn complete_outputs(GstCudaStereo* self, size_t keep) {
     }
     if (!r.error.empty()) {
       gst_buffer_unref(p.outbuf);
-      const cs::ErrorParts e = cs::split_error_text(r.error);
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Stereo matching failed: %s", e.message.c_str()),
-                        ("%s", e.detail.c_str()));
+      post_matching_error(self, r.error);
       ret = GST_FLOW_ERROR;
       continue;
     }

@@ -11,6 +11,7 @@
 
 #include "cuda_util.h"
 #include "stereo.h"
+#include "test_scenes.h"
 
 namespace cs::cuda::test {
 
@@ -64,11 +65,6 @@ template <typename T>
                                        << first.str();
 }
 
-inline Image<uint8_t> random_gray(int w, int h, uint32_t seed) {
-  std::mt19937 rng(seed);
-  Image<uint8_t> img(w, h);
-  for (auto& p : img.pixels) p = static_cast<uint8_t>(rng() & 255);
-  return img;
-}
+using test_scenes::random_gray;
 
 }  // namespace cs::cuda::test

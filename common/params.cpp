@@ -1,3 +1,4 @@
+#include <algorithm>
 // Parameter validation, level count and per-level search range.
 #include <cmath>
 #include <sstream>
@@ -75,6 +76,8 @@ std::string Params::validate() const {
     return say("hole-search-radius", hole_search_radius, "must be between 0 and 16");
   if (hole_span < 0 || hole_span > kMaxHoleSpan)
     return say("hole-span", hole_span, "must be between 0 (no bound) and 4096");
+  if (coarse_range_factor < 1 || coarse_range_factor > 4)
+    return say("coarse-range-factor", coarse_range_factor, "must be between 1 (the asked range) and 4");
   if (min_support < 0 || min_support > 8)
     return say("min-support", min_support, "must be between 0 (off) and 8");
   if (!(learning_rate > 0.0f && learning_rate <= 1.0f))
@@ -126,6 +129,8 @@ std::string Params::validate_for_size(int width, int height) const {
   return {};
 }
 
+static Range asked_range(const Params& p, int level, int level_width);
+
 int resolve_levels(const Params& p, int width, int height) {
   if (p.levels > 0) {
     // Never more than the size allows, even if validation was skipped.
@@ -136,7 +141,7 @@ int resolve_levels(const Params& p, int width, int height) {
   int n = 1;
   for (;;) {
     const int l = n - 1;
-    const Range r = level_range(p, l, 1 << 30);
+    const Range r = asked_range(p, l, 1 << 30);
     const int64_t pixels = static_cast<int64_t>(width >> l) * (height >> l);
     if (r.hi - r.lo <= kAutoCoarseRange && pixels <= kAutoCoarsePixels) break;
     if (n >= kMaxLevels) break;
@@ -156,11 +161,20 @@ int resolve_uniqueness_ratio(const Params& p) {
   return p.method == Method::Block ? kBlockUniquenessRatio : 0;
 }
 
-Range level_range(const Params& p, int level, int level_width) {
+static Range asked_range(const Params& p, int level, int level_width) {
   Range r;
   r.lo = p.min_disparity >> level;
   r.hi = (p.max_disparity + (1 << level) - 1) >> level;
   if (r.hi > level_width) r.hi = level_width;
+  return r;
+}
+
+Range level_range(const Params& p, int level, int level_width) {
+  Range r = asked_range(p, level, level_width);
+  if (level > 0 && p.coarse_range_factor > 1) {
+    const int64_t hi = (static_cast<int64_t>(p.max_disparity) * p.coarse_range_factor + (1 << level) - 1) >> level;
+    r.hi = static_cast<int>(std::min<int64_t>(hi, level_width));
+  }
   return r;
 }
 

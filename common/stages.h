@@ -46,7 +46,10 @@ void downsample(const Image<uint32_t>& fine, Image<uint32_t>& coarse);
 inline int level_size(int size, int level) { return size >> level; }
 
 // Disparity search range at level l: [min_disparity >> l, ceil(max_disparity
-// / 2^l)), the upper bound capped at the level's width.
+// / 2^l)) at level 0; above it the upper end is ceil(coarse_range_factor *
+// max_disparity / 2^l) (Params::coarse_range_factor). Either upper bound is
+// capped at the level's width. The automatic level rule (resolve_levels)
+// reads the asked range, not the widened one.
 struct Range {
   int lo;  // inclusive
   int hi;  // exclusive

@@ -473,3 +473,57 @@ TEST(Pipeline, PackedYuv422BackgroundUsesTheMacropixelsChroma) {
     EXPECT_LT(most_foreground, 0.5);
   }
 }
+
+namespace cs {
+namespace {
+
+// Params::coarse_range_factor = 2: the levels above 0 of a range D are those
+// of the range 2 D with the factor 1 (same levels: the level rule reads the
+// asked range), and level 0 searches D only; content beyond D (a plane at
+// 40 with D = 32) then leaves level 0 invalid where it lies instead of
+// matched at random, while content inside D keeps its disparity.
+TEST(Pipeline, CoarseLevelsSearchTwiceTheRange) {
+  const SyntheticPair near_far = make_step_pair(160, 96, 40, 12, 21);  // left half at 12, right half at 40
+  Params wide;
+  wide.max_disparity = 32;
+  wide.levels = 3;
+  Params twice = wide;
+  twice.max_disparity = 64;
+  twice.coarse_range_factor = 1;
+  Matcher a(wide), b(twice);
+  const test::Result ra = test::run(a, near_far), rb = test::run(b, near_far);
+  ASSERT_EQ(ra.error, "");
+  ASSERT_EQ(rb.error, "");
+  const Matcher::Debug& da = a.debug();
+  const Matcher::Debug& db = b.debug();
+  ASSERT_EQ(da.levels.size(), 3u);
+  ASSERT_EQ(db.levels.size(), 3u);
+  for (size_t l = 1; l < 3; ++l) {
+    EXPECT_EQ(da.levels[l].range.hi, db.levels[l].range.hi) << "level " << l;
+    EXPECT_EQ(da.levels[l].disparity_left.pixels, db.levels[l].disparity_left.pixels) << "level " << l;
+    EXPECT_EQ(da.levels[l].disparity_right.pixels, db.levels[l].disparity_right.pixels) << "level " << l;
+  }
+  EXPECT_EQ(da.levels[0].range.hi, 32);
+  // Level 0: the near half keeps 12, the far half (40, beyond D) is invalid.
+  int near_ok = 0, far_invalid = 0, near_n = 0, far_n = 0;
+  for (int y = 8; y < 88; ++y)
+    for (int x = 0; x < 160; ++x) {
+      const int d = da.levels[0].disparity_left.at(x, y);
+      const float t = near_far.disparity.at(x, y);
+      if (t < 0 || x < 48) continue;  // unknown; the left border, where nothing matches
+      if (x >= 88 && x < 152 && t > 39) {
+        ++far_n;
+        far_invalid += d < 0;
+      } else if (x >= 56 && x < 72) {
+        ++near_n;
+        near_ok += d == 12;
+      }
+    }
+  ASSERT_GT(near_n, 0);
+  ASSERT_GT(far_n, 0);
+  EXPECT_GE(near_ok, near_n * 9 / 10);
+  EXPECT_GE(far_invalid, far_n * 9 / 10);
+}
+
+}  // namespace
+}  // namespace cs

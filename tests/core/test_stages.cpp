@@ -215,10 +215,14 @@ TEST(Pyramid, LevelRangeAndAutomaticLevels) {
   EXPECT_EQ(level_range(p, 0, 1000).lo, 5);
   EXPECT_EQ(level_range(p, 0, 1000).hi, 256);
   EXPECT_EQ(level_range(p, 3, 1000).lo, 0);
-  EXPECT_EQ(level_range(p, 3, 1000).hi, 32);
+  EXPECT_EQ(level_range(p, 3, 1000).hi, 64);  // coarse_range_factor 2: ceil(2 * 256 / 8)
   EXPECT_EQ(level_range(p, 3, 20).hi, 20);
   p.max_disparity = 250;
+  EXPECT_EQ(level_range(p, 3, 1000).hi, 63);  // ceil(500 / 8)
+  EXPECT_EQ(level_range(p, 0, 1000).hi, 250);  // level 0: the asked range
+  p.coarse_range_factor = 1;
   EXPECT_EQ(level_range(p, 3, 1000).hi, 32);  // ceil(250 / 8)
+  p.coarse_range_factor = 2;
   p.min_disparity = 0;
   p.max_disparity = 256;
   EXPECT_EQ(resolve_levels(p, 1282, 1110), 3);  // 256 / 4 = 64 = kAutoCoarseRange

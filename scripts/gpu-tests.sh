@@ -6,8 +6,9 @@
 # Here:   meson setup build && ninja -C build && scripts/slim-build.sh build build-gpu
 #         ../shared/gpu/bundle build-gpu/gst/libgstcudastereo.so build-gpu
 # There:  carry [".gpu", "build-gpu"], command: bash scripts/gpu-tests.sh build-gpu
-# ONLY=word runs only the steps whose name contains it (ONLY=block: method
-# block's tests and sanitizer runs; the whole list can outlast one call).
+# ONLY=REGEX runs only the steps whose name matches it (ONLY=block: method
+# block's tests and sanitizer runs; ONLY='^cuda-|^gst-cuda'; the whole list
+# can outlast one call: run groups of steps side by side, each with its own OUT).
 set -u
 B=${1:-build-gpu}
 source .gpu/env.sh
@@ -17,7 +18,8 @@ O=${OUT:-/tmp/gpu-tests}; mkdir -p "$O"
 S=$O/summary.txt
 step() {
   local name=$1 t=$2; shift 2
-  [[ -n "${ONLY:-}" && $name != *"$ONLY"* ]] && return 0
+  (( t > ${TMAX:-100000} )) && t=$TMAX
+  [[ -n "${ONLY:-}" && ! $name =~ $ONLY ]] && return 0
   local s; s=$(date +%s)
   timeout -k 5 "$t" "$@" > "$O/$name.log" 2>&1
   local rc=$?

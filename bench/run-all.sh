@@ -167,7 +167,7 @@ engine_run() {
     echo "dry run: $ENGINE_BENCH $*" | tee -a "$LOG"
     return 0
   fi
-  out=$(timeout 180 "$ENGINE_BENCH" "$@" 2>&1)
+  out=$(timeout 180 "$ENGINE_BENCH" "$@" ${ENGINE_ARGS:-} 2>&1)  # ENGINE_ARGS: A/B runs (e.g. --coarse-range-factor 1)
   rc=$?
   echo "== cs-bench-engine $* (rc $rc)" >> "$LOG"
   echo "$out" >> "$LOG"

@@ -135,7 +135,7 @@ if [ $have_gpu = 1 ]; then
         echo "dry run: $ENGINE --left $l --right $r --label $LABEL --sizes $s --disparities $d --no-inflight --singles 100"
       else
         out=$(timeout 180 "$ENGINE" --left "$l" --right "$r" --label "$LABEL" --sizes "$s" --disparities "$d" \
-              --no-inflight --singles 100 2>&1)
+              --no-inflight --singles 100 ${ENGINE_ARGS:-} 2>&1)
         rc=$?
         echo "== cs-bench-engine $s D=$d round $round (rc $rc)"
         echo "$out"

@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <iterator>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "background.h"
@@ -23,6 +27,15 @@
 
 namespace cs::cuda::test {
 namespace {
+
+// "1,4,7" -> {1, 4, 7}; null or empty -> {} (every case).
+std::vector<int> case_list(const char* text) {
+  std::vector<int> out;
+  std::stringstream in(text ? text : "");
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(std::atoi(item.c_str()));
+  return out;
+}
 
 // A random host frame with padded rows, and a device copy with other padding.
 struct TestFrame {
@@ -380,9 +393,14 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
                         // 7, on the streaming kernel with and without masks and the generic one.
                         {163, 71, 2, 2, true, {0, 90}, kDefaultHoleSpan}, {300, 70, 2, 1, false, {2, 300}, 16},
                         {131, 75, 2, 0, true, {3, 70}, 7}, {75, 41, 1, 2, true, {0, 60}, 16}};
-  for (const Case& c : cases) {
-    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
-                                      << " masks=" << c.masks << " hole_span=" << c.hole_span);
+  // CS_CASES=i,j,... runs only those cases (compute-sanitizer's racecheck
+  // takes minutes a case: scripts/gpu-tests.sh runs them in parallel groups).
+  const std::vector<int> only = case_list(std::getenv("CS_CASES"));
+  for (int index = 0; index < static_cast<int>(std::size(cases)); ++index) {
+    if (!only.empty() && std::find(only.begin(), only.end(), index) == only.end()) continue;
+    const Case& c = cases[index];
+    SCOPED_TRACE(::testing::Message() << "case " << index << ": " << c.w << "x" << c.h << " r=" << c.radius
+                                      << " best=" << c.best << " masks=" << c.masks << " hole_span=" << c.hole_span);
     ASSERT_CUDA(prepare_match(c.radius));
     const MatchInputs in = scene_inputs(c.w, c.h, 100 + c.w, c.masks);
     const DeviceMatchInputs din(in, c.masks);
@@ -607,9 +625,14 @@ TEST(CudaStages, MatchUniquenessAndSweepCosts) {
   const Case cases[] = {{163, 71, 2, 2, true, {0, 90}, kDefaultHoleSpan}, {131, 75, 2, 1, false, {3, 70}, 0},
                         {120, 40, 2, 0, false, {0, 60}, 7},               {300, 70, 2, 2, true, {2, 300}, 0},
                         {75, 41, 1, 2, true, {0, 40}, 16},                {50, 37, 2, 4, false, {0, 17}, 16}};
-  for (const Case& c : cases) {
-    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
-                                      << " masks=" << c.masks << " hole_span=" << c.hole_span);
+  // CS_CASES=i,j,... runs only those cases (compute-sanitizer's racecheck
+  // takes minutes a case: scripts/gpu-tests.sh runs them in parallel groups).
+  const std::vector<int> only = case_list(std::getenv("CS_CASES"));
+  for (int index = 0; index < static_cast<int>(std::size(cases)); ++index) {
+    if (!only.empty() && std::find(only.begin(), only.end(), index) == only.end()) continue;
+    const Case& c = cases[index];
+    SCOPED_TRACE(::testing::Message() << "case " << index << ": " << c.w << "x" << c.h << " r=" << c.radius
+                                      << " best=" << c.best << " masks=" << c.masks << " hole_span=" << c.hole_span);
     ASSERT_CUDA(prepare_match(c.radius));
     const MatchInputs in = scene_inputs(c.w, c.h, 500 + c.w, c.masks);
     const DeviceMatchInputs din(in, c.masks);

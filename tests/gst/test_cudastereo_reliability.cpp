@@ -18,6 +18,8 @@
 #include <gst/check/gstcheck.h>
 #include <gst/video/video.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -101,11 +103,21 @@ std::string stereo_pipeline(bool two_pads, const std::string& source, const std:
 
 struct Memory {
   size_t resident = 0;
+  size_t heap = 0;      // bytes malloc has handed out and not had back
   size_t gpu_used = 0;  // total - free on the device (CUDA build)
 };
 
+// glibc keeps freed memory in its arenas (up to eight per core, one taken by
+// each new streaming thread) and only returns it on a trim, so resident
+// memory after many threads came and went says more about the allocator
+// than about leaks: on the 16-core GPU machine 1000 state cycles grew it by
+// 89 MiB while cs-cycle-memory saw under 1 KiB a cycle. The counts are taken
+// after malloc_trim(0); CS_NO_MALLOC_TRIM=1 measures without it.
 Memory memory_now() {
   Memory m;
+  if (!g_getenv("CS_NO_MALLOC_TRIM")) malloc_trim(0);
+  const struct mallinfo2 mi = mallinfo2();
+  m.heap = mi.uordblks + mi.hblkhd;
   m.resident = resident_bytes();
 #if CS_RELIABILITY_CUDA
   size_t free = 0, total = 0;
@@ -119,9 +131,13 @@ Memory memory_now() {
 void check_flat(const Memory& before, const Memory& after, const char* what) {
   const double rss_growth = (static_cast<double>(after.resident) - before.resident) / kMiB;
   const double gpu_growth = (static_cast<double>(after.gpu_used) - before.gpu_used) / kMiB;
-  g_printerr("%s: resident %.1f -> %.1f MiB (%+.1f), GPU used %.1f -> %.1f MiB (%+.1f)\n", what,
-             before.resident / 1048576.0, after.resident / 1048576.0, rss_growth, before.gpu_used / 1048576.0,
-             after.gpu_used / 1048576.0, gpu_growth);
+  g_printerr("%s: resident %.1f -> %.1f MiB (%+.1f), heap in use %.1f -> %.1f MiB, GPU used %.1f -> %.1f MiB (%+.1f)\n",
+             what, before.resident / 1048576.0, after.resident / 1048576.0, rss_growth, before.heap / 1048576.0,
+             after.heap / 1048576.0, before.gpu_used / 1048576.0, after.gpu_used / 1048576.0, gpu_growth);
+  // Under compute-sanitizer the tool's own host memory grows: its steps set
+  // CS_MEMORY_BOUNDS=0 and look for its errors instead.
+  const char* bounds = g_getenv("CS_MEMORY_BOUNDS");
+  if (bounds && std::strcmp(bounds, "0") == 0) return;
   fail_unless(after.resident <= before.resident + kScale.rss_bound, "%s: resident memory grew by %.1f MiB (bound %zu)",
               what, rss_growth, kScale.rss_bound / kMiB);
   fail_unless(after.gpu_used <= before.gpu_used + kScale.gpu_bound, "%s: GPU memory grew by %.1f MiB (bound %zu)", what,

@@ -92,7 +92,7 @@ struct Image {
 // ---------------------------------------------------------------- parameters
 
 constexpr int kDefaultHoleSpan = 16;
-constexpr int kDefaultCoarseRangeFactor = 2;
+constexpr int kDefaultCoarseRangeFactor = 1;
 constexpr int kDefaultMinSupport = 5;
 constexpr int kMaxHoleSpan = 4096;
 
@@ -156,9 +156,13 @@ struct Params {
   // asked range is then matched where it lies at the coarse levels, and its
   // children's candidates fall outside level 0's range (no candidates:
   // invalid, no work) instead of scattering over tiles of content inside it.
-  // With 2, the levels above 0 of a range D are those of 2 D, so a range
-  // never costs more than twice it (issue 15 part 4) by construction.
+  // With 2, the levels above 0 of a range D search what those of 2 D search.
   // Aloe, defaults: bad-2 9.57 -> 9.61 % at full size, 6.58 -> 6.63 % at half.
+  // The default stays 1: on the H100 (bench/RESULTS.md, 2026-11-25) 2 was
+  // faster where Aloe's content lies beyond D (1920x1080 x 64: 0.71 -> 0.37
+  // ms; 3840x2160 x 128: 2.65 -> 1.06) and slower where it does not (the
+  // coarsest level searches twice as far: 1024x768 x 128 0.28 -> 0.39,
+  // 1920x1080 x 256 0.56 -> 0.64), and no range order came out monotonic.
   int coarse_range_factor = kDefaultCoarseRangeFactor;
 
   // Background model (paper section 3.2). Off = full-frame matching, the

@@ -26,6 +26,7 @@
 #include "method.h"
 #include "morphology.h"
 #include "pyramid.h"
+#include "row_copy.h"
 #include "stages.h"
 
 namespace cs::cuda {
@@ -147,6 +148,12 @@ struct CudaEngine::Impl {
   bool buffers_ready = false;
   cudaGraphExec_t graph = nullptr;
   bool graph_ready = false;
+  // The configuration's launches have run once straight on the stream (the
+  // first frame after a change does that: see run_frame).
+  bool body_warm = false;
+  // Captures that failed; from kMaxCaptureFailures on, frames run without a graph.
+  int capture_failures = 0;
+  static constexpr int kMaxCaptureFailures = 3;
 
   std::vector<Level> lv;
   // The matching method (method.h): what runs between the background model
@@ -171,6 +178,8 @@ struct CudaEngine::Impl {
   std::mutex upload_lock;
   cudaStream_t upload_stream = nullptr;
   UploadSlot slots[kUploadSlots];
+  // Gathers pageable planes into pinned memory on a few threads (row_copy.h).
+  RowCopier copier;
   std::vector<int> frame_slots;   // caller's thread: slots the call in progress claimed
   bool last_from_upload = false;  // the last frame read upload slots (profile_stages refuses it)
 
@@ -212,6 +221,7 @@ struct CudaEngine::Impl {
     const int nl = pipeline_levels(params, w, h);
     if (buffers_ready && w == width && h == height && nl == levels) return {};
     graph_ready = false;
+    body_warm = false;
     buffers_ready = false;
     lv.clear();
     lv.resize(nl);
@@ -351,18 +361,35 @@ struct CudaEngine::Impl {
     return f;
   }
 
-  std::string build_graph() {
+  // The levels' ranges and the method's buffers for these sizes and
+  // parameters: set before the launches, never allocated during a capture.
+  std::string prepare_body() {
+    for (int l = 0; l < levels; ++l) lv[l].range = level_range(params, l, lv[l].width);
+    return method->allocate(method_frame(), stream);
+  }
+
+  // The frame's launches straight on the stream, without a graph.
+  std::string run_body_eagerly() {
+    std::string e = prepare_body();
+    if (!e.empty()) return e;
+    StageTimer off;
+    return enqueue_body(stream, &off);
+  }
+
+  // Captures the frame's launches into `graph`. A failure after the capture
+  // began sets *in_capture (the capture, not the work, failed: another
+  // thread's CUDA call can invalidate it).
+  std::string build_graph(bool* in_capture) {
+    *in_capture = false;
     if (graph) {
       cudaGraphExecDestroy(graph);
       graph = nullptr;
     }
-    for (int l = 0; l < levels; ++l) lv[l].range = level_range(params, l, lv[l].width);
-    // The method's buffers for these sizes and parameters: never allocated
-    // during the capture.
-    std::string a = method->allocate(method_frame(), stream);
+    std::string a = prepare_body();
     if (!a.empty()) return a;
     StageTimer off;
     CS_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    *in_capture = true;
     std::string e = enqueue_body(stream, &off);
     cudaGraph_t g = nullptr;
     const cudaError_t end = cudaStreamEndCapture(stream, &g);
@@ -376,6 +403,35 @@ struct CudaEngine::Impl {
     CS_CUDA_TRY(inst);
     graph_ready = true;
     return {};
+  }
+
+  // The frame's launches: through the graph, captured on the second frame of
+  // a configuration. The first runs them straight on the stream, so that
+  // every kernel is loaded outside a capture (CUDA loads a module lazily, at
+  // its first launch). A capture that fails (seen with 16 pipelines decoding
+  // H.264 in one process: cudaErrorStreamCaptureInvalidated) costs the graph,
+  // not the frame: the frame runs straight on the stream, the next frame
+  // tries again, and after kMaxCaptureFailures every frame runs without one.
+  std::string enqueue_frame_work() {
+    if (graph_ready) {
+      CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
+      return {};
+    }
+    if (!body_warm || capture_failures >= kMaxCaptureFailures) {
+      std::string e = run_body_eagerly();
+      if (e.empty()) body_warm = true;
+      return e;
+    }
+    bool in_capture = false;
+    std::string e = build_graph(&in_capture);
+    if (e.empty()) {
+      CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
+      return {};
+    }
+    if (!in_capture) return e;
+    (void)cudaGetLastError();  // the capture's error is not the stream's
+    ++capture_failures;
+    return run_body_eagerly();
   }
 
   // Device views of the inputs: as given, or copied up through pinned memory.
@@ -415,8 +471,7 @@ struct CudaEngine::Impl {
           CS_CUDA_TRY(cudaMemcpy2DAsync(d.view().data, d.view().pitch, in[v]->plane[i], in[v]->pitch[i],
                                         ps.row_bytes[i], ps.rows[i], cudaMemcpyHostToDevice, stream));
         } else {
-          for (int y = 0; y < ps.rows[i]; ++y)
-            std::memcpy(at + y * ps.row_bytes[i], in[v]->plane[i] + y * in[v]->pitch[i], ps.row_bytes[i]);
+          copier.copy(at, ps.row_bytes[i], in[v]->plane[i], in[v]->pitch[i], ps.row_bytes[i], ps.rows[i]);
           CS_CUDA_TRY(cudaMemcpy2DAsync(d.view().data, d.view().pitch, at, ps.row_bytes[i], ps.row_bytes[i],
                                         ps.rows[i], cudaMemcpyHostToDevice, stream));
           at += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];
@@ -476,11 +531,8 @@ struct CudaEngine::Impl {
     e = enqueue_conversion(dl, dr, stream);
     if (!e.empty()) return e;
     give_back_frame_slots();
-    if (!graph_ready) {
-      e = build_graph();
-      if (!e.empty()) return e;
-    }
-    CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
+    e = enqueue_frame_work();
+    if (!e.empty()) return e;
     last_left = dl;
     last_right = dr;
 
@@ -814,6 +866,7 @@ std::string CudaEngine::set_params(const Params& params) {
   const Params old = m.params;
   m.params = params;
   m.graph_ready = false;
+  m.body_warm = false;
   if (m.buffers_ready && pipeline_levels(params, m.width, m.height) != m.levels) m.buffers_ready = false;
   if (m.buffers_ready) {
     e = m.allocate_background();
@@ -924,6 +977,7 @@ std::string CudaEngine::emulate_device_limits(const DeviceLimits& limits) {
   if (!e.empty()) return e;
   m.limits = limits;
   m.graph_ready = false;  // the graph holds the launches of the old configuration
+  m.body_warm = false;
   if (m.twin) return m.twin->emulate_device_limits(limits);
   return {};
 }
@@ -1048,8 +1102,7 @@ std::string CudaEngine::upload_ahead(const FrameView& host_view, FrameView* devi
       const uint8_t* from = host_view.plane[i];
       std::ptrdiff_t from_pitch = host_view.pitch[i];
       if (!direct[i]) {
-        for (int y = 0; y < ps.rows[i]; ++y)
-          std::memcpy(at + y * ps.row_bytes[i], host_view.plane[i] + y * host_view.pitch[i], ps.row_bytes[i]);
+        m.copier.copy(at, ps.row_bytes[i], host_view.plane[i], host_view.pitch[i], ps.row_bytes[i], ps.rows[i]);
         from = at;
         from_pitch = ps.row_bytes[i];
         at += static_cast<size_t>(ps.row_bytes[i]) * ps.rows[i];

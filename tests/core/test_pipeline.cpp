@@ -487,6 +487,7 @@ TEST(Pipeline, CoarseLevelsSearchTwiceTheRange) {
   Params wide;
   wide.max_disparity = 32;
   wide.levels = 3;
+  wide.coarse_range_factor = 2;
   Params twice = wide;
   twice.max_disparity = 64;
   twice.coarse_range_factor = 1;

@@ -210,6 +210,9 @@ TEST(Pyramid, OddSizesDropLastRowAndColumnAndRound) {
 
 TEST(Pyramid, LevelRangeAndAutomaticLevels) {
   Params p;
+  EXPECT_EQ(p.coarse_range_factor, 1);  // the default: every level searches the asked range
+  EXPECT_EQ(level_range(p, 2, 1000).hi, (p.max_disparity + 3) / 4);
+  p.coarse_range_factor = 2;
   p.min_disparity = 5;
   p.max_disparity = 256;
   EXPECT_EQ(level_range(p, 0, 1000).lo, 5);

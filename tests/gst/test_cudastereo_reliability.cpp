@@ -206,6 +206,11 @@ void cycle_states(bool cuda_memory, int cycles) {
     fail_unless_equals_int(set_state_within(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
     fail_on_error(pipeline);
     if (i == 19) warm = memory_now();
+    if (i == 99 || i == 299 || i == 599) {  // where growth happens, for the log
+      const Memory m = memory_now();
+      g_printerr("state cycles: after cycle %d: resident %.1f MiB, heap in use %.1f MiB\n", i + 1,
+                 m.resident / 1048576.0, m.heap / 1048576.0);
+    }
   }
   if (cycles > 20) check_flat(warm, memory_now(), cuda_memory ? "state cycles, CUDA memory" : "state cycles");
   gst_object_unref(pipeline);

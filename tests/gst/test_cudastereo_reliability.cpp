@@ -185,7 +185,10 @@ namespace {
 
 // Cycles one pipeline NULL -> PLAYING -> NULL with frames flowing each
 // time, every fifth cycle through PAUSED and back, and checks that memory
-// stays flat from the 20th cycle on.
+// stays flat after the first tenth of the cycles (at least 20). On the CUDA
+// backend host memory grows by about 89 MiB over the first 100 cycles on the
+// H100 machine (heap in use by 13 MiB: driver and GStreamer caches filling),
+// then stays within 0.1 MiB from cycle 100 to 1000: warm-up, not a leak.
 void cycle_states(bool cuda_memory, int cycles) {
   GstElement* pipeline =
       launch(stereo_pipeline(false, "videotestsrc pattern=ball", "fakesink name=sink sync=false", cuda_memory));
@@ -195,6 +198,7 @@ void cycle_states(bool cuda_memory, int cycles) {
   Counter out;
   count_on(pipeline, "sink", "sink", &out);
   Memory warm;
+  const int warm_cycle = std::max(19, cycles / 10 - 1);
   for (int i = 0; i < cycles; ++i) {
     reach_state(pipeline, GST_STATE_PLAYING);
     fail_unless(wait_buffers(out, g_atomic_int_get(&out.buffers) + 3), "cycle %d: no frames", i);
@@ -205,14 +209,14 @@ void cycle_states(bool cuda_memory, int cycles) {
     }
     fail_unless_equals_int(set_state_within(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
     fail_on_error(pipeline);
-    if (i == 19) warm = memory_now();
+    if (i == warm_cycle) warm = memory_now();
     if (i == 99 || i == 299 || i == 599) {  // where growth happens, for the log
       const Memory m = memory_now();
       g_printerr("state cycles: after cycle %d: resident %.1f MiB, heap in use %.1f MiB\n", i + 1,
                  m.resident / 1048576.0, m.heap / 1048576.0);
     }
   }
-  if (cycles > 20) check_flat(warm, memory_now(), cuda_memory ? "state cycles, CUDA memory" : "state cycles");
+  if (cycles > warm_cycle + 1) check_flat(warm, memory_now(), cuda_memory ? "state cycles, CUDA memory" : "state cycles");
   gst_object_unref(pipeline);
 }
 
@@ -276,7 +280,13 @@ void seek_while_streaming(bool two_pads, bool cuda_memory) {
 // The second round shows that the first left nothing behind (frames dropped
 // by a flush, uploads begun ahead of it).
 GST_START_TEST(test_flushing_seeks_packed) {
+  // Both kinds of input once before the measure: the first CUDA-memory
+  // round fills cudaupload's pools and caches (it measured +47 MiB on the
+  // H100 machine when it came after the measure began).
   seek_while_streaming(false, false);
+#if CS_RELIABILITY_CUDA
+  seek_while_streaming(false, true);
+#endif
   const Memory before = memory_now();
   seek_while_streaming(false, false);
 #if CS_RELIABILITY_CUDA

@@ -164,6 +164,15 @@ struct CudaEngine::Impl {
   DeviceImage<uint8_t> all_foreground;  // 255 everywhere: the mask without a background model
   DeviceImage<uint8_t> input[2][3];     // device copies of host views
   DeviceImage<uint8_t> encoded;         // host outputs are encoded here first
+  // Pinned outputs of frames in flight (submit): encoded on `stream` into one
+  // of two buffers, in turn, and copied down on copy_stream while the next
+  // frame's kernels run; a buffer is encoded into again once its last copy
+  // is done (ring_copied).
+  cudaStream_t copy_stream = nullptr;
+  DeviceImage<uint8_t> encoded_ring[2];
+  cudaEvent_t ring_copied[2] = {nullptr, nullptr};
+  cudaEvent_t ev_encoded = nullptr;
+  int ring_next = 0;
   FrameCounters* counters = nullptr;        // device
   FrameCounters* counters_host = nullptr;   // pinned
   int* frames_seen = nullptr;               // device
@@ -483,6 +492,16 @@ struct CudaEngine::Impl {
     return {};
   }
 
+  std::string ensure_copy_stream() {
+    if (copy_stream) return {};
+    int least = 0, greatest = 0;
+    CS_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CS_CUDA_TRY(cudaStreamCreateWithPriority(&copy_stream, cudaStreamNonBlocking, least));
+    for (cudaEvent_t* ev : {&ring_copied[0], &ring_copied[1], &ev_encoded})
+      CS_CUDA_TRY(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
+    return {};
+  }
+
   std::string ensure_staging(size_t bytes) {
     if (bytes <= staging_bytes) return {};
     // The previous frame may still read the old staging area.
@@ -702,6 +721,7 @@ CudaEngine::~CudaEngine() {
     cudaStreamSynchronize(m.stream);
   }
   if (m.upload_stream) cudaStreamSynchronize(m.upload_stream);  // uploads still reading callers' memory
+  if (m.copy_stream) cudaStreamSynchronize(m.copy_stream);      // copies still writing callers' outputs
   for (UploadSlot& s : m.slots) {
     if (s.uploaded) cudaEventDestroy(s.uploaded);
     if (s.consumed) cudaEventDestroy(s.consumed);
@@ -729,6 +749,10 @@ CudaEngine::~CudaEngine() {
   if (m.ev_fork) cudaEventDestroy(m.ev_fork);
   if (m.ev_join) cudaEventDestroy(m.ev_join);
   if (m.side_stream) cudaStreamDestroy(m.side_stream);
+  for (cudaEvent_t ev : {m.ring_copied[0], m.ring_copied[1], m.ev_encoded})
+    if (ev) cudaEventDestroy(ev);
+  for (auto& r : m.encoded_ring) r.release();
+  if (m.copy_stream) cudaStreamDestroy(m.copy_stream);
   if (m.stream) cudaStreamDestroy(m.stream);
 }
 
@@ -1061,6 +1085,7 @@ std::string CudaEngine::synchronize() {
   std::string e = impl_->ensure_device();
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaStreamSynchronize(impl_->stream));
+  if (impl_->copy_stream) CS_CUDA_TRY(cudaStreamSynchronize(impl_->copy_stream));
   return impl_->twin ? impl_->twin->synchronize() : std::string();
 }
 
@@ -1230,6 +1255,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     m.spare_events.push_back(s.done);
     m.spare_counters.push_back(s.counters);
   };
+  cudaStream_t done_on = m.stream;  // where the frame's last work is queued
   if (device_out) {
     e = enqueue_here(left, right, encode, out, nullptr);
     if (e.empty()) frame_queued(this);
@@ -1243,21 +1269,38 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     if (e.empty()) {
       frame_queued(this);
       const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);
-      e = [&]() -> std::string {
-        if (m.encoded.view().width != row || m.encoded.view().height != out.height)
-          CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
-        CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts,
-                                   m.encoded.view().data, m.encoded.view().pitch, m.stream, m.confidence.cview()));
-        CS_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.pitch, m.encoded.view().data, m.encoded.view().pitch, row,
-                                      out.height, cudaMemcpyDeviceToHost, m.stream));
+      // Encoded on the stream, copied down on copy_stream: the copy overlaps
+      // the next frame's kernels (about 0.2 ms of 4 MB a 1080p GRAY16 frame).
+      e = m.ensure_copy_stream();
+      if (e.empty()) e = [&]() -> std::string {
+        const int k = m.ring_next;
+        m.ring_next ^= 1;
+        DeviceImage<uint8_t>& enc = m.encoded_ring[k];
+        if (enc.view().width != row || enc.view().height != out.height) {
+          CS_CUDA_TRY(cudaStreamSynchronize(m.copy_stream));  // an earlier copy may still read it
+          CS_CUDA_TRY(enc.allocate(static_cast<int>(row), out.height));
+        }
+        CS_CUDA_TRY(cudaStreamWaitEvent(m.stream, m.ring_copied[k], 0));
+        CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, enc.view().data,
+                                   enc.view().pitch, m.stream, m.confidence.cview()));
+        // The counters on the stream: the next frame resets them there.
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
+        CS_CUDA_TRY(cudaEventRecord(m.ev_encoded, m.stream));
+        CS_CUDA_TRY(cudaStreamWaitEvent(m.copy_stream, m.ev_encoded, 0));
+        CS_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.pitch, enc.view().data, enc.view().pitch, row, out.height,
+                                      cudaMemcpyDeviceToHost, m.copy_stream));
+        CS_CUDA_TRY(cudaEventRecord(m.ring_copied[k], m.copy_stream));
+        done_on = m.copy_stream;
         return {};
       }();
     }
   }
   if (e.empty()) {
     e = [&]() -> std::string {
-      CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
-      CS_CUDA_TRY(cudaEventRecord(s.done, m.stream));
+      // A frame copied down on copy_stream has its counters copied already.
+      if (done_on == m.stream)
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
+      CS_CUDA_TRY(cudaEventRecord(s.done, done_on));
       return {};
     }();
   }

@@ -39,6 +39,8 @@ GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_u
 # (injected and a real out-of-memory), 100k frames with flat memory.
 step gst-live 150 "$B/tests/gst/test-gst-cudastereo-live"
 step gst-reliability-cpu 150 "$B/tests/gst/test-gst-cudastereo-reliability"
+# Alone on the GPU: its GPU-memory bounds read the device-wide cudaMemGetInfo,
+# which another process's allocations move (do not run it beside other groups).
 CK_VERBOSITY=verbose step gst-reliability-cuda 900 "$B/tests/gst/test-gst-cudastereo-reliability-cuda"
 step launch-lines 150 bash tests/gst/launch-lines.sh gst/gstcudastereo.cpp
 step usb-cameras 150 bash tests/gst/usb-cameras.sh examples/usb-cameras.sh

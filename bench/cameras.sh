@@ -219,6 +219,23 @@ if in_list h264 "$SOURCES"; then
       SOURCES=$(echo ",$SOURCES," | sed 's/,h264,/,/; s/^,//; s/,$//')
     fi
     note "$h264_note"
+    # The decoder alone on the same file, for the H.264 rows' ceiling: one
+    # gst-launch-1.0 process (its start and plugin loading included).
+    if [ $rc = 0 ] && command -v gst-launch-1.0 > /dev/null; then
+      t0=$(date +%s%N)
+      timeout 60 gst-launch-1.0 -q filesrc location="$H264" ! qtdemux ! h264parse ! "$DECODER" ! \
+        fakesink sync=false >> "$LOG" 2>&1
+      rc_dec=$?
+      t1=$(date +%s%N)
+      if [ $rc_dec = 0 ]; then
+        decode_note=$(awk -v n=$h264_frames -v ns=$((t1 - t0)) -v d="$DECODER" \
+          'BEGIN { printf "%s alone (filesrc ! qtdemux ! h264parse ! %s ! fakesink sync=false, one process, start included): %d frames in %.2f s, %.0f fps", d, d, n, ns / 1e9, n / (ns / 1e9) }')
+        h264_note="$h264_note. $decode_note"
+        note "$decode_note"
+      else
+        note "$DECODER alone: gst-launch-1.0 exit code $rc_dec (see log.txt)"
+      fi
+    fi
   fi
 fi
 
@@ -302,6 +319,7 @@ function goal(   live) { live = kv("live_fps") + 0; return (kv("fps_min") + 0 >=
              kv("lat_median_ms"), kv("lat_p99_ms"), kv("uploaded_ahead"), kv("alloc_queries"), kv("cpu_cores"),
              (kv("ended") == "eos" ? "window ended at the end of the file" : "")
     }' "$RAW"
+  [ -n "${decode_note:-}" ] && { echo; echo "$decode_note."; }
   echo
 } > "$OUTDIR/single.md"
 

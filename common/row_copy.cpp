@@ -2,14 +2,17 @@
 #include "row_copy.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace cs {
 
 RowCopier::RowCopier(int threads) {
   if (threads <= 0) {
+    const char* env = std::getenv("CS_COPY_THREADS");
+    const int asked = env ? std::atoi(env) : 0;
     const unsigned cores = std::thread::hardware_concurrency();
-    threads = static_cast<int>(std::clamp(cores / 2, 1u, 4u));
+    threads = asked > 0 ? std::min(asked, kMaxThreads) : static_cast<int>(std::clamp(cores / 2, 1u, 4u));
   }
   threads_ = threads;
 }

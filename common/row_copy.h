@@ -19,8 +19,9 @@ namespace cs {
 class RowCopier {
  public:
   // `threads` copying in all, the caller's included (1: the caller alone;
-  // 0: a choice from the machine's cores, at most 4). Workers start lazily,
-  // at the first copy large enough to share.
+  // 0: the environment's CS_COPY_THREADS if set (1 to kMaxThreads, for
+  // measurements), else half the machine's cores, at most 4). Workers start
+  // lazily, at the first copy large enough to share.
   explicit RowCopier(int threads = 0);
   ~RowCopier();
   RowCopier(const RowCopier&) = delete;
@@ -36,6 +37,7 @@ class RowCopier {
   int threads() const { return threads_; }
 
   static constexpr std::size_t kShareBytes = std::size_t{1} << 20;
+  static constexpr int kMaxThreads = 16;
 
  private:
   struct Job {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <thread>
 #include <vector>
@@ -55,6 +56,19 @@ TEST(RowCopier, AutomaticThreadCountIsBetweenOneAndFour) {
   EXPECT_GE(copier.threads(), 1);
   EXPECT_LE(copier.threads(), 4);
   check_copy(copier, kShapes[1], 99);
+}
+
+TEST(RowCopier, EnvironmentChoosesTheThreadCountForMeasurements) {
+  ::setenv("CS_COPY_THREADS", "3", 1);
+  RowCopier three;
+  ::setenv("CS_COPY_THREADS", "999", 1);
+  RowCopier capped;
+  ::unsetenv("CS_COPY_THREADS");
+  EXPECT_EQ(three.threads(), 3);
+  EXPECT_EQ(capped.threads(), RowCopier::kMaxThreads);
+  check_copy(three, kShapes[2], 7);
+  RowCopier explicit_two(2);  // an explicit count ignores the environment
+  EXPECT_EQ(explicit_two.threads(), 2);
 }
 
 TEST(RowCopier, CallsFromSeveralThreadsEachGetTheirRows) {

@@ -171,14 +171,15 @@ fi
 # that would start past the budget is recorded as skipped.
 cam() {
   local label=$1; shift
-  local args=(--label "$label" --backend "$BACKEND" --size "$SIZE" --disparities "$D" --decoder "$DECODER"
-              --warmup "$WARMUP" --duration "$DURATION" "${SETS[@]}" "$@")
-  local source="-" streams="-" a prev=""
+  local source="-" streams="-" a prev="" sets=("${SETS[@]}")
   for a in "$@"; do
     [ "$prev" = --source ] && source=$a
     [ "$prev" = --streams ] && streams=$a
+    [ "$prev" = --stage ] && [ "$a" = identity ] && sets=()  # no cudastereo to set
     prev=$a
   done
+  local args=(--label "$label" --backend "$BACKEND" --size "$SIZE" --disparities "$D" --decoder "$DECODER"
+              --warmup "$WARMUP" --duration "$DURATION" "${sets[@]}" "$@")
   if [ $DRY = 1 ]; then echo "dry run: $CAM ${args[*]}"; return; fi
   local left=$((BUDGET - $(elapsed)))
   if [ $left -lt 15 ]; then
@@ -219,28 +220,6 @@ if in_list h264 "$SOURCES"; then
       SOURCES=$(echo ",$SOURCES," | sed 's/,h264,/,/; s/^,//; s/,$//')
     fi
     note "$h264_note"
-    # The decoder alone on the same file: one gst-launch-1.0 process, its
-    # start, plugin loading and preroll included, so a lower bound of the
-    # decoder's rate, not its ceiling (on the H100, 2026-11-25: 243 fps this
-    # way against 374 through the element in the 3 s window). NVIDIA
-    # decoders keep their CUDA-memory output, as they do into cudastereo.
-    if [ $rc = 0 ] && command -v gst-launch-1.0 > /dev/null; then
-      dec_caps=video/x-raw
-      case "$DECODER" in nv*) dec_caps="video/x-raw(memory:CUDAMemory)" ;; esac
-      t0=$(date +%s%N)
-      timeout 60 gst-launch-1.0 -q filesrc location="$H264" ! qtdemux ! h264parse ! "$DECODER" ! "$dec_caps" ! \
-        fakesink sync=false >> "$LOG" 2>&1
-      rc_dec=$?
-      t1=$(date +%s%N)
-      if [ $rc_dec = 0 ]; then
-        decode_note=$(awk -v n=$h264_frames -v ns=$((t1 - t0)) -v d="$DECODER" \
-          'BEGIN { printf "%s alone (filesrc ! qtdemux ! h264parse ! %s ! fakesink sync=false, one process, start and preroll included: a lower bound): %d frames in %.2f s, %.0f fps", d, d, n, ns / 1e9, n / (ns / 1e9) }')
-        h264_note="$h264_note. $decode_note"
-        note "$decode_note"
-      else
-        note "$DECODER alone: gst-launch-1.0 exit code $rc_dec (see log.txt)"
-      fi
-    fi
   fi
 fi
 
@@ -251,6 +230,8 @@ for src in cuda system pool videoconvert h264; do
   [ $src = h264 ] && extra=(--h264 "$H264")
   cam single --source $src --streams 1 "${VIEWS[@]}" "${extra[@]}"
 done
+# The decoder's own rate, measured the same way: cudastereo replaced by identity.
+in_list h264 "$SOURCES" && cam decoder-alone --source h264 --streams 1 --stage identity "${VIEWS[@]}" --h264 "$H264"
 cam single-color --source cuda --streams 1 --output color-cuda "${VIEWS[@]}"
 
 # Item 3: the N grid.
@@ -312,19 +293,19 @@ function goal(   live) { live = kv("live_fps") + 0; return (kv("fps_min") + 0 >=
   echo "| input | memory reaching the element | fps | % of the engine | latency median ms | p99 ms | uploaded ahead | allocation queries | CPU cores busy | note |"
   echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
   awk -v efps="${engine_fps:-0}" -v dec="$DECODER" "$KV"'
-    $1 == "result" && (kv("label") == "single" || kv("label") == "single-color") {
+    $1 == "result" && (kv("label") == "single" || kv("label") == "single-color" || kv("label") == "decoder-alone") {
       src = kv("source"); o = kv("output")
       name = src == "cuda" ? "CUDA memory (cudaupload ! imagefreeze)" : src == "system" ? "system memory, pageable (appsrc ! imagefreeze)" : \
              src == "pool" ? "system memory, the element'"'"'s proposed pool" : src == "videoconvert" ? "system memory after videoconvert ! imagefreeze" : \
              src == "h264" ? "H.264 through " dec : src
-      if (o != "raw") name = name ", output " o
+      if (kv("label") == "decoder-alone") name = "H.264, " dec " alone (identity in place of cudastereo)"
+      else if (o != "raw") name = name ", output " o
       if (err() != "") { printf "| %s | | | | | | | | | %s |\n", name, err(); next }
       pct = (efps + 0 > 0) ? sprintf("%.0f %%", 100 * kv("total_fps") / efps) : "-"
       printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, kv("input_memory"), kv("total_fps"), pct,
              kv("lat_median_ms"), kv("lat_p99_ms"), kv("uploaded_ahead"), kv("alloc_queries"), kv("cpu_cores"),
              (kv("ended") == "eos" ? "window ended at the end of the file" : "")
     }' "$RAW"
-  [ -n "${decode_note:-}" ] && { echo; echo "$decode_note."; }
   echo
 } > "$OUTDIR/single.md"
 

@@ -85,6 +85,7 @@ typedef struct {
   gboolean shared_context;
   int live_fps;
   GPtrArray *props; /* "name=value" for every cudastereo */
+  gboolean identity; /* --stage identity: no cudastereo, what the source alone gives */
   double warmup_s, duration_s, timeout_s;
   gboolean timeout_given;
   const char *label;
@@ -620,6 +621,8 @@ static int usage(void) {
           "                           as an application would hand it) | own (each pipeline its own)\n"
           "  --live FPS               sources paced like cameras (imagefreeze is-live) at FPS\n"
           "  --set NAME=VALUE         a cudastereo property for every element (repeatable)\n"
+          "  --stage S                stereo (default) | identity: cudastereo replaced by identity,\n"
+          "                           measured the same way (the source's own rate, e.g. a decoder's)\n"
           "  --warmup S               seconds after every stream's first output (default 1)\n"
           "  --duration S             measured seconds (default 3)\n"
           "  --timeout S              the whole run, teardown included (default 60)\n"
@@ -720,6 +723,9 @@ static gboolean parse(int argc, char **argv, Options *o) {
       o->shared_context = !strcmp(v, "shared");
     } else if (!strcmp(a, "--live")) {
       ok = parse_int(v, &o->live_fps) && o->live_fps >= 1 && o->live_fps <= 1000;
+    } else if (!strcmp(a, "--stage")) {
+      ok = !strcmp(v, "stereo") || !strcmp(v, "identity");
+      o->identity = !strcmp(v, "identity");
     } else if (!strcmp(a, "--set")) {
       ok = strchr(v, '=') != NULL && v[0] != '=';
       g_ptr_array_add(o->props, (gpointer)v);
@@ -760,6 +766,10 @@ static gboolean parse(int argc, char **argv, Options *o) {
   }
   if (o->source == SOURCE_H264 && !o->h264 && !o->make_h264 && !o->write_frame) {
     fprintf(stderr, PROGRAM ": --source h264 needs --h264 FILE (made by --make-h264)\n");
+    return FALSE;
+  }
+  if (o->identity && o->props->len) {
+    fprintf(stderr, PROGRAM ": --set names cudastereo properties; --stage identity has no cudastereo\n");
     return FALSE;
   }
   if (o->live_fps && o->source == SOURCE_H264) {
@@ -956,6 +966,15 @@ static void append_stream(GString *d, const Options *o, int i, int device) {
   const char *out_caps = o->output == OUTPUT_RAW    ? "video/x-raw,format=GRAY16_LE"
                          : o->output == OUTPUT_COLOR ? "video/x-raw,format=RGBA"
                                                      : "video/x-raw(memory:CUDAMemory),format=RGBA";
+  if (o->identity) {
+    /* The stage's pads keep their names, so the probes measure the same way.
+     * NVIDIA decoders keep their CUDA-memory output, as into cudastereo
+     * (fakesink alone would have them download to system memory). */
+    const gboolean cuda_out = o->source == SOURCE_H264 && g_str_has_prefix(o->decoder, "nv");
+    g_string_append_printf(d, "%sidentity name=stereo%d ! fakesink name=sink%d sync=false ",
+                           cuda_out ? "video/x-raw(memory:CUDAMemory) ! " : "", i, i);
+    return;
+  }
   g_string_append_printf(d,
                          "cudastereo name=stereo%d backend=%s max-disparity=%d input-layout=side-by-side%s ! %s ! "
                          "fakesink name=sink%d sync=false ",
@@ -1074,10 +1093,11 @@ static void print_result_start(const Options *o, const char *frame_what) {
   for (guint i = 0; i < o->props->len; ++i)
     g_string_append_printf(props, "%s%s", i ? ";" : "", (const char *)g_ptr_array_index(o->props, i));
   printf("result label=%s source=%s streams=%d devices=%s pipelines=%s context=%s backend=%s view=%dx%d D=%d "
-         "output=%s live_fps=%d props=%s frame=%s",
+         "output=%s live_fps=%d props=%s frame=%s stage=%s",
          o->label, source_names[o->source], o->streams, devs->len ? devs->str : "auto",
          o->one_pipeline ? "one" : "per-stream", o->shared_context ? "shared" : "own", o->backend, o->width, o->height,
-         o->disparities, output_names[o->output], o->live_fps, props->len ? props->str : "-", frame_what);
+         o->disparities, output_names[o->output], o->live_fps, props->len ? props->str : "-", frame_what,
+         o->identity ? "identity" : "stereo");
   g_string_free(devs, TRUE);
   g_string_free(props, TRUE);
 }

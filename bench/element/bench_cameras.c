@@ -1323,6 +1323,12 @@ static int run(const Options *o, const Frame *frame) {
     g_atomic_int_set(&b.measuring, 0);
     window_s = (t1 - t0) / 1e6;
     cpu_s = cpu_seconds() - cpu0;
+    guint64 in_window = 0;
+    for (int i = 0; i < o->streams; ++i) in_window += count1[i] - count0[i];
+    if (ended_by_eos && in_window == 0)
+      set_error(&b, g_strdup_printf("the stream ended before the measured window began (%.1f s of warm-up): "
+                                    "a longer file (--make-h264 --frames) or a shorter --warmup",
+                                    o->warmup_s));
   }
   const int threads = thread_count();
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Every step of scripts/gpu-tests.sh in one device call of about five
+# minutes on the H100: the GPU tests and compute-sanitizer runs in groups
+# side by side (the sanitizers are CPU-bound, the machine has 16 cores), then
+# the CUDA reliability suite alone (its GPU-memory bounds read the
+# device-wide cudaMemGetInfo, which other processes' allocations move).
+# Every log goes into one archive, since the device tool returns at most 8
+# files. The CPU-only steps (gst-cpu, gst-live, gst-reliability-cpu) are
+# left to CI: the live test's timing does not belong beside the sanitizers.
+#
+# Here:   meson setup build -Dgpu_archs=9.0 && ninja -C build && scripts/slim-build.sh build build-gpu
+#         ../shared/gpu/bundle build-gpu/gst/libgstcudastereo.so build-gpu
+# There:  carry [".gpu", "build-gpu"], timeout_s 600:
+#         bash scripts/gpu-tests-parallel.sh build-gpu
+# Prints each step's "== name rc=N seconds" line, the sanitizers' summaries
+# and the failing logs' names; writes $OUT/gpu-tests.tar.xz.
+# (On 2026-11-25 the groups took 240 s and the reliability suite 50 s.)
+set -u
+B=${1:-build-gpu}
+here=$(cd "$(dirname "$0")" && pwd)
+O=${OUT:-/tmp/gpu-tests}
+mkdir -p "$O"
+start=$(date +%s)
+# group NAME REGEX STEP_LIMIT: one gpu-tests.sh with its own output folder.
+group() {
+  (ONLY="$2" OUT="$O/$1" TMAX="$3" timeout -k 5 330 bash "$here/gpu-tests.sh" "$B" > /dev/null 2>&1) &
+}
+group stages '^cuda-(stages|engine|block-emulation)$' 200
+group configs '^cuda-(configs|block)$|^memcheck-engine$' 200
+group element '^gst-cuda|^launch-lines$|^usb-cameras$|^embed$' 320
+group race-a '^racecheck-match-0-1-2-3-4$' 300
+group race-b '^racecheck-match-5-6-7$' 300
+group race-c '^racecheck-match-8-9$' 300
+group race-d '^racecheck-match-10-11-12-13$' 300
+group race-e '^racecheck-(pair|rival)$' 300
+group mem '^memcheck-(rival|engine-rival|element|instances|pad-release)$' 150
+group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150
+wait
+echo "groups: $(( $(date +%s) - start )) s"
+ONLY='^gst-reliability-cuda$' OUT="$O/reliability" TMAX=300 bash "$here/gpu-tests.sh" "$B" > /dev/null 2>&1
+echo "all: $(( $(date +%s) - start )) s"
+cd "$O" || exit 1
+head -2 reliability/summary.txt
+cat ./*/summary.txt | grep '^== '
+grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|SYNCCHECK SUMMARY" ./*/*.log | sort | uniq -c
+grep -h "resident .* MiB (" reliability/*.log
+failed=$(grep -h '^== ' ./*/summary.txt | grep -vc ' rc=0 ')
+echo "steps failed: $failed"
+grep -l "FAILED\|:F:" ./*/*.log 2>/dev/null
+tar cJf gpu-tests.tar.xz ./*/ && find . -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
+exit $(( failed > 0 ))

@@ -16,7 +16,14 @@
 // above and below), for tiles of half, equal and twice the height (--rows)
 // and any width (--tile-w; the kernel's is 50).
 //
+// The last line is a crude cost model in pixel-disparity evaluations: the
+// coarsest level's full search (its pixels x its range, one cost volume for
+// both views) plus every refined level's tile work with margins (both views,
+// --rows high tiles), for comparing rules (--coarse-range-factor F) against
+// GPU times.
+//
 //   cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]
+//                  [--coarse-range-factor F]
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -96,15 +103,18 @@ Work tile_work(const std::vector<Interval>& iv, int w, int h, int tw, int th) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]\n");
+    std::fprintf(stderr,
+                 "usage: cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]"
+                 " [--coarse-range-factor F]\n");
     return 2;
   }
-  int width = 1920, height = 1080, disparities = 128, tile_w = 50, rows = 32;
+  int width = 1920, height = 1080, disparities = 128, tile_w = 50, rows = 32, factor = kDefaultCoarseRangeFactor;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--size")) std::sscanf(argv[i + 1], "%dx%d", &width, &height);
     else if (!std::strcmp(argv[i], "--disparities")) disparities = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--tile-w")) tile_w = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rows")) rows = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--coarse-range-factor")) factor = std::atoi(argv[i + 1]);
   }
   Image<uint8_t> gl, gr;
   for (auto [path, img] : {std::pair<const char*, Image<uint8_t>*>{argv[1], &gl}, {argv[2], &gr}}) {
@@ -117,6 +127,11 @@ int main(int argc, char** argv) {
   }
   Params p;
   p.max_disparity = disparities;
+  p.coarse_range_factor = factor;
+  if (const std::string bad = p.validate(); !bad.empty()) {
+    std::fprintf(stderr, "cs-refine-work: %s\n", bad.c_str());
+    return 2;
+  }
   Matcher m(p);
   auto view = [](const Image<uint8_t>& g) {
     FrameView v;
@@ -136,7 +151,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   const Matcher::Debug& dbg = m.debug();
-  std::printf("%dx%d x %d, %zu levels, tiles %d wide\n\n", width, height, disparities, dbg.levels.size(), tile_w);
+  std::printf("%dx%d x %d, coarse-range factor %d, %zu levels, tiles %d wide\n\n", width, height, disparities, factor,
+              dbg.levels.size(), tile_w);
+  double refine_model = 0;
   std::printf("| level | view | pixels | needed / pixel | tile rows | computed / needed | with margins |\n");
   std::printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
   for (size_t l = 0; l + 1 < dbg.levels.size(); ++l) {
@@ -147,11 +164,17 @@ int main(int argc, char** argv) {
       const auto iv = intervals(v == 0 ? C.disparity_left : C.disparity_right, w, h, L.range, p, v == 0);
       for (int th : {rows / 2, rows, rows * 2}) {
         const Work k = tile_work(iv, w, h, tile_w, th);
+        const double margins = (tile_w + 14.0) / tile_w * (th + 10.0) / th;
         std::printf("| %zu | %s | %d | %.2f | %d | %.2f | %.2f |\n", l, v == 0 ? "left" : "right", w * h,
-                    k.needed / (static_cast<double>(w) * h), th, k.computed / k.needed,
-                    k.computed / k.needed * (tile_w + 14.0) / tile_w * (th + 10.0) / th);
+                    k.needed / (static_cast<double>(w) * h), th, k.computed / k.needed, k.computed / k.needed * margins);
+        if (th == rows) refine_model += k.computed * margins;
       }
     }
   }
+  const LevelDebug& top = dbg.levels.back();
+  const double coarsest = static_cast<double>(top.census_left.width) * top.census_left.height * (top.range.hi - top.range.lo);
+  std::printf("\nmodel size=%dx%d D=%d factor=%d levels=%zu coarsest_mevals=%.1f refine_mevals=%.1f total_mevals=%.1f\n",
+              width, height, disparities, factor, dbg.levels.size(), coarsest / 1e6, refine_model / 1e6,
+              (coarsest + refine_model) / 1e6);
   return 0;
 }

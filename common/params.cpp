@@ -76,8 +76,8 @@ std::string Params::validate() const {
     return say("hole-search-radius", hole_search_radius, "must be between 0 and 16");
   if (hole_span < 0 || hole_span > kMaxHoleSpan)
     return say("hole-span", hole_span, "must be between 0 (no bound) and 4096");
-  if (coarse_range_factor < 1 || coarse_range_factor > 4)
-    return say("coarse-range-factor", coarse_range_factor, "must be between 1 (the asked range) and 4");
+  if (coarse_range_factor < 1 || coarse_range_factor > 16)
+    return say("coarse-range-factor", coarse_range_factor, "must be between 1 (the asked range) and 16");
   if (min_support < 0 || min_support > 8)
     return say("min-support", min_support, "must be between 0 (off) and 8");
   if (!(learning_rate > 0.0f && learning_rate <= 1.0f))

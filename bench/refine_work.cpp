@@ -23,7 +23,9 @@
 // GPU times.
 //
 //   cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]
-//                  [--coarse-range-factor F]
+//                  [--coarse-range-factor F|auto]
+// (auto: an experiment, a probe frame with 16 D at the coarse levels picks F
+// from the content's range; see main)
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -114,7 +116,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--disparities")) disparities = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--tile-w")) tile_w = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rows")) rows = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--coarse-range-factor")) factor = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--coarse-range-factor"))
+      factor = std::strcmp(argv[i + 1], "auto") ? std::atoi(argv[i + 1]) : 0;
   }
   Image<uint8_t> gl, gr;
   for (auto [path, img] : {std::pair<const char*, Image<uint8_t>*>{argv[1], &gl}, {argv[2], &gr}}) {
@@ -125,14 +128,6 @@ int main(int argc, char** argv) {
     }
     *img = tools::area_resize(*img, width, height);
   }
-  Params p;
-  p.max_disparity = disparities;
-  p.coarse_range_factor = factor;
-  if (const std::string bad = p.validate(); !bad.empty()) {
-    std::fprintf(stderr, "cs-refine-work: %s\n", bad.c_str());
-    return 2;
-  }
-  Matcher m(p);
   auto view = [](const Image<uint8_t>& g) {
     FrameView v;
     v.format = PixelFormat::GRAY8;
@@ -145,11 +140,45 @@ int main(int argc, char** argv) {
   Image<uint16_t> q4(width, height);
   Outputs o;
   o.disparity_q4 = q4.view();
-  const std::string e = m.process(view(gl), view(gr), o);
-  if (!e.empty()) {
-    std::fprintf(stderr, "cs-refine-work: %s\n", e.c_str());
-    return 1;
+  auto run = [&](Matcher& m) {
+    const std::string e = m.process(view(gl), view(gr), o);
+    if (!e.empty()) std::fprintf(stderr, "cs-refine-work: %s\n", e.c_str());
+    return e.empty();
+  };
+  Params p;
+  p.max_disparity = disparities;
+  // --coarse-range-factor auto (an experiment for issue 15 part 4): a probe
+  // frame whose coarse levels search 16 D (capped at each level's width)
+  // finds the content's range at the coarsest level: the 99th percentile of
+  // its cross-checked disparities, in level-0 units. The factor is the
+  // smallest power of two whose f x D covers it.
+  std::string chosen;
+  if (factor == 0) {
+    Params probe = p;
+    probe.coarse_range_factor = 16;
+    Matcher pm(probe);
+    if (!run(pm)) return 1;
+    const LevelDebug& top = pm.debug().levels.back();
+    std::vector<int> valid;
+    for (int16_t d : top.disparity_left.pixels)
+      if (d >= 0) valid.push_back(d);
+    const int levels = static_cast<int>(pm.debug().levels.size());
+    int content = 0;
+    if (!valid.empty()) {
+      std::sort(valid.begin(), valid.end());
+      content = (valid[valid.size() * 99 / 100] + 1) << (levels - 1);
+    }
+    factor = 1;
+    while (factor < 16 && factor * disparities < content) factor *= 2;
+    chosen = " chosen_from_p99=" + std::to_string(content);
   }
+  p.coarse_range_factor = factor;
+  if (const std::string bad = p.validate(); !bad.empty()) {
+    std::fprintf(stderr, "cs-refine-work: %s\n", bad.c_str());
+    return 2;
+  }
+  Matcher m(p);
+  if (!run(m)) return 1;
   const Matcher::Debug& dbg = m.debug();
   std::printf("%dx%d x %d, coarse-range factor %d, %zu levels, tiles %d wide\n\n", width, height, disparities, factor,
               dbg.levels.size(), tile_w);
@@ -173,8 +202,8 @@ int main(int argc, char** argv) {
   }
   const LevelDebug& top = dbg.levels.back();
   const double coarsest = static_cast<double>(top.census_left.width) * top.census_left.height * (top.range.hi - top.range.lo);
-  std::printf("\nmodel size=%dx%d D=%d factor=%d levels=%zu coarsest_mevals=%.1f refine_mevals=%.1f total_mevals=%.1f\n",
+  std::printf("\nmodel size=%dx%d D=%d factor=%d levels=%zu coarsest_mevals=%.1f refine_mevals=%.1f total_mevals=%.1f%s\n",
               width, height, disparities, factor, dbg.levels.size(), coarsest / 1e6, refine_model / 1e6,
-              (coarsest + refine_model) / 1e6);
+              (coarsest + refine_model) / 1e6, chosen.c_str());
   return 0;
 }

@@ -451,7 +451,7 @@ int main(int argc, char** argv) {
   args.integer("window", o.window, 0, 4, error);
   args.integer("hole-span", o.hole_span, 0, cs::kMaxHoleSpan, error);
   args.integer("min-support", o.min_support, 0, 8, error);
-  args.integer("coarse-range-factor", o.coarse_range_factor, 1, 16, error);
+  args.integer("coarse-range-factor", o.coarse_range_factor, 1, cs::kMaxCoarseRangeFactor, error);
   args.integer("block-size", o.block_size, 3, cs::kMaxMatchBlockSize, error);
   args.integer("uniqueness-ratio", o.uniqueness_ratio, -1, cs::kMaxUniquenessRatio, error);
   const std::string method = args.text("method", "progressive");

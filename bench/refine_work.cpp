@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   std::string chosen;
   if (factor == 0) {
     Params probe = p;
-    probe.coarse_range_factor = 16;
+    probe.coarse_range_factor = kMaxCoarseRangeFactor;
     Matcher pm(probe);
     if (!run(pm)) return 1;
     const LevelDebug& top = pm.debug().levels.back();
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
       content = (valid[valid.size() * 99 / 100] + 1) << (levels - 1);
     }
     factor = 1;
-    while (factor < 16 && factor * disparities < content) factor *= 2;
+    while (factor < kMaxCoarseRangeFactor && factor * disparities < content) factor *= 2;
     chosen = " chosen_from_p99=" + std::to_string(content);
   }
   p.coarse_range_factor = factor;

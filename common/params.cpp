@@ -76,7 +76,7 @@ std::string Params::validate() const {
     return say("hole-search-radius", hole_search_radius, "must be between 0 and 16");
   if (hole_span < 0 || hole_span > kMaxHoleSpan)
     return say("hole-span", hole_span, "must be between 0 (no bound) and 4096");
-  if (coarse_range_factor < 1 || coarse_range_factor > 16)
+  if (coarse_range_factor < 1 || coarse_range_factor > kMaxCoarseRangeFactor)
     return say("coarse-range-factor", coarse_range_factor, "must be between 1 (the asked range) and 16");
   if (min_support < 0 || min_support > 8)
     return say("min-support", min_support, "must be between 0 (off) and 8");

@@ -30,7 +30,6 @@ void RowCopier::copy_band(const Job& job, int band) {
   if (band >= job.bands) return;  // fewer rows than threads: this worker has none
   const int first = static_cast<int>(static_cast<int64_t>(job.rows) * band / job.bands);
   const int end = static_cast<int>(static_cast<int64_t>(job.rows) * (band + 1) / job.bands);
-  if (first >= end) return;
   if (job.to_pitch == static_cast<std::ptrdiff_t>(job.row_bytes) &&
       job.from_pitch == static_cast<std::ptrdiff_t>(job.row_bytes)) {
     std::memcpy(job.to + first * job.to_pitch, job.from + first * job.from_pitch, job.row_bytes * (end - first));

@@ -93,6 +93,7 @@ struct Image {
 
 constexpr int kDefaultHoleSpan = 16;
 constexpr int kDefaultCoarseRangeFactor = 1;
+constexpr int kMaxCoarseRangeFactor = 16;
 constexpr int kDefaultMinSupport = 5;
 constexpr int kMaxHoleSpan = 4096;
 

@@ -229,8 +229,7 @@ struct CudaEngine::Impl {
   std::string configure(int w, int h) {
     const int nl = pipeline_levels(params, w, h);
     if (buffers_ready && w == width && h == height && nl == levels) return {};
-    graph_ready = false;
-    body_warm = false;
+    forget_graph();
     buffers_ready = false;
     lv.clear();
     lv.resize(nl);
@@ -368,6 +367,13 @@ struct CudaEngine::Impl {
     f.fork = ev_fork;
     f.join = ev_join;
     return f;
+  }
+
+  // After a change of configuration: the next frame runs its launches on the
+  // stream, the one after is captured (enqueue_frame_work).
+  void forget_graph() {
+    graph_ready = false;
+    body_warm = false;
   }
 
   // The levels' ranges and the method's buffers for these sizes and
@@ -889,8 +895,7 @@ std::string CudaEngine::set_params(const Params& params) {
   }
   const Params old = m.params;
   m.params = params;
-  m.graph_ready = false;
-  m.body_warm = false;
+  m.forget_graph();
   if (m.buffers_ready && pipeline_levels(params, m.width, m.height) != m.levels) m.buffers_ready = false;
   if (m.buffers_ready) {
     e = m.allocate_background();
@@ -1000,8 +1005,7 @@ std::string CudaEngine::emulate_device_limits(const DeviceLimits& limits) {
   std::string e = synchronize();
   if (!e.empty()) return e;
   m.limits = limits;
-  m.graph_ready = false;  // the graph holds the launches of the old configuration
-  m.body_warm = false;
+  m.forget_graph();  // the graph holds the launches of the old configuration
   if (m.twin) return m.twin->emulate_device_limits(limits);
   return {};
 }

@@ -107,12 +107,10 @@ struct Memory {
   size_t gpu_used = 0;  // total - free on the device (CUDA build)
 };
 
-// glibc keeps freed memory in its arenas (up to eight per core, one taken by
-// each new streaming thread) and only returns it on a trim, so resident
-// memory after many threads came and went says more about the allocator
-// than about leaks: on the 16-core GPU machine 1000 state cycles grew it by
-// 89 MiB while cs-cycle-memory saw under 1 KiB a cycle. The counts are taken
-// after malloc_trim(0); CS_NO_MALLOC_TRIM=1 measures without it.
+// The counts are taken after malloc_trim(0), so that what glibc's arenas
+// keep of freed memory is not read as a leak (CS_NO_MALLOC_TRIM=1 measures
+// without it; on the H100 machine the trim made no difference), and "heap in
+// use" is what malloc has handed out and not had back.
 Memory memory_now() {
   Memory m;
 #if CS_RELIABILITY_CUDA
@@ -287,9 +285,9 @@ void seek_while_streaming(bool two_pads, bool cuda_memory) {
 // The second round shows that the first left nothing behind (frames dropped
 // by a flush, uploads begun ahead of it).
 GST_START_TEST(test_flushing_seeks_packed) {
-  // Both kinds of input once before the measure: the first CUDA-memory
-  // round fills cudaupload's pools and caches (it measured +47 MiB on the
-  // H100 machine when it came after the measure began).
+  // Both kinds of input once before the measure: host memory grows once
+  // with the first CUDA-memory round (+47 MiB on the H100 machine when that
+  // round came after the measure began, +0.1 MiB once it came before).
   seek_while_streaming(false, false);
 #if CS_RELIABILITY_CUDA
   seek_while_streaming(false, true);

@@ -24,8 +24,8 @@
 //
 //   cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]
 //                  [--coarse-range-factor F|auto]
-// (auto: an experiment, a probe frame with 16 D at the coarse levels picks F
-// from the content's range; see main)
+// (auto: Params::coarse_range_factor = 0, the second frame after the first
+// one's probe)
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -147,31 +147,11 @@ int main(int argc, char** argv) {
   };
   Params p;
   p.max_disparity = disparities;
-  // --coarse-range-factor auto (an experiment for issue 15 part 4): a probe
-  // frame whose coarse levels search 16 D (capped at each level's width)
-  // finds the content's range at the coarsest level: the 99th percentile of
-  // its cross-checked disparities, in level-0 units. The factor is the
-  // smallest power of two whose f x D covers it.
+  // --coarse-range-factor auto: Params::coarse_range_factor = 0 (stages.h
+  // 6b). The first frame probes; the second, reported, uses the factor.
   std::string chosen;
-  if (factor == 0) {
-    Params probe = p;
-    probe.coarse_range_factor = kMaxCoarseRangeFactor;
-    Matcher pm(probe);
-    if (!run(pm)) return 1;
-    const LevelDebug& top = pm.debug().levels.back();
-    std::vector<int> valid;
-    for (int16_t d : top.disparity_left.pixels)
-      if (d >= 0) valid.push_back(d);
-    const int levels = static_cast<int>(pm.debug().levels.size());
-    int content = 0;
-    if (!valid.empty()) {
-      std::sort(valid.begin(), valid.end());
-      content = (valid[valid.size() * 99 / 100] + 1) << (levels - 1);
-    }
-    factor = 1;
-    while (factor < kMaxCoarseRangeFactor && factor * disparities < content) factor *= 2;
-    chosen = " chosen_from_p99=" + std::to_string(content);
-  }
+  const bool automatic = factor == 0;
+  if (automatic) chosen = " automatic";
   p.coarse_range_factor = factor;
   if (const std::string bad = p.validate(); !bad.empty()) {
     std::fprintf(stderr, "cs-refine-work: %s\n", bad.c_str());
@@ -179,6 +159,10 @@ int main(int argc, char** argv) {
   }
   Matcher m(p);
   if (!run(m)) return 1;
+  if (automatic) {
+    if (!run(m)) return 1;
+    factor = m.stats().coarse_range_factor;
+  }
   const Matcher::Debug& dbg = m.debug();
   std::printf("%dx%d x %d, coarse-range factor %d, %zu levels, tiles %d wide\n\n", width, height, disparities, factor,
               dbg.levels.size(), tile_w);

@@ -1,5 +1,6 @@
 // The CPU reference pipeline (stereo.h, Matcher): runs the stages of
 // stages.h in order and keeps every intermediate for tests and tools.
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <sstream>
@@ -110,6 +111,11 @@ struct Matcher::Impl {
   std::vector<BackgroundModel> model_left, model_right;  // per level
   int model_width = 0, model_height = 0, model_levels = 0;
   int frames_seen = 0;
+  // Automatic coarse range (stages.h 6b): the factor the next frame uses,
+  // frames since the last probe, and what that probe was made for.
+  int auto_factor = 1;
+  uint64_t frames_since_probe = 0;
+  int probe_width = 0, probe_height = 0, probe_levels = 0, probe_min = -1, probe_max = -1;
 
   void restart_background() {
     model_left.clear();
@@ -217,10 +223,38 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
   }
   dbg.block = BlockDebug();
   dbg.costs = SweepCosts();
+  const bool auto_coarse = !block && p.coarse_range_factor == kAutoCoarseRangeFactor;
+  Params pe = p;  // the factor this frame uses
+  if (auto_coarse) {
+    const bool changed = m.probe_width != w || m.probe_height != h || m.probe_levels != levels ||
+                         m.probe_min != p.min_disparity || m.probe_max != p.max_disparity;
+    if (changed) {
+      m.auto_factor = 1;  // the first frame of a configuration, until its probe
+      m.frames_since_probe = 0;
+    }
+    pe.coarse_range_factor = m.auto_factor;
+  }
   if (block)
-    match_block(p, dbg, q4);
+    match_block(pe, dbg, q4);
   else
-    match_progressive(p, levels, dbg, q4);
+    match_progressive(pe, levels, dbg, q4);
+  st.coarse_range_factor = block ? 1 : std::max(pe.coarse_range_factor, 1);
+  if (auto_coarse) {
+    const bool changed = m.probe_width != w || m.probe_height != h || m.probe_levels != levels ||
+                         m.probe_min != p.min_disparity || m.probe_max != p.max_disparity;
+    if (changed || m.frames_since_probe >= kCoarseProbeInterval) {
+      const LevelDebug& top = dbg.levels[levels - 1];
+      m.auto_factor = probe_coarse_factor(top.census_left, top.census_right, p.background ? &top.mask_left : nullptr,
+                                          p.background ? &top.mask_right : nullptr, p, levels - 1);
+      m.frames_since_probe = 0;
+      m.probe_width = w;
+      m.probe_height = h;
+      m.probe_levels = levels;
+      m.probe_min = p.min_disparity;
+      m.probe_max = p.max_disparity;
+    }
+    ++m.frames_since_probe;
+  }
   const LevelDebug& l0 = dbg.levels[0];
   if (out.confidence.data)
     for (int y = 0; y < h; ++y) std::memcpy(out.confidence.row(y), &dbg.confidence.at(0, y), w);

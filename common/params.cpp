@@ -76,8 +76,9 @@ std::string Params::validate() const {
     return say("hole-search-radius", hole_search_radius, "must be between 0 and 16");
   if (hole_span < 0 || hole_span > kMaxHoleSpan)
     return say("hole-span", hole_span, "must be between 0 (no bound) and 4096");
-  if (coarse_range_factor < 1 || coarse_range_factor > kMaxCoarseRangeFactor)
-    return say("coarse-range-factor", coarse_range_factor, "must be between 1 (the asked range) and 16");
+  if (coarse_range_factor < kAutoCoarseRangeFactor || coarse_range_factor > kMaxCoarseRangeFactor)
+    return say("coarse-range-factor", coarse_range_factor,
+               "must be between 0 (automatic) and 16 (1: the asked range at every level)");
   if (min_support < 0 || min_support > 8)
     return say("min-support", min_support, "must be between 0 (off) and 8");
   if (!(learning_rate > 0.0f && learning_rate <= 1.0f))

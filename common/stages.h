@@ -49,7 +49,8 @@ inline int level_size(int size, int level) { return size >> level; }
 // / 2^l)) at level 0; above it the upper end is ceil(coarse_range_factor *
 // max_disparity / 2^l) (Params::coarse_range_factor). Either upper bound is
 // capped at the level's width. The automatic level rule (resolve_levels)
-// reads the asked range, not the widened one.
+// reads the asked range, not the widened one. coarse_range_factor 0
+// (automatic) reads as 1 here: the engines pass the factor they chose.
 struct Range {
   int lo;  // inclusive
   int hi;  // exclusive
@@ -180,6 +181,32 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
                   Range range, int radius, int best, int hole_radius, int hole_span,
                   Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr);
+
+// ---------------------------------------------------------------- 6b. automatic coarse range
+
+// Params::coarse_range_factor = 0. The coarse levels should cover the
+// content's range (content beyond what they search scatters the refinement's
+// candidates), level 0 searches the asked range. A probe finds the range:
+// on the first frame, every kCoarseProbeInterval frames after it, and on the
+// first frame after the size, levels or range changed, after matching. It
+// matches the frame's coarsest level l over probe_range (match_full_range,
+// both views, the frame's radius, best and masks, no uniqueness) and
+// cross-checks the two maps (lr_tolerance; always, whatever lr_check says).
+// The factor from the checked left map (coarse_factor_from_probe) serves
+// the frames after the probe's; the first frame uses 1.
+//
+// probe_range: [min_disparity >> l, ceil(kMaxCoarseRangeFactor *
+// max_disparity / 2^l)), the upper end capped at the level's width.
+// coarse_factor_from_probe: with the n valid disparities sorted ascending and
+// d the one at index floor(99 n / 100), p = (d + 1) << l; the smallest power
+// of two f <= kMaxCoarseRangeFactor with f * max_disparity >= p; 1 when n = 0.
+Range probe_range(const Params& p, int level, int level_width);
+int coarse_factor_from_probe(const Image<int16_t>& probe_left, int level, int max_disparity);
+// The probe as a whole, on the coarsest level's census and masks (nullptr:
+// all foreground): the factor.
+int probe_coarse_factor(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,
+                        const Image<uint8_t>* mask_left, const Image<uint8_t>* mask_right, const Params& p,
+                        int level);
 
 // ---------------------------------------------------------------- 8. cross-check
 

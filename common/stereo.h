@@ -93,7 +93,9 @@ struct Image {
 
 constexpr int kDefaultHoleSpan = 16;
 constexpr int kDefaultCoarseRangeFactor = 1;
+constexpr int kAutoCoarseRangeFactor = 0;   // Params::coarse_range_factor: chosen by a probe (stages.h)
 constexpr int kMaxCoarseRangeFactor = 16;
+constexpr int kCoarseProbeInterval = 256;   // frames between probes of the automatic factor
 constexpr int kDefaultMinSupport = 5;
 constexpr int kMaxHoleSpan = 4096;
 
@@ -164,6 +166,10 @@ struct Params {
   // ms; 3840x2160 x 128: 2.65 -> 1.06) and slower where it does not (the
   // coarsest level searches twice as far: 1024x768 x 128 0.28 -> 0.39,
   // 1920x1080 x 256 0.56 -> 0.64), and no range order came out monotonic.
+  // 0 (kAutoCoarseRangeFactor): automatic, the engines choose f per stream
+  // from a probe of the content's range (stages.h, "automatic coarse
+  // range"): coarse levels that cover the content, level 0 searching D.
+  // CPU reference only so far.
   int coarse_range_factor = kDefaultCoarseRangeFactor;
 
   // Background model (paper section 3.2). Off = full-frame matching, the
@@ -264,6 +270,7 @@ struct FrameStats {
   uint64_t background_tests = 0;
   uint64_t background_tests_full = 0;
   double valid_fraction = 0.0;         // of left pixels with a valid disparity
+  int coarse_range_factor = 1;         // the factor this frame's levels used
 };
 
 // What one call produces. Any view with data == nullptr is not produced.

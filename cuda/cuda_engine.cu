@@ -523,6 +523,9 @@ struct CudaEngine::Impl {
   std::string check_frame(const FrameView& left, const FrameView& right) {
     std::string e = check_view_pair(left, right);
     if (!e.empty()) return e;
+    if (params.coarse_range_factor == kAutoCoarseRangeFactor && params.method == Method::Progressive)
+      return "coarse-range-factor 0 (automatic) is in the CPU reference only so far: use the CPU backend, or a "
+             "factor of 1 to 16";
     if (left.memory != right.memory) return "the left and right views are in different kinds of memory";
     // The kernels keep row offsets of a level's planes in 32 bits and the
     // wide-pixel list packs x and y into 16 and 15 bits.

@@ -526,5 +526,84 @@ TEST(Pipeline, CoarseLevelsSearchTwiceTheRange) {
   EXPECT_GE(far_invalid, far_n * 9 / 10);
 }
 
+// Automatic coarse range (stages.h 6b): the factor from a probe's map.
+TEST(Pipeline, CoarseFactorFromProbeCoversThe99thPercentile) {
+  Image<int16_t> map(10, 10, -1);
+  EXPECT_EQ(coarse_factor_from_probe(map, 2, 16), 1);  // nothing valid
+  for (int i = 0; i < 100; ++i) map.pixels[i] = static_cast<int16_t>(i);
+  // index 99 of 0..99: d = 99, p = 100 << 1 = 200: 16 -> 256 covers it.
+  EXPECT_EQ(coarse_factor_from_probe(map, 1, 16), 16);
+  EXPECT_EQ(coarse_factor_from_probe(map, 1, 100), 2);
+  EXPECT_EQ(coarse_factor_from_probe(map, 1, 200), 1);
+  EXPECT_EQ(coarse_factor_from_probe(map, 1, 201), 1);
+  EXPECT_EQ(coarse_factor_from_probe(map, 1, 199), 2);
+  EXPECT_EQ(coarse_factor_from_probe(map, 3, 10), 16);  // 800 > 16 x 10: capped
+  Image<int16_t> big(200, 1, 5);
+  big.pixels[199] = 90;  // one outlier in 200: index 198 is 5, p = 24
+  EXPECT_EQ(coarse_factor_from_probe(big, 2, 8), 4);
+  EXPECT_EQ(probe_range(Params(), 2, 1000).hi, std::min(1000, (Params().max_disparity * 16 + 3) / 4));
+}
+
+// The first frame matches with factor 1; its probe finds content at 40
+// beyond D = 32 and the next frames use 2, exactly as a matcher fixed at 2;
+// content inside D keeps 1.
+TEST(Pipeline, AutomaticCoarseRangeFollowsTheContent) {
+  const SyntheticPair near_far = make_step_pair(160, 96, 40, 12, 21);
+  Params automatic;
+  automatic.max_disparity = 32;
+  automatic.levels = 3;
+  automatic.coarse_range_factor = kAutoCoarseRangeFactor;
+  ASSERT_EQ(automatic.validate(), "");
+  Params one = automatic, two = automatic;
+  one.coarse_range_factor = 1;
+  two.coarse_range_factor = 2;
+  Matcher a(automatic), m1(one), m2(two);
+  const test::Result a1 = test::run(a, near_far);
+  ASSERT_EQ(a1.error, "");
+  EXPECT_EQ(a.stats().coarse_range_factor, 1);
+  EXPECT_EQ(a1.q4.pixels, test::run(m1, near_far).q4.pixels);
+  const test::Result a2 = test::run(a, near_far);
+  EXPECT_EQ(a.stats().coarse_range_factor, 2);
+  EXPECT_EQ(a2.q4.pixels, test::run(m2, near_far).q4.pixels);
+  EXPECT_EQ(a.debug().levels[1].range.hi, 32);  // 2 x 32 / 2
+  EXPECT_EQ(a.debug().levels[0].range.hi, 32);
+
+  // A new range starts again from 1; its probe finds 40 inside 64.
+  Params wider = automatic;
+  wider.max_disparity = 64;
+  ASSERT_EQ(a.set_params(wider), "");
+  test::run(a, near_far);
+  EXPECT_EQ(a.stats().coarse_range_factor, 1);
+  test::run(a, near_far);
+  EXPECT_EQ(a.stats().coarse_range_factor, 1);
+
+  // Content inside D from the start: 1 throughout.
+  const SyntheticPair near = make_step_pair(160, 96, 12, 10, 22);
+  Matcher b(automatic);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(test::run(b, near).error, "");
+    EXPECT_EQ(b.stats().coarse_range_factor, 1) << "frame " << i;
+  }
+}
+
+// A probe every kCoarseProbeInterval frames: content that moves beyond D
+// after the first probe changes the factor only after the next one.
+TEST(Pipeline, AutomaticCoarseRangeProbesAgainAfterTheInterval) {
+  const SyntheticPair near = make_step_pair(96, 48, 12, 10, 23);
+  const SyntheticPair far = make_step_pair(96, 48, 40, 10, 23);
+  Params p;
+  p.max_disparity = 32;
+  p.levels = 2;
+  p.coarse_range_factor = kAutoCoarseRangeFactor;
+  Matcher m(p);
+  ASSERT_EQ(test::run(m, near).error, "");  // frame 1: probe, content inside 32
+  for (int i = 2; i <= kCoarseProbeInterval; ++i) test::run(m, far);
+  EXPECT_EQ(m.stats().coarse_range_factor, 1) << "frame " << kCoarseProbeInterval;
+  test::run(m, far);  // frame 257 uses 1 and probes
+  EXPECT_EQ(m.stats().coarse_range_factor, 1);
+  test::run(m, far);
+  EXPECT_EQ(m.stats().coarse_range_factor, 2);
+}
+
 }  // namespace
 }  // namespace cs

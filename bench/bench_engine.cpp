@@ -96,6 +96,7 @@ struct Result {
   bool synthetic = true;
   std::string input;  // "gray" or "rgba"
   int levels = 0;
+  int coarse_factor = 1;  // the coarse-range factor the frames used after the warm-up (0 given: the probe's)
   int frames_per_batch = 0;
   double batch_ms = 0, batch_min = 0, batch_max = 0;
   double single_ms = 0;
@@ -285,6 +286,7 @@ Result run(const Config& c, const Options& o) {
   cudaEventElapsedTime(&warm_ms, a, b);
   if (!err.empty()) return fail(err);
   r.levels = engine->stats().levels;
+  r.coarse_factor = engine->stats().coarse_range_factor;
   if (o.profile) {
     cudaProfilerStart();
     err = one(0);
@@ -386,7 +388,8 @@ void print_result_line(const Result& r, const Options& o) {
     std::printf(" error=\"%s\"\n", r.error.c_str());
     return;
   }
-  std::printf(" method=%s levels=%d", o.method == 1 ? "block" : "progressive", r.levels);
+  std::printf(" method=%s levels=%d coarse_factor=%d", o.method == 1 ? "block" : "progressive", r.levels,
+              r.coarse_factor);
   if (o.profile) {
     std::printf(" profiled=1\n");
     return;
@@ -451,7 +454,7 @@ int main(int argc, char** argv) {
   args.integer("window", o.window, 0, 4, error);
   args.integer("hole-span", o.hole_span, 0, cs::kMaxHoleSpan, error);
   args.integer("min-support", o.min_support, 0, 8, error);
-  args.integer("coarse-range-factor", o.coarse_range_factor, 1, cs::kMaxCoarseRangeFactor, error);
+  args.integer("coarse-range-factor", o.coarse_range_factor, 0, cs::kMaxCoarseRangeFactor, error);
   args.integer("block-size", o.block_size, 3, cs::kMaxMatchBlockSize, error);
   args.integer("uniqueness-ratio", o.uniqueness_ratio, -1, cs::kMaxUniquenessRatio, error);
   const std::string method = args.text("method", "progressive");

@@ -15,18 +15,32 @@ Range probe_range(const Params& p, int level, int level_width) {
   return r;
 }
 
-int coarse_factor_from_probe(const Image<int16_t>& probe_left, int level, int max_disparity) {
-  std::vector<int16_t> valid;
-  valid.reserve(probe_left.pixels.size());
-  for (int16_t d : probe_left.pixels)
-    if (d >= 0) valid.push_back(d);
-  if (valid.empty()) return 1;
-  const size_t k = valid.size() * 99 / 100;
-  std::nth_element(valid.begin(), valid.begin() + static_cast<std::ptrdiff_t>(k), valid.end());
-  const int64_t content = static_cast<int64_t>(valid[k] + 1) << level;
+int coarse_factor_from_histogram(const uint32_t* counts, int bins, int level, int max_disparity) {
+  uint64_t n = 0;
+  for (int d = 0; d < bins; ++d) n += counts[d];
+  if (n == 0) return 1;
+  // The value at index k of the sorted valid disparities: the smallest d
+  // with more than k of them at or below it.
+  const uint64_t k = n * 99 / 100;
+  uint64_t below = 0;
+  int d = 0;
+  for (; d < bins; ++d) {
+    below += counts[d];
+    if (below > k) break;
+  }
+  const int64_t content = static_cast<int64_t>(d + 1) << level;
   int f = 1;
   while (f < kMaxCoarseRangeFactor && static_cast<int64_t>(f) * max_disparity < content) f *= 2;
   return f;
+}
+
+int coarse_factor_from_probe(const Image<int16_t>& probe_left, int level, int max_disparity) {
+  int bins = 0;
+  for (int16_t d : probe_left.pixels) bins = std::max(bins, d + 1);
+  std::vector<uint32_t> counts(static_cast<size_t>(bins), 0);
+  for (int16_t d : probe_left.pixels)
+    if (d >= 0) ++counts[static_cast<size_t>(d)];
+  return coarse_factor_from_histogram(counts.data(), bins, level, max_disparity);
 }
 
 int probe_coarse_factor(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,

@@ -223,7 +223,7 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
   }
   dbg.block = BlockDebug();
   dbg.costs = SweepCosts();
-  const bool auto_coarse = !block && p.coarse_range_factor == kAutoCoarseRangeFactor;
+  const bool auto_coarse = !block && p.coarse_range_factor == kAutoCoarseRangeFactor && levels > 1;
   Params pe = p;  // the factor this frame uses
   if (auto_coarse) {
     const bool changed = m.probe_width != w || m.probe_height != h || m.probe_levels != levels ||

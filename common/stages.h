@@ -193,7 +193,8 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // both views, the frame's radius, best and masks, no uniqueness) and
 // cross-checks the two maps (lr_tolerance; always, whatever lr_check says).
 // The factor from the checked left map (coarse_factor_from_probe) serves
-// the frames after the probe's; the first frame uses 1.
+// the frames after the probe's; the first frame uses 1. With one level
+// there is no coarse level to widen: no probe, factor 1.
 //
 // probe_range: [min_disparity >> l, ceil(kMaxCoarseRangeFactor *
 // max_disparity / 2^l)), the upper end capped at the level's width.
@@ -202,6 +203,9 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // of two f <= kMaxCoarseRangeFactor with f * max_disparity >= p; 1 when n = 0.
 Range probe_range(const Params& p, int level, int level_width);
 int coarse_factor_from_probe(const Image<int16_t>& probe_left, int level, int max_disparity);
+// The same rule from the map's histogram (counts[d] = valid pixels at d, for
+// d < bins): what the CUDA engine reads back instead of the map.
+int coarse_factor_from_histogram(const uint32_t* counts, int bins, int level, int max_disparity);
 // The probe as a whole, on the coarsest level's census and masks (nullptr:
 // all foreground): the factor.
 int probe_coarse_factor(const Image<uint32_t>& census_left, const Image<uint32_t>& census_right,

@@ -92,8 +92,8 @@ struct Image {
 // ---------------------------------------------------------------- parameters
 
 constexpr int kDefaultHoleSpan = 16;
-constexpr int kDefaultCoarseRangeFactor = 1;
 constexpr int kAutoCoarseRangeFactor = 0;   // Params::coarse_range_factor: chosen by a probe (stages.h)
+constexpr int kDefaultCoarseRangeFactor = kAutoCoarseRangeFactor;
 constexpr int kMaxCoarseRangeFactor = 16;
 constexpr int kCoarseProbeInterval = 256;   // frames between probes of the automatic factor
 constexpr int kDefaultMinSupport = 5;
@@ -161,15 +161,15 @@ struct Params {
   // invalid, no work) instead of scattering over tiles of content inside it.
   // With 2, the levels above 0 of a range D search what those of 2 D search.
   // Aloe, defaults: bad-2 9.57 -> 9.61 % at full size, 6.58 -> 6.63 % at half.
-  // The default stays 1: on the H100 (bench/RESULTS.md, 2026-11-25) 2 was
-  // faster where Aloe's content lies beyond D (1920x1080 x 64: 0.71 -> 0.37
-  // ms; 3840x2160 x 128: 2.65 -> 1.06) and slower where it does not (the
-  // coarsest level searches twice as far: 1024x768 x 128 0.28 -> 0.39,
-  // 1920x1080 x 256 0.56 -> 0.64), and no range order came out monotonic.
-  // 0 (kAutoCoarseRangeFactor): automatic, the engines choose f per stream
-  // from a probe of the content's range (stages.h, "automatic coarse
-  // range"): coarse levels that cover the content, level 0 searching D.
-  // CPU reference only so far.
+  // A fixed factor does not suit every scene: on the H100 (bench/RESULTS.md,
+  // 2026-11-25) 2 was faster where Aloe's content lies beyond D (1920x1080
+  // x 64: 0.71 -> 0.37 ms; 3840x2160 x 128: 2.65 -> 1.06) and slower where
+  // it does not (the coarsest level searches twice as far: 1024x768 x 128
+  // 0.28 -> 0.39, 1920x1080 x 256 0.56 -> 0.64).
+  // 0 (kAutoCoarseRangeFactor, the default): automatic, the engines choose
+  // f per stream from a probe of the content's range (stages.h 6b, both
+  // engines alike): coarse levels that cover the content, level 0
+  // searching D. A single frame (a still image) uses 1.
   int coarse_range_factor = kDefaultCoarseRangeFactor;
 
   // Background model (paper section 3.2). Off = full-frame matching, the

@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <sstream>
 
 #include "background.h"
+#include "coarse_probe.h"
 #include "config.h"
 #include "convert.h"
 #include "cuda_util.h"
@@ -119,6 +121,52 @@ struct UploadSlot {
   }
 };
 
+// The automatic coarse range (Params::coarse_range_factor 0, stages.h 6b):
+// the factor, when to probe and the probe on its way. Both sets of frames in
+// flight share one, so the frames count and choose as one stream, as the
+// CPU reference's Matcher does.
+struct AutoCoarse {
+  int factor = 1;                   // what the frames after the last probe use
+  uint64_t frames_since_probe = 0;
+  int width = 0, height = 0, levels = 0, min = -1, max = -1;  // what the last probe was made for
+  // A probe in flight: its histogram arrives in counts_host when `done` has
+  // happened; level and bins say how to read it.
+  bool waiting = false;
+  int level = 0, bins = 0;
+  int device = 0;
+  cudaEvent_t done = nullptr;
+  unsigned* counts_device = nullptr;
+  unsigned* counts_host = nullptr;  // pinned
+  int capacity = 0;                 // bins both buffers hold
+
+  std::string ensure(int want_bins) {
+    if (!done) CS_CUDA_TRY(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    if (want_bins <= capacity) return {};
+    release_buffers();
+    CS_CUDA_TRY(cudaMalloc(&counts_device, static_cast<size_t>(want_bins) * sizeof(unsigned)));
+    CS_CUDA_TRY(cudaMallocHost(&counts_host, static_cast<size_t>(want_bins) * sizeof(unsigned)));
+    capacity = want_bins;
+    return {};
+  }
+  void release_buffers() {
+    if (counts_device) cudaFree(counts_device);
+    if (counts_host) cudaFreeHost(counts_host);
+    counts_device = nullptr;
+    counts_host = nullptr;
+    capacity = 0;
+  }
+  ~AutoCoarse() {
+    int cur = -1;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur != device) cudaSetDevice(device);
+    if (done) {
+      cudaEventSynchronize(done);
+      cudaEventDestroy(done);
+    }
+    release_buffers();
+    if (cur >= 0 && cur != device) cudaSetDevice(cur);
+  }
+};
+
 }  // namespace
 
 struct CudaEngine::Impl {
@@ -151,6 +199,11 @@ struct CudaEngine::Impl {
   // The configuration's launches have run once straight on the stream (the
   // first frame after a change does that: see run_frame).
   bool body_warm = false;
+  // The coarse-range factor the frame being enqueued uses (the parameters'
+  // own, or the automatic one) and the one the levels' ranges, and so the
+  // graph, were prepared with.
+  int frame_factor = 1, body_factor = 1;
+  std::shared_ptr<AutoCoarse> coarse = std::make_shared<AutoCoarse>();
   // Captures that failed; from kMaxCaptureFailures on, frames run without a graph.
   int capture_failures = 0;
   static constexpr int kMaxCaptureFailures = 3;
@@ -379,7 +432,10 @@ struct CudaEngine::Impl {
   // The levels' ranges and the method's buffers for these sizes and
   // parameters: set before the launches, never allocated during a capture.
   std::string prepare_body() {
-    for (int l = 0; l < levels; ++l) lv[l].range = level_range(params, l, lv[l].width);
+    Params p = params;
+    p.coarse_range_factor = frame_factor;
+    for (int l = 0; l < levels; ++l) lv[l].range = level_range(p, l, lv[l].width);
+    body_factor = frame_factor;
     return method->allocate(method_frame(), stream);
   }
 
@@ -447,6 +503,77 @@ struct CudaEngine::Impl {
     (void)cudaGetLastError();  // the capture's error is not the stream's
     ++capture_failures;
     return run_body_eagerly();
+  }
+
+  bool auto_coarse() const {
+    return params.coarse_range_factor == kAutoCoarseRangeFactor && params.method == Method::Progressive &&
+           levels > 1;
+  }
+
+  // The counts of a probe on its way (the previous frame's, of either set),
+  // waited for and read before anything the probe reads may change.
+  std::string take_probe() {
+    AutoCoarse& a = *coarse;
+    if (!a.waiting) return {};
+    a.waiting = false;
+    CS_CUDA_TRY(cudaEventSynchronize(a.done));
+    a.factor = coarse_factor_from_histogram(a.counts_host, a.bins, a.level, a.max);
+    return {};
+  }
+
+  // The automatic coarse range, before the frame's work (stages.h 6b): the
+  // last probe's factor; a new configuration starts again from 1.
+  std::string choose_coarse_factor() {
+    AutoCoarse& a = *coarse;
+    if (!auto_coarse()) {
+      frame_factor = std::max(params.coarse_range_factor, 1);
+    } else {
+      if (probe_changed()) {
+        a.factor = 1;
+        a.frames_since_probe = 0;
+      }
+      frame_factor = a.factor;
+    }
+    // The levels' ranges are in the graph's launches.
+    if (frame_factor != body_factor) forget_graph();
+    return {};
+  }
+
+  bool probe_changed() const {
+    const AutoCoarse& a = *coarse;
+    return a.width != width || a.height != height || a.levels != levels || a.min != params.min_disparity ||
+           a.max != params.max_disparity;
+  }
+
+  // After the frame's work: the probe, on the first frame of a configuration
+  // and every kCoarseProbeInterval frames, straight on the stream (never in
+  // the graph). The next frame reads its counts.
+  std::string probe_coarse_range() {
+    if (!auto_coarse()) return {};
+    AutoCoarse& a = *coarse;
+    if (probe_changed() || a.frames_since_probe >= static_cast<uint64_t>(kCoarseProbeInterval)) {
+      const int l = levels - 1;
+      const Range r = probe_range(params, l, lv[l].width);
+      const int bins = std::max(r.hi, 1);
+      a.device = device;
+      std::string e = a.ensure(bins);
+      if (e.empty()) e = method->enqueue_coarse_probe(method_frame(), r, a.counts_device, bins, stream);
+      if (!e.empty()) return e;
+      CS_CUDA_TRY(cudaMemcpyAsync(a.counts_host, a.counts_device, static_cast<size_t>(bins) * sizeof(unsigned),
+                                  cudaMemcpyDeviceToHost, stream));
+      CS_CUDA_TRY(cudaEventRecord(a.done, stream));
+      a.waiting = true;
+      a.level = l;
+      a.bins = bins;
+      a.frames_since_probe = 0;
+      a.width = width;
+      a.height = height;
+      a.levels = levels;
+      a.min = params.min_disparity;
+      a.max = params.max_disparity;
+    }
+    ++a.frames_since_probe;
+    return {};
   }
 
   // Device views of the inputs: as given, or copied up through pinned memory.
@@ -523,9 +650,6 @@ struct CudaEngine::Impl {
   std::string check_frame(const FrameView& left, const FrameView& right) {
     std::string e = check_view_pair(left, right);
     if (!e.empty()) return e;
-    if (params.coarse_range_factor == kAutoCoarseRangeFactor && params.method == Method::Progressive)
-      return "coarse-range-factor 0 (automatic) is in the CPU reference only so far: use the CPU backend, or a "
-             "factor of 1 to 16";
     if (left.memory != right.memory) return "the left and right views are in different kinds of memory";
     // The kernels keep row offsets of a level's planes in 32 bits and the
     // wide-pixel list packs x and y into 16 and 15 bits.
@@ -543,7 +667,9 @@ struct CudaEngine::Impl {
   std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller) {
     std::string e = ensure_device();
     if (e.empty()) e = check_frame(left, right);
+    if (e.empty()) e = take_probe();
     if (e.empty()) e = configure(left.width, left.height);
+    if (e.empty()) e = choose_coarse_factor();
     if (!e.empty()) return e;
     if (caller) {
       CS_CUDA_TRY(cudaEventRecord(ev_caller, caller));
@@ -560,12 +686,14 @@ struct CudaEngine::Impl {
     if (!e.empty()) return e;
     give_back_frame_slots();
     e = enqueue_frame_work();
+    if (e.empty()) e = probe_coarse_range();
     if (!e.empty()) return e;
     last_left = dl;
     last_right = dr;
 
     FrameStats st;
     st.levels = levels;
+    st.coarse_range_factor = frame_factor;
     st.frame_index = ++frame_index;
     if (params.background) {
       st.warming_up = frames_seen_host < params.warmup_frames || frames_seen_host == 0;
@@ -994,6 +1122,7 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
   std::unique_ptr<CudaEngine> twin = create(m.params, m.device, &e);
   if (!twin) return e;
   twin->impl_->limits = m.limits;
+  twin->impl_->coarse = m.coarse;  // one stream of frames: one automatic coarse range
   m.twin = std::move(twin);
   m.peer = m.twin->impl_.get();
   m.twin->impl_->peer = &m;

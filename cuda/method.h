@@ -75,6 +75,16 @@ class MatchingMethod {
   // The last frame's intermediates that Matcher::Debug holds of this method
   // (the engine fills gray, colour and masks). Synchronises `stream`.
   virtual std::string download_debug(const MethodFrame& frame, Matcher::Debug* out, cudaStream_t stream) = 0;
+  // The automatic coarse range's probe (stages.h 6b) after the frame just
+  // enqueued: the coarsest level matched over `range` in both views with
+  // the frame's census and masks, cross-checked, and the histogram of the
+  // checked left map in counts[0, bins) (enqueue_disparity_histogram), in
+  // stream order. Only a method with coarse levels has one.
+  virtual std::string enqueue_coarse_probe(const MethodFrame& frame, Range range, unsigned* counts, int bins,
+                                           cudaStream_t stream) {
+    (void)frame, (void)range, (void)counts, (void)bins, (void)stream;
+    return "this matching method has no coarse levels to probe";
+  }
   virtual bool has_confidence() const = 0;
   virtual size_t device_bytes() const = 0;
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "census.h"
+#include "coarse_probe.h"
 #include "cross_check.h"
 #include "cuda_util.h"
 #include "finish.h"
@@ -61,6 +62,10 @@ class ProgressiveMethod final : public MatchingMethod {
     // place, 1.6-2.0 ms) and a fraction of 640x480 x 512's 77k, where a
     // third of the left view is occluded (2.42 ms; w * h / 8: 3.24, all
     // of them: 3.62).
+    for (int v = 0; v < 2; ++v) {
+      probe_raw_[v].release();  // made by the first probe of these sizes
+      probe_checked_[v].release();
+    }
     CS_CUDA_TRY(match_wide_.allocate(2 * std::max(4096, w * h / 32), 1));
     CS_CUDA_TRY(match_wide_counters_.allocate(2, 1));
     CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters_.view().data, 0, match_wide_counters_.bytes(), stream));
@@ -170,6 +175,43 @@ class ProgressiveMethod final : public MatchingMethod {
     return {};
   }
 
+  std::string enqueue_coarse_probe(const MethodFrame& f, Range range, unsigned* counts, int bins,
+                                   cudaStream_t s) override {
+    const Params& p = *f.params;
+    const int l = static_cast<int>(f.levels.size()) - 1;
+    Level& L = lv_[l];
+    const int w = f.levels[l].width, h = f.levels[l].height;
+    // Not read by queued work: the engine waits for a probe's counts before
+    // the next frame, and sizes change only between frames.
+    for (int v = 0; v < 2; ++v)
+      if (probe_raw_[v].view().width != w || probe_raw_[v].view().height != h) {
+        CS_CUDA_TRY(probe_raw_[v].allocate(w, h));
+        CS_CUDA_TRY(probe_checked_[v].allocate(w, h));
+      }
+    MatchViews mv[2];
+    for (int v = 0; v < 2; ++v) {
+      mv[v].census_ref = L.census[v].cview();
+      mv[v].census_other = L.census[1 - v].cview();
+      if (p.background) {
+        mv[v].mask_ref = f.levels[l].mask[v];
+        mv[v].mask_other = f.levels[l].mask[1 - v];
+      }
+      mv[v].scratch.best_keys = match_keys_[v].view();
+      mv[v].scratch.tiles_done = match_tiles_[v].view().data;
+      mv[v].disparity = probe_raw_[v].view();
+    }
+    MatchParams mp;
+    mp.range = range;
+    mp.radius = p.subwindow_radius;
+    mp.best = static_cast<int>(p.window);
+    mp.limits = f.limits;  // no uniqueness, no sub-pixel: the plain full-range winners
+    CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
+    CS_CUDA_TRY(enqueue_cross_check(probe_raw_[0].cview(), probe_raw_[1].cview(), p.lr_tolerance,
+                                    probe_checked_[0].view(), probe_checked_[1].view(), s));
+    CS_CUDA_TRY(enqueue_disparity_histogram(probe_checked_[0].cview(), counts, bins, s));
+    return {};
+  }
+
   std::string download_debug(const MethodFrame& f, Matcher::Debug* out, cudaStream_t stream) override {
     const Params& p = *f.params;
     for (size_t l = 0; l < lv_.size(); ++l) {
@@ -211,7 +253,8 @@ class ProgressiveMethod final : public MatchingMethod {
   size_t device_bytes() const override {
     size_t n = subpixel_offset_.bytes() + match_wide_.bytes() + match_wide_counters_.bytes() + best_cost_.bytes() +
                rival_cost_.bytes();
-    for (int v = 0; v < 2; ++v) n += match_keys_[v].bytes() + match_tiles_[v].bytes();
+    for (int v = 0; v < 2; ++v)
+      n += match_keys_[v].bytes() + match_tiles_[v].bytes() + probe_raw_[v].bytes() + probe_checked_[v].bytes();
     for (const Level& L : lv_)
       for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
     return n;
@@ -238,6 +281,8 @@ class ProgressiveMethod final : public MatchingMethod {
   DeviceImage<uint32_t> match_wide_;
   DeviceImage<unsigned> match_wide_counters_;
   DeviceImage<int8_t> subpixel_offset_;
+  // The automatic coarse range's probe maps (coarsest level size), raw and checked.
+  DeviceImage<int16_t> probe_raw_[2], probe_checked_[2];
   // The level-0 left sweep's SweepCosts, for the confidence (when on).
   DeviceImage<int32_t> best_cost_, rival_cost_;
 };

@@ -112,6 +112,7 @@ enum {
   PROP_METHOD,
   PROP_BLOCK_SIZE,
   PROP_UNIQUENESS_RATIO,
+  PROP_COARSE_RANGE_FACTOR,
   PROP_STATS,
 };
 
@@ -286,6 +287,15 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                        "applies it at every level, over each pixel's own candidates)",
                        -1, cs::kMaxUniquenessRatio, d.uniqueness_ratio, playing));
   g_object_class_install_property(
+      gobject_class, PROP_COARSE_RANGE_FACTOR,
+      g_param_spec_int("coarse-range-factor", "Coarse range factor",
+                       "Method progressive: the levels above full size search this many times max-disparity "
+                       "(full size always searches the asked range); 0 = automatic: a probe on the first frame and "
+                       "every 256 frames measures how far the scene's disparities reach and picks the smallest power "
+                       "of two that covers them, so content nearer than max-disparity allows costs no more than a "
+                       "wider range would. 1 = the asked range at every level",
+                       0, cs::kMaxCoarseRangeFactor, d.coarse_range_factor, playing));
+  g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
                          "Read-only GstStructure: backend, frames, fps, foreground-fraction, background-tests-ratio "
@@ -294,7 +304,7 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                          "they arrived), qos-skipped (frames not matched because they would have been late), "
                          "overlapped-frames (frames handed to the engine while an earlier one was still in flight), "
                          "processing-time (ns, recent maximum to match a frame), latency (ns, what the element adds "
-                         "to the latency query)",
+                         "to the latency query), coarse-range-factor (the factor the last frame's coarse levels used)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   /**
@@ -375,6 +385,7 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
         break;
       case PROP_BLOCK_SIZE: p.match_block_size = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_UNIQUENESS_RATIO: p.uniqueness_ratio = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_COARSE_RANGE_FACTOR: p.coarse_range_factor = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
       case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
       case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
@@ -426,6 +437,7 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_METHOD: g_value_set_enum(value, static_cast<int>(p.method)); break;
     case PROP_BLOCK_SIZE: g_value_set_int(value, p.match_block_size); break;
     case PROP_UNIQUENESS_RATIO: g_value_set_int(value, p.uniqueness_ratio); break;
+    case PROP_COARSE_RANGE_FACTOR: g_value_set_int(value, p.coarse_range_factor); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec); break;
   }
 }

@@ -14,7 +14,8 @@ GstStructure* stats_structure(const Stats& s) {
                            G_TYPE_BOOLEAN, s.engine.warming_up, "unpaired-frames", G_TYPE_UINT64, s.unpaired_frames,
                            "dropped-frames", G_TYPE_UINT64, s.dropped_frames, "uploaded-ahead", G_TYPE_UINT64,
                            s.uploaded_ahead, "qos-skipped", G_TYPE_UINT64, s.qos_skipped, "overlapped-frames", G_TYPE_UINT64, s.overlapped, "processing-time",
-                           G_TYPE_UINT64, s.processing_time, "latency", G_TYPE_UINT64, s.latency, nullptr);
+                           G_TYPE_UINT64, s.processing_time, "latency", G_TYPE_UINT64, s.latency,
+                           "coarse-range-factor", G_TYPE_INT, s.engine.coarse_range_factor, nullptr);
 }
 
 GstStructure* frame_message_structure(GstClockTime pts, GstClockTime running_time, GstClockTime stream_time,

@@ -544,6 +544,43 @@ TEST(Pipeline, CoarseFactorFromProbeCoversThe99thPercentile) {
   EXPECT_EQ(probe_range(Params(), 2, 1000).hi, std::min(1000, (Params().max_disparity * 16 + 3) / 4));
 }
 
+// The histogram form (what the CUDA engine reads back) and the map form
+// give the sorted rule's factor on maps of every shape: few valid pixels, ties at the percentile,
+// values beyond any factor.
+TEST(Pipeline, CoarseFactorFromHistogramEqualsTheMapRule) {
+  uint32_t seed = 7;
+  auto next = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    const int w = 1 + static_cast<int>(next() % 60), h = 1 + static_cast<int>(next() % 40);
+    const int spread = 1 + static_cast<int>(next() % 300);
+    const int invalid_pct = static_cast<int>(next() % 101);
+    Image<int16_t> map(w, h, -1);
+    for (int16_t& d : map.pixels)
+      if (static_cast<int>(next() % 100) >= invalid_pct) d = static_cast<int16_t>(next() % spread);
+    std::vector<uint32_t> counts(static_cast<size_t>(spread), 0);
+    for (int16_t d : map.pixels)
+      if (d >= 0) ++counts[static_cast<size_t>(d)];
+    const int level = static_cast<int>(next() % 4), dmax = 1 + static_cast<int>(next() % 200);
+    // The specification's words, sorting: the valid values ascending, the
+    // one at floor(99 n / 100), p = (d + 1) << level, the smallest power of
+    // two f <= 16 with f * dmax >= p.
+    std::vector<int> valid;
+    for (int16_t d : map.pixels)
+      if (d >= 0) valid.push_back(d);
+    std::sort(valid.begin(), valid.end());
+    int want = 1;
+    if (!valid.empty()) {
+      const int64_t p = static_cast<int64_t>(valid[valid.size() * 99 / 100] + 1) << level;
+      while (want < kMaxCoarseRangeFactor && static_cast<int64_t>(want) * dmax < p) want *= 2;
+    }
+    EXPECT_EQ(coarse_factor_from_histogram(counts.data(), spread, level, dmax), want) << "trial " << trial;
+    EXPECT_EQ(coarse_factor_from_probe(map, level, dmax), want) << "trial " << trial;
+  }
+}
+
 // The first frame matches with factor 1; its probe finds content at 40
 // beyond D = 32 and the next frames use 2, exactly as a matcher fixed at 2;
 // content inside D keeps 1.

@@ -210,7 +210,9 @@ TEST(Pyramid, OddSizesDropLastRowAndColumnAndRound) {
 
 TEST(Pyramid, LevelRangeAndAutomaticLevels) {
   Params p;
-  EXPECT_EQ(p.coarse_range_factor, 1);  // the default: every level searches the asked range
+  // The default is automatic (the engines choose per stream, stages.h 6b);
+  // level_range itself reads 0 as 1: every level searches the asked range.
+  EXPECT_EQ(p.coarse_range_factor, kAutoCoarseRangeFactor);
   EXPECT_EQ(level_range(p, 2, 1000).hi, (p.max_disparity + 3) / 4);
   p.coarse_range_factor = 2;
   p.min_disparity = 5;

@@ -93,6 +93,7 @@ void compare_frame(Matcher& cpu, CudaEngine& gpu, const FrameView& left, const F
   EXPECT_EQ(cs.background_tests_full, gs.background_tests_full);
   EXPECT_DOUBLE_EQ(cs.valid_fraction, gs.valid_fraction);
   EXPECT_DOUBLE_EQ(cs.foreground_fraction, gs.foreground_fraction);
+  EXPECT_EQ(cs.coarse_range_factor, gs.coarse_range_factor);
 }
 
 std::unique_ptr<CudaEngine> make(const Params& p) {
@@ -1166,6 +1167,187 @@ TEST(CudaEngine, ProgressiveConfidenceComesAndGoesWithTheParameters) {
     } else {
       EXPECT_NE(err.find("output-mode=confidence"), std::string::npos) << err;
     }
+  }
+}
+
+// The automatic coarse range (Params::coarse_range_factor 0, stages.h 6b):
+// the GPU's probe chooses the CPU reference's factor frame by frame, so
+// every level and the output stay bit-exact. Content at 40 beyond D = 32:
+// the first frame uses 1, the rest 2 (and 2 matches differently from 1).
+TEST(CudaEngine, AutomaticCoarseRangeMatchesReference) {
+  const SyntheticPair far = make_step_pair(160, 96, 40, 12, 21);
+  const SyntheticPair near = make_step_pair(160, 96, 12, 10, 22);
+  Params p;
+  p.max_disparity = 32;
+  p.levels = 3;
+  p.coarse_range_factor = kAutoCoarseRangeFactor;
+  Matcher cpu(p);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  std::vector<int> factors;
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(::testing::Message() << "frame " << i);
+    compare_frame(cpu, *gpu, rgba_view(far.left_rgba), rgba_view(far.right_rgba));
+    factors.push_back(gpu->stats().coarse_range_factor);
+  }
+  EXPECT_EQ(factors, (std::vector<int>{1, 2, 2, 2}));
+  EXPECT_EQ(cpu.debug().levels[1].range.hi, 32);  // 2 x 32 at half size
+
+  // A new range starts from 1 again; content inside 64 keeps it.
+  Params wider = p;
+  wider.max_disparity = 64;
+  ASSERT_EQ(cpu.set_params(wider), "");
+  ASSERT_EQ(gpu->set_params(wider), "");
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(::testing::Message() << "wider, frame " << i);
+    compare_frame(cpu, *gpu, rgba_view(far.left_rgba), rgba_view(far.right_rgba));
+    EXPECT_EQ(gpu->stats().coarse_range_factor, 1);
+  }
+  // Back to 32 on content inside it: 1 throughout.
+  ASSERT_EQ(cpu.set_params(p), "");
+  ASSERT_EQ(gpu->set_params(p), "");
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(::testing::Message() << "near, frame " << i);
+    compare_frame(cpu, *gpu, rgba_view(near.left_rgba), rgba_view(near.right_rgba));
+    EXPECT_EQ(gpu->stats().coarse_range_factor, 1);
+  }
+  // One level: no coarse level, no probe, 1.
+  Params one_level = p;
+  one_level.levels = 1;
+  ASSERT_EQ(cpu.set_params(one_level), "");
+  ASSERT_EQ(gpu->set_params(one_level), "");
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(::testing::Message() << "one level, frame " << i);
+    compare_frame(cpu, *gpu, rgba_view(far.left_rgba), rgba_view(far.right_rgba));
+    EXPECT_EQ(gpu->stats().coarse_range_factor, 1);
+  }
+}
+
+// The factor 2 that the probe chooses changes the output (else the test
+// above could not tell the factors apart).
+TEST(CudaEngine, AutomaticCoarseRangeFactorChangesTheOutput) {
+  const SyntheticPair far = make_step_pair(160, 96, 40, 12, 21);
+  Params p;
+  p.max_disparity = 32;
+  p.levels = 3;
+  Params two = p;
+  two.coarse_range_factor = 2;
+  std::string err;
+  auto g1 = make(p), g2 = make(two);
+  ASSERT_TRUE(g1 && g2);
+  const auto a = process_q4(*g1, rgba_view(far.left_rgba), rgba_view(far.right_rgba), &err);
+  ASSERT_EQ(err, "");
+  const auto b = process_q4(*g2, rgba_view(far.left_rgba), rgba_view(far.right_rgba), &err);
+  ASSERT_EQ(err, "");
+  EXPECT_NE(a, b);
+}
+
+// With the background model the probe matches the foreground only, as the
+// reference does (its masks at the coarsest level): the first probe runs
+// while everything is foreground (warm-up), the one after the range change
+// on frame 5 with the model's masks.
+TEST(CudaEngine, AutomaticCoarseRangeBackgroundSequence) {
+  constexpr int kFrames = 9, w = 150, h = 90;
+  Params p;
+  p.max_disparity = 16;
+  p.levels = 3;
+  p.background = true;
+  p.warmup_frames = 3;
+  p.coarse_range_factor = kAutoCoarseRangeFactor;
+  Matcher cpu(p);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  std::vector<int> factors;
+  for (int i = 0; i < kFrames; ++i) {
+    SCOPED_TRACE(::testing::Message() << "frame " << i);
+    if (i == 5) {
+      Params q = p;
+      q.max_disparity = 20;
+      ASSERT_EQ(cpu.set_params(q), "");
+      ASSERT_EQ(gpu->set_params(q), "");
+    }
+    const SyntheticPair f = make_sequence_frame(w, h, i, 24, 8, 50, 40, 6, 0, 31);
+    compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+    factors.push_back(gpu->stats().coarse_range_factor);
+  }
+  // The reference's choices (background at 24 beyond 16 and 20).
+  EXPECT_EQ(factors, (std::vector<int>{1, 2, 2, 2, 2, 1, 2, 2, 2}));
+}
+
+// Two frames in flight share one automatic coarse range: frame by frame the
+// reference's maps, whichever set of buffers ran the probe.
+TEST(CudaEngine, AutomaticCoarseRangeWithTwoFramesInFlight) {
+  constexpr int kW = 160, kH = 96, kFrames = 7;
+  Params p;
+  p.max_disparity = 32;
+  p.levels = 3;
+  p.coarse_range_factor = kAutoCoarseRangeFactor;
+  std::vector<SyntheticPair> pairs;
+  for (int i = 0; i < kFrames; ++i) pairs.push_back(make_step_pair(kW, kH, i < 4 ? 40 : 44, 12 + i, 21 + i));
+  std::vector<DeviceImage<uint32_t>> planes;
+  std::vector<FrameView> lefts, rights;
+  for (const SyntheticPair& pair : pairs)
+    for (const auto* img : {&pair.left_rgba, &pair.right_rgba}) {
+      planes.push_back(upload(*img));
+      FrameView v = rgba_view(*img);
+      v.memory = Memory::Device;
+      v.plane[0] = reinterpret_cast<const uint8_t*>(planes.back().view().data);
+      v.pitch[0] = planes.back().view().pitch;
+      (img == &pair.left_rgba ? lefts : rights).push_back(v);
+    }
+  std::vector<Image<uint16_t>> want;
+  std::vector<int> want_factor;
+  Matcher cpu(p);
+  for (int i = 0; i < kFrames; ++i) {
+    want.emplace_back(kW, kH);
+    Outputs co;
+    co.disparity_q4 = want.back().view();
+    ASSERT_EQ(cpu.process(rgba_view(pairs[i].left_rgba), rgba_view(pairs[i].right_rgba), co), "");
+    want_factor.push_back(cpu.stats().coarse_range_factor);
+  }
+  EXPECT_EQ(want_factor.front(), 1);
+  EXPECT_EQ(want_factor.back(), 2);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  ASSERT_EQ(gpu->set_frames_in_flight(2), "");
+  std::vector<DeviceImage<uint16_t>> own;
+  for (int i = 0; i < kFrames; ++i) {
+    own.push_back(make_device<uint16_t>(kW, kH));
+    Outputs o;
+    o.memory = Memory::Device;
+    o.disparity_q4 = own.back().view();
+    ASSERT_EQ(gpu->enqueue(lefts[i], rights[i], o, nullptr), "");
+  }
+  ASSERT_EQ(gpu->synchronize(), "");
+  for (int i = 0; i < kFrames; ++i) EXPECT_TRUE(same_image(want[i], download(own[i]))) << "frame " << i;
+  EXPECT_EQ(gpu->stats().coarse_range_factor, want_factor.back());
+}
+
+// A probe every kCoarseProbeInterval frames: content that moves beyond D
+// after the first probe changes the factor after the next one, on the same
+// frame as the reference.
+TEST(CudaEngine, AutomaticCoarseRangeProbesAgainAfterTheInterval) {
+  const SyntheticPair near = make_step_pair(96, 48, 12, 10, 23);
+  const SyntheticPair far = make_step_pair(96, 48, 40, 10, 23);
+  Params p;
+  p.max_disparity = 32;
+  p.levels = 2;
+  p.coarse_range_factor = kAutoCoarseRangeFactor;
+  auto gpu = make(p);
+  auto cpu = make_cpu_engine(p);
+  ASSERT_TRUE(gpu && cpu);
+  std::string err;
+  for (int i = 1; i <= kCoarseProbeInterval + 2; ++i) {
+    const SyntheticPair& f = i == 1 ? near : far;
+    const auto g = process_q4(*gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba), &err);
+    ASSERT_EQ(err, "");
+    std::vector<uint16_t> c(static_cast<size_t>(96) * 48);
+    OutputFrame of{reinterpret_cast<uint8_t*>(c.data()), 96 * 2, 96, 48, Memory::Host};
+    ASSERT_EQ(cpu->process(rgba_view(f.left_rgba), rgba_view(f.right_rgba), EncodeParams(), of), "");
+    ASSERT_EQ(g, c) << "frame " << i;
+    ASSERT_EQ(gpu->stats().coarse_range_factor, cpu->stats().coarse_range_factor) << "frame " << i;
+    const int want = i <= kCoarseProbeInterval + 1 ? 1 : 2;
+    ASSERT_EQ(gpu->stats().coarse_range_factor, want) << "frame " << i;
   }
 }
 

@@ -28,7 +28,7 @@ int coarse_factor_from_histogram(const uint32_t* counts, int bins, int level, in
     below += counts[d];
     if (below > k) break;
   }
-  const int64_t content = static_cast<int64_t>(d + 1) << level;
+  const int64_t content = static_cast<int64_t>(d) << level;
   int f = 1;
   while (f < kMaxCoarseRangeFactor && static_cast<int64_t>(f) * max_disparity < content) f *= 2;
   return f;
@@ -50,10 +50,11 @@ int probe_coarse_factor(const Image<uint32_t>& census_left, const Image<uint32_t
   const int best = static_cast<int>(p.window);
   Image<int16_t> left, right;
   match_full_range(census_left, census_right, Reference::Left, mask_left, mask_right, r, p.subwindow_radius, best,
-                   left);
+                   left, kProbeUniquenessRatio);
   match_full_range(census_right, census_left, Reference::Right, mask_right, mask_left, r, p.subwindow_radius, best,
-                   right);
+                   right, kProbeUniquenessRatio);
   cross_check(left, right, p.lr_tolerance);
+  support_filter(left, kProbeMinSupport);
   return coarse_factor_from_probe(left, level, p.max_disparity);
 }
 

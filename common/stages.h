@@ -190,17 +190,25 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // on the first frame, every kCoarseProbeInterval frames after it, and on the
 // first frame after the size, levels or range changed, after matching. It
 // matches the frame's coarsest level l over probe_range (match_full_range,
-// both views, the frame's radius, best and masks, no uniqueness) and
-// cross-checks the two maps (lr_tolerance; always, whatever lr_check says).
-// The factor from the checked left map (coarse_factor_from_probe) serves
+// both views, the frame's radius, best and masks, uniqueness ratio
+// kProbeUniquenessRatio), cross-checks the two maps (lr_tolerance; always,
+// whatever lr_check says) and keeps the left map's disparities with
+// kProbeMinSupport supporting neighbours (support_filter): the disparities
+// that are well supported, so that flat or noisy areas, whose matches over
+// a wide range scatter, do not pass for content beyond the range.
+// The factor from that left map (coarse_factor_from_probe) serves
 // the frames after the probe's; the first frame uses 1. With one level
 // there is no coarse level to widen: no probe, factor 1.
 //
 // probe_range: [min_disparity >> l, ceil(kMaxCoarseRangeFactor *
 // max_disparity / 2^l)), the upper end capped at the level's width.
 // coarse_factor_from_probe: with the n valid disparities sorted ascending and
-// d the one at index floor(99 n / 100), p = (d + 1) << l; the smallest power
-// of two f <= kMaxCoarseRangeFactor with f * max_disparity >= p; 1 when n = 0.
+// d the one at index floor(99 n / 100), p = d << l (its level-0 value); the
+// smallest power of two f <= kMaxCoarseRangeFactor with f * max_disparity >=
+// p; 1 when n = 0. (Content at D itself is reached from the coarse levels'
+// last disparity by the refinement's +2: no need to widen for it.)
+constexpr int kProbeUniquenessRatio = 10;
+constexpr int kProbeMinSupport = 5;
 Range probe_range(const Params& p, int level, int level_width);
 int coarse_factor_from_probe(const Image<int16_t>& probe_left, int level, int max_disparity);
 // The same rule from the map's histogram (counts[d] = valid pixels at d, for

@@ -77,8 +77,9 @@ class MatchingMethod {
   virtual std::string download_debug(const MethodFrame& frame, Matcher::Debug* out, cudaStream_t stream) = 0;
   // The automatic coarse range's probe (stages.h 6b) after the frame just
   // enqueued: the coarsest level matched over `range` in both views with
-  // the frame's census and masks, cross-checked, and the histogram of the
-  // checked left map in counts[0, bins) (enqueue_disparity_histogram), in
+  // the frame's census and masks, cross-checked and support-filtered as
+  // stages.h 6b says, and the histogram of the left map in counts[0, bins)
+  // (enqueue_disparity_histogram), in
   // stream order. Only a method with coarse levels has one.
   virtual std::string enqueue_coarse_probe(const MethodFrame& frame, Range range, unsigned* counts, int bins,
                                            cudaStream_t stream) {

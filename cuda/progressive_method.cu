@@ -204,10 +204,13 @@ class ProgressiveMethod final : public MatchingMethod {
     mp.range = range;
     mp.radius = p.subwindow_radius;
     mp.best = static_cast<int>(p.window);
-    mp.limits = f.limits;  // no uniqueness, no sub-pixel: the plain full-range winners
+    mp.uniqueness_ratio = kProbeUniquenessRatio;
+    mp.limits = f.limits;  // no sub-pixel: the winners only
     CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
-    CS_CUDA_TRY(enqueue_cross_check(probe_raw_[0].cview(), probe_raw_[1].cview(), p.lr_tolerance,
-                                    probe_checked_[0].view(), probe_checked_[1].view(), s));
+    // The cross-check and the support filter in one pass (its left map is
+    // cross_check then support_filter of the reference).
+    CS_CUDA_TRY(enqueue_check_and_support(probe_raw_[0].cview(), probe_raw_[1].cview(), true, p.lr_tolerance,
+                                          kProbeMinSupport, probe_checked_[0].view(), probe_checked_[1].view(), s));
     CS_CUDA_TRY(enqueue_disparity_histogram(probe_checked_[0].cview(), counts, bins, s));
     return {};
   }
@@ -281,7 +284,7 @@ class ProgressiveMethod final : public MatchingMethod {
   DeviceImage<uint32_t> match_wide_;
   DeviceImage<unsigned> match_wide_counters_;
   DeviceImage<int8_t> subpixel_offset_;
-  // The automatic coarse range's probe maps (coarsest level size), raw and checked.
+  // The automatic coarse range's probe maps (coarsest level size), raw and checked (and supported).
   DeviceImage<int16_t> probe_raw_[2], probe_checked_[2];
   // The level-0 left sweep's SweepCosts, for the confidence (when on).
   DeviceImage<int32_t> best_cost_, rival_cost_;

@@ -531,15 +531,15 @@ TEST(Pipeline, CoarseFactorFromProbeCoversThe99thPercentile) {
   Image<int16_t> map(10, 10, -1);
   EXPECT_EQ(coarse_factor_from_probe(map, 2, 16), 1);  // nothing valid
   for (int i = 0; i < 100; ++i) map.pixels[i] = static_cast<int16_t>(i);
-  // index 99 of 0..99: d = 99, p = 100 << 1 = 200: 16 -> 256 covers it.
+  // index 99 of 0..99: d = 99, p = 99 << 1 = 198: 16 -> 256 covers it.
   EXPECT_EQ(coarse_factor_from_probe(map, 1, 16), 16);
   EXPECT_EQ(coarse_factor_from_probe(map, 1, 100), 2);
   EXPECT_EQ(coarse_factor_from_probe(map, 1, 200), 1);
-  EXPECT_EQ(coarse_factor_from_probe(map, 1, 201), 1);
-  EXPECT_EQ(coarse_factor_from_probe(map, 1, 199), 2);
-  EXPECT_EQ(coarse_factor_from_probe(map, 3, 10), 16);  // 800 > 16 x 10: capped
+  EXPECT_EQ(coarse_factor_from_probe(map, 1, 198), 1);  // content at D itself: covered
+  EXPECT_EQ(coarse_factor_from_probe(map, 1, 197), 2);
+  EXPECT_EQ(coarse_factor_from_probe(map, 3, 10), 16);  // 792 > 16 x 10: capped
   Image<int16_t> big(200, 1, 5);
-  big.pixels[199] = 90;  // one outlier in 200: index 198 is 5, p = 24
+  big.pixels[199] = 90;  // one outlier in 200: index 198 is 5, p = 20
   EXPECT_EQ(coarse_factor_from_probe(big, 2, 8), 4);
   EXPECT_EQ(probe_range(Params(), 2, 1000).hi, std::min(1000, (Params().max_disparity * 16 + 3) / 4));
 }
@@ -565,7 +565,7 @@ TEST(Pipeline, CoarseFactorFromHistogramEqualsTheMapRule) {
       if (d >= 0) ++counts[static_cast<size_t>(d)];
     const int level = static_cast<int>(next() % 4), dmax = 1 + static_cast<int>(next() % 200);
     // The specification's words, sorting: the valid values ascending, the
-    // one at floor(99 n / 100), p = (d + 1) << level, the smallest power of
+    // one at floor(99 n / 100), p = d << level, the smallest power of
     // two f <= 16 with f * dmax >= p.
     std::vector<int> valid;
     for (int16_t d : map.pixels)
@@ -573,7 +573,7 @@ TEST(Pipeline, CoarseFactorFromHistogramEqualsTheMapRule) {
     std::sort(valid.begin(), valid.end());
     int want = 1;
     if (!valid.empty()) {
-      const int64_t p = static_cast<int64_t>(valid[valid.size() * 99 / 100] + 1) << level;
+      const int64_t p = static_cast<int64_t>(valid[valid.size() * 99 / 100]) << level;
       while (want < kMaxCoarseRangeFactor && static_cast<int64_t>(want) * dmax < p) want *= 2;
     }
     EXPECT_EQ(coarse_factor_from_histogram(counts.data(), spread, level, dmax), want) << "trial " << trial;

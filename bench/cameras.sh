@@ -290,8 +290,8 @@ function goal(   live) { live = kv("live_fps") + 0; return (kv("fps_min") + 0 >=
     echo "The engine alone: not measured in this call (needs --pair, a GPU and cs-bench-engine)."
   fi
   echo
-  echo "| input | memory reaching the element | fps | % of the engine | latency median ms | p99 ms | uploaded ahead | allocation queries | CPU cores busy | note |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+  echo "| input | memory reaching the element | fps | % of the engine | latency median ms | p99 ms | uploaded ahead | pinned in place / gathered | allocation queries | CPU cores busy | note |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
   awk -v efps="${engine_fps:-0}" -v dec="$DECODER" "$KV"'
     $1 == "result" && (kv("label") == "single" || kv("label") == "single-color" || kv("label") == "decoder-alone") {
       src = kv("source"); o = kv("output")
@@ -300,10 +300,11 @@ function goal(   live) { live = kv("live_fps") + 0; return (kv("fps_min") + 0 >=
              src == "h264" ? "H.264 through " dec : src
       if (kv("label") == "decoder-alone") name = "H.264, " dec " alone (identity in place of cudastereo)"
       else if (o != "raw") name = name ", output " o
-      if (err() != "") { printf "| %s | | | | | | | | | %s |\n", name, err(); next }
+      if (err() != "") { printf "| %s | | | | | | | | | | %s |\n", name, err(); next }
       pct = (efps + 0 > 0) ? sprintf("%.0f %%", 100 * kv("total_fps") / efps) : "-"
-      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, kv("input_memory"), kv("total_fps"), pct,
-             kv("lat_median_ms"), kv("lat_p99_ms"), kv("uploaded_ahead"), kv("alloc_queries"), kv("cpu_cores"),
+      pinned = kv("pinned_in_place") != "" ? kv("pinned_in_place") " / " kv("gathered") : "-"
+      printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, kv("input_memory"), kv("total_fps"), pct,
+             kv("lat_median_ms"), kv("lat_p99_ms"), kv("uploaded_ahead"), pinned, kv("alloc_queries"), kv("cpu_cores"),
              (kv("ended") == "eos" ? "window ended at the end of the file" : "")
     }' "$RAW"
   echo

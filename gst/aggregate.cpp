@@ -1,5 +1,6 @@
 #include "aggregate.h"
 
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -51,6 +52,28 @@ static void count_uploaded_ahead(GstCudaStereoPrivate* priv) {
   priv->stats.uploaded_ahead++;
 }
 
+// How host planes go to the GPU is counted with the CUDA engine only (the
+// CPU engine reads them where they lie).
+static bool counts_host_uploads(const GstCudaStereoPrivate* priv) {
+  return std::strcmp(priv->backend_name, "cuda") == 0;
+}
+
+// The way of a frame made of two mapped host pictures (or one, twice): any
+// gathered plane makes it gathered.
+static HostPins::Upload upload_of(const GstVideoFrame& a, const GstVideoFrame& b) {
+  const HostPins::Upload ua = HostPins::upload_of(a), ub = &a == &b ? ua : HostPins::upload_of(b);
+  if (ua == HostPins::Upload::Gathered || ub == HostPins::Upload::Gathered) return HostPins::Upload::Gathered;
+  if (ua == HostPins::Upload::PinnedInPlace || ub == HostPins::Upload::PinnedInPlace)
+    return HostPins::Upload::PinnedInPlace;
+  return HostPins::Upload::PinnedPool;
+}
+
+static void count_host_upload(GstCudaStereoPrivate* priv, HostPins::Upload how) {
+  if (how == HostPins::Upload::PinnedPool) return;
+  std::lock_guard<std::mutex> guard(priv->lock);
+  (how == HostPins::Upload::PinnedInPlace ? priv->stats.pinned_in_place : priv->stats.gathered)++;
+}
+
 // ---------------------------------------------------------------- packed input
 
 static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad) {
@@ -90,6 +113,8 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
       if (!ahead) whole_frame_view(frame, device, &whole);
       cs::FrameView a = frame_view(frame, whole, priv->geometry, 0);
       cs::FrameView b = frame_view(frame, whole, priv->geometry, 1);
+      const bool host = !device && counts_host_uploads(priv);
+      const HostPins::Upload how = host ? upload_of(frame, frame) : HostPins::Upload::PinnedPool;
       bool engine_took = false;
       InputHold hold;  // the mapping now belongs to the frame in flight
       hold.keep(buf, &frame);
@@ -99,6 +124,7 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
         upload.taken_by_engine();
         count_uploaded_ahead(priv);
       }
+      if (engine_took) count_host_upload(priv, how);
     }
   }
   priv->last_output_rt = rt;
@@ -205,6 +231,8 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
       }
       cs::FrameView l = frame_view(lf, lwhole, priv->geometry, 0);
       cs::FrameView r = frame_view(rf, rwhole, priv->geometry, 0);
+      const bool host = !device && counts_host_uploads(priv);
+      const HostPins::Upload how = host ? upload_of(lf, rf) : HostPins::Upload::PinnedPool;
       bool engine_took = false;
       InputHold hold;  // the mappings now belong to the frame in flight
       hold.keep(lb, &lf);
@@ -215,6 +243,7 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
         rup.taken_by_engine();
         count_uploaded_ahead(priv);
       }
+      if (engine_took) count_host_upload(priv, how);
     } else {
       if (lok) gst_video_frame_unmap(&lf);
       if (rok) gst_video_frame_unmap(&rf);

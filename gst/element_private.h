@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "geometry.h"
 #include "gstcudastereo.h"
+#include "host_pin.h"
 #include "live_timing.h"
 #include "pending.h"
 #include "settings.h"
@@ -99,6 +100,10 @@ struct GstCudaStereoPrivate {
   // before the aggregator queues it, so it overlaps the src thread's work on
   // the previous frame (upload_ahead.h).
   cs_gst::UploadsAhead uploads_ahead;
+  // Pin in place (CUDA engine, system-memory input): a buffer probe on each
+  // sink pad, before the upload-ahead one, page-locks plain system memory
+  // the element sees a second time where it lies (host_pin.h).
+  cs_gst::HostPins host_pins;
 
   // Pads; changed under the object lock by request/release.
   GstAggregatorPad* sink_pad = nullptr;  // packed, not owned (the element owns it)

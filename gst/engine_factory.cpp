@@ -13,6 +13,7 @@
 #if HAVE_CUDA && defined(CS_HAVE_CUDA_ENGINE)
 #define CS_GST_CUDA_ENGINE 1
 #include "cuda_engine.h"
+#include "host_register.h"
 #else
 #define CS_GST_CUDA_ENGINE 0
 #endif
@@ -162,6 +163,43 @@ void free_pinned(void* ptr) {
   cs::cuda::free_pinned(ptr);
 #else
   (void)ptr;
+#endif
+}
+
+HostRegistration register_host_memory(void* ptr, size_t bytes, std::string* error) {
+#if CS_GST_CUDA_ENGINE
+  switch (cs::cuda::register_host(ptr, bytes, error)) {
+    case cs::cuda::HostRegistration::Registered:
+      return HostRegistration::Registered;
+    case cs::cuda::HostRegistration::AlreadyPinned:
+      return HostRegistration::AlreadyPinned;
+    case cs::cuda::HostRegistration::Failed:
+      break;
+  }
+#else
+  (void)ptr;
+  (void)bytes;
+  *error = "this build has no CUDA engine, hence no page-locking";
+#endif
+  return HostRegistration::Failed;
+}
+
+bool unregister_host_memory(void* ptr, std::string* error) {
+#if CS_GST_CUDA_ENGINE
+  return cs::cuda::unregister_host(ptr, error);
+#else
+  (void)ptr;
+  *error = "this build has no CUDA engine, hence no page-locking";
+  return false;
+#endif
+}
+
+bool host_memory_pinned(const void* ptr) {
+#if CS_GST_CUDA_ENGINE
+  return cs::cuda::is_pinned(ptr);
+#else
+  (void)ptr;
+  return false;
 #endif
 }
 

@@ -29,6 +29,16 @@ bool cuda_engine_available();
 void* alloc_pinned(size_t bytes, std::string* error);
 void free_pinned(void* ptr);
 
+// Page-locking host memory where it lies (cs::cuda::register_host), in the
+// current CUDA context, for pin in place (host_pin.h). Without a CUDA engine
+// in the build: Failed, with the reason.
+enum class HostRegistration { Registered, AlreadyPinned, Failed };
+HostRegistration register_host_memory(void* ptr, size_t bytes, std::string* error);
+bool unregister_host_memory(void* ptr, std::string* error);
+// True when `ptr` lies in page-locked host memory: the CUDA engine's own test
+// (cs::cuda::is_pinned) of whether a plane goes up by DMA where it lies.
+bool host_memory_pinned(const void* ptr);
+
 // Upload ahead (cs::cuda::CudaEngine::upload_ahead): true when `engine`
 // can copy a host frame to the GPU from the upstream thread while it works
 // on the previous one (the CUDA engine). The other two answer as the CUDA

@@ -97,12 +97,19 @@ bool open_engine(GstCudaStereo* self, const Settings& s) {
   if (engine_uploads_ahead(priv->engine.get())) {
     priv->uploads_ahead.start(priv->engine.get(), engine_context(priv));
   }
+  // Pin in place needs the GstCudaContext the engine runs in: a
+  // registration lives as long as the memory it pins, in that context, which
+  // each registration keeps alive meanwhile. Without GStreamer's CUDA
+  // library there is none, and system memory is gathered as before.
+  priv->host_pins.start(engine_context(priv));
   GST_INFO_OBJECT(self, "engine: %s", priv->backend_name);
   return true;
 }
 
 void close_engine(GstCudaStereoPrivate* priv) {
-  // Probes stop uploading; uploads never processed go back.
+  // Probes stop pinning (what was pinned stays so until its memory is
+  // freed) and uploading; uploads never processed go back.
+  priv->host_pins.stop();
   priv->uploads_ahead.stop();
   {
     // The engine frees its device memory in the context it was made in,

@@ -209,6 +209,16 @@
  * A few frames per element can be in flight this way; beyond that, or for
  * CUDA memory, a frame is copied up when it is processed, as before. The
  * `stats` field uploaded-ahead counts the frames that went the early way.
+ *
+ * Pin in place: with the CUDA engine, plain system memory that comes back
+ * (a buffer pool upstream recycles its memory: videoconvert, v4l2src, appsrc
+ * with a pool, imagefreeze) is page-locked where it lies the second time the
+ * element sees it, and its frames then go to the GPU by DMA like the
+ * element's own pool's, with no copy on the CPU. Memory seen once is never
+ * registered; each element keeps at most 512 MiB registered; a registration
+ * lasts as long as the memory and is undone when it is freed. `stats`
+ * counts pinned-in-place-frames and gathered-frames (copied through the
+ * engine's staging area), and the registrations.
  */
 #include "gstcudastereo.h"
 
@@ -243,8 +253,10 @@
 //   cuda_context.cpp   the GstCudaContext shared with neighbouring elements
 //   allocation.cpp     the pools proposed upstream and picked for the output
 //   upload_ahead.cpp   uploads to the GPU started as frames arrive
+//   host_pin.cpp       system memory that comes back page-locked where it lies
 // and helpers that never see the element's state: pairing.cpp (the two-pad
-// pairing rules), live_timing.cpp (latency and QoS rules), geometry.cpp,
+// pairing rules), live_timing.cpp (latency and QoS rules), pin_rules.cpp
+// (which memory is pinned in place, and how much), geometry.cpp,
 // settings.cpp, stats.cpp, engine_factory.cpp, pinned_allocator.cpp,
 // cuda_memory.cpp.
 
@@ -474,6 +486,8 @@ static GstAggregatorPad* make_sink_pad(GstCudaStereo* self) {
   GstPadTemplate* templ = gst_element_class_get_pad_template(GST_ELEMENT_GET_CLASS(self), "sink");
   GstAggregatorPad* pad = GST_AGGREGATOR_PAD(
       g_object_new(GST_TYPE_AGGREGATOR_PAD, "name", "sink", "direction", GST_PAD_SINK, "template", templ, nullptr));
+  // Pinning first: the upload-ahead probe then finds the memory pinned.
+  PRIV(self)->host_pins.add_probe(GST_PAD(pad));
   PRIV(self)->uploads_ahead.add_probe(GST_PAD(pad));
   return pad;
 }
@@ -511,6 +525,7 @@ static GstPad* gst_cuda_stereo_request_new_pad(GstElement* element, GstPadTempla
   }
   GstPad* pad = GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->request_new_pad(element, templ, name, caps);
   if (!pad) return nullptr;
+  PRIV(self)->host_pins.add_probe(pad);
   PRIV(self)->uploads_ahead.add_probe(pad);
   GST_OBJECT_LOCK(self);
   if (want_left)

@@ -125,8 +125,16 @@ static void reset_background_handler(GstCudaStereo* self) {
 
 static GstStructure* stats_structure(GstCudaStereo* self) {
   GstCudaStereoPrivate* priv = PRIV(self);
-  std::lock_guard<std::mutex> guard(priv->lock);
-  return stats_structure(priv->stats);
+  Stats s;
+  {
+    std::lock_guard<std::mutex> guard(priv->lock);
+    s = priv->stats;
+  }
+  const HostPins::Counts pins = priv->host_pins.counts();
+  s.pinned_bytes = pins.registered_bytes;
+  s.pin_registrations = pins.registrations;
+  s.pin_unregistrations = pins.unregistrations;
+  return stats_structure(s);
 }
 
 void install_properties_and_signals(GObjectClass* gobject_class) {
@@ -304,7 +312,13 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                          "they arrived), qos-skipped (frames not matched because they would have been late), "
                          "overlapped-frames (frames handed to the engine while an earlier one was still in flight), "
                          "processing-time (ns, recent maximum to match a frame), latency (ns, what the element adds "
-                         "to the latency query), coarse-range-factor (the factor the last frame's coarse levels used)",
+                         "to the latency query), coarse-range-factor (the factor the last frame's coarse levels used), "
+                         "pinned-in-place-frames and gathered-frames (CUDA backend, system "
+                         "memory in: frames moved to the GPU by DMA from pinned memory other than the element's pool, "
+                         "and frames copied through its staging area), pinned-in-place-bytes, pin-registrations, "
+                         "pin-unregistrations (system memory page-locked where it lies because it came back: bytes "
+                         "now, registrations and their undoing when the memory was freed, since the element was "
+                         "made)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   /**

@@ -15,7 +15,11 @@ GstStructure* stats_structure(const Stats& s) {
                            "dropped-frames", G_TYPE_UINT64, s.dropped_frames, "uploaded-ahead", G_TYPE_UINT64,
                            s.uploaded_ahead, "qos-skipped", G_TYPE_UINT64, s.qos_skipped, "overlapped-frames", G_TYPE_UINT64, s.overlapped, "processing-time",
                            G_TYPE_UINT64, s.processing_time, "latency", G_TYPE_UINT64, s.latency,
-                           "coarse-range-factor", G_TYPE_INT, s.engine.coarse_range_factor, nullptr);
+                           "coarse-range-factor", G_TYPE_INT, s.engine.coarse_range_factor,
+                           "pinned-in-place-frames", G_TYPE_UINT64, s.pinned_in_place, "gathered-frames", G_TYPE_UINT64,
+                           s.gathered, "pinned-in-place-bytes", G_TYPE_UINT64, s.pinned_bytes, "pin-registrations",
+                           G_TYPE_UINT64, s.pin_registrations, "pin-unregistrations", G_TYPE_UINT64,
+                           s.pin_unregistrations, nullptr);
 }
 
 GstStructure* frame_message_structure(GstClockTime pts, GstClockTime running_time, GstClockTime stream_time,

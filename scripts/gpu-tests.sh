@@ -34,6 +34,8 @@ step cuda-block-emulation 120 "$B/tests/cuda/cuda-test_block_emulation"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
 CK_VERBOSITY=verbose step gst-cuda 400 "$B/tests/gst/test-gst-cudastereo-cuda"
 GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_uniqueness_and_confidence_cuda_matches_cpu CK_VERBOSITY=verbose step gst-cuda-block 300 "$B/tests/gst/test-gst-cudastereo-cuda"
+# Issue 16, item 1: system memory that comes back, pinned in place.
+CK_VERBOSITY=verbose step gst-cuda-host-pin 200 "$B/tests/gst/test-gst-host-pin-cuda"
 # Issue 16: live behaviour (CPU backend), reliability on both backends: 1000
 # state cycles, flushing seeks, pad release, 16 instances a round, GPU faults
 # (injected and a real out-of-memory), 100k frames with flat memory.

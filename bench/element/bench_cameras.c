@@ -1334,7 +1334,7 @@ static int run(const Options *o, const Frame *frame) {
 
   /* What the element says: its stats, and its answer to a latency query. */
   char backend_used[64] = "-";
-  guint64 uploaded_ahead = 0;
+  guint64 uploaded_ahead = 0, pinned_in_place = 0, gathered = 0;
   double reported_latency_ms = -1;
   gboolean reported_live = FALSE;
   for (int i = 0; i < o->streams && b.streams[i].stereo; ++i) {
@@ -1344,6 +1344,10 @@ static int run(const Options *o, const Frame *frame) {
     if (st) {
       guint64 up = 0;
       if (gst_structure_get_uint64(st, "uploaded-ahead", &up)) uploaded_ahead += up;
+      /* System memory: frames moved by DMA from memory pinned in place, and
+       * frames gathered through the engine's staging (absent before them). */
+      if (gst_structure_get_uint64(st, "pinned-in-place-frames", &up)) pinned_in_place += up;
+      if (gst_structure_get_uint64(st, "gathered-frames", &up)) gathered += up;
       const char *be = gst_structure_get_string(st, "backend");
       if (i == 0 && be && *be) g_strlcpy(backend_used, be, sizeof backend_used);
       gst_structure_free(st);
@@ -1420,10 +1424,12 @@ static int run(const Options *o, const Frame *frame) {
   else
     printf(" gpu_mib_per_stream=n/a gpu_mib_by_device=n/a");
   printf(" cuda_contexts=%u input_memory=%s alloc_queries=%" G_GUINT64_FORMAT " uploaded_ahead=%" G_GUINT64_FORMAT
+         " pinned_in_place=%" G_GUINT64_FORMAT " gathered=%" G_GUINT64_FORMAT
          " out_of_order=%" G_GUINT64_FORMAT " unmatched=%" G_GUINT64_FORMAT
          " window_s=%.2f ended=%s startup_s=%.2f cpu_cores=%.2f threads=%d reported_latency_ms=%.2f reported_live=%d "
          "warnings=%u",
-         b.contexts->len, memories->len ? memories->str : "none", alloc_queries, uploaded_ahead, out_of_order, unmatched,
+         b.contexts->len, memories->len ? memories->str : "none", alloc_queries, uploaded_ahead, pinned_in_place,
+         gathered, out_of_order, unmatched,
          window_s, ended_by_eos ? "eos" : "time", startup_s, window_s > 0 ? cpu_s / window_s : 0, threads,
          reported_latency_ms, reported_live, b.warnings);
   if (!gpu_known && want_gpu) printf(" gpu_note=\"%s\"", have_driver ? "no reading" : drv.why);

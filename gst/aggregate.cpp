@@ -115,6 +115,7 @@ static GstFlowReturn aggregate_packed(GstCudaStereo* self, GstAggregatorPad* pad
       cs::FrameView b = frame_view(frame, whole, priv->geometry, 1);
       const bool host = !device && counts_host_uploads(priv);
       const HostPins::Upload how = host ? upload_of(frame, frame) : HostPins::Upload::PinnedPool;
+      if (host) HostPins::log_upload(GST_OBJECT(self), frame, how);
       bool engine_took = false;
       InputHold hold;  // the mapping now belongs to the frame in flight
       hold.keep(buf, &frame);
@@ -233,6 +234,10 @@ static GstFlowReturn aggregate_two_pads(GstCudaStereo* self, GstAggregatorPad* l
       cs::FrameView r = frame_view(rf, rwhole, priv->geometry, 0);
       const bool host = !device && counts_host_uploads(priv);
       const HostPins::Upload how = host ? upload_of(lf, rf) : HostPins::Upload::PinnedPool;
+      if (host) {
+        HostPins::log_upload(GST_OBJECT(self), lf, how);
+        HostPins::log_upload(GST_OBJECT(self), rf, how);
+      }
       bool engine_took = false;
       InputHold hold;  // the mappings now belong to the frame in flight
       hold.keep(lb, &lf);

@@ -75,11 +75,19 @@ class HostPins {
   enum class Upload { PinnedPool, PinnedInPlace, Gathered };
   static Upload upload_of(const GstVideoFrame& frame);
 
+  // Diagnostics (debug category "cudastereopin", level DEBUG; nothing is
+  // done below that level): one line per classified host frame, with its
+  // buffer, memory, record state and what the driver says of the first and
+  // last byte of its plane; the probes' sightings and the records' ends log
+  // their own lines. tests/gst/test_host_pin_cuda.cpp prints them when a
+  // count differs.
+  static void log_upload(GstObject* element, const GstVideoFrame& frame, Upload how);
+
   struct Ledger;  // an element's budget, shared with the records of what it registered
 
  private:
   static GstPadProbeReturn probe(GstPad* pad, GstPadProbeInfo* info, gpointer user_data);
-  void see(GstPad* pad, GstMemory* mem);
+  void see(GstPad* pad, GstBuffer* buf, GstMemory* mem);
 
   std::shared_mutex lock_;  // held shared by probes, exclusively by start/stop
   GstObject* context_ = nullptr;

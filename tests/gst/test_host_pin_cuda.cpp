@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,14 +66,78 @@ GstBuffer* new_frame_buffer() {
 size_t memory_bytes(GstBuffer* b) { return gst_buffer_peek_memory(b, 0)->maxsize; }
 
 // Writes frame i into `b`, which only the caller holds, and stamps it.
-void fill(GstBuffer* b, size_t i) {
+// Returns where the pixels went (for the diagnostics).
+const void* fill(GstBuffer* b, size_t i) {
   const Bytes px = frame_pixels(i);
   GstMapInfo map;
   fail_unless(gst_buffer_map(b, &map, GST_MAP_WRITE), "frame %zu: the buffer cannot be written", i);
   std::memcpy(map.data, px.data(), px.size());
+  const void* data = map.data;
   gst_buffer_unmap(b, &map);
   GST_BUFFER_PTS(b) = i * kFrame;
   GST_BUFFER_DURATION(b) = kFrame;
+  return data;
+}
+
+// ---- diagnostics: the element's "cudastereopin" debug lines (one per
+// sighting, registration, classified frame and freed record), captured so a
+// test can print them next to what it pushed when a count differs.
+
+std::mutex g_pin_log_lock;
+std::vector<std::string> g_pin_log;
+bool g_forward_default = false;  // gst_debug_log_default was installed: other categories still go there
+
+void capture_pin_log(GstDebugCategory* category, GstDebugLevel level, const gchar* file, const gchar* function,
+                     gint line, GObject* object, GstDebugMessage* message, gpointer) {
+  if (std::strcmp(gst_debug_category_get_name(category), "cudastereopin") == 0) {
+    std::lock_guard<std::mutex> guard(g_pin_log_lock);
+    g_pin_log.emplace_back(gst_debug_message_get(message));
+    return;
+  }
+  if (g_forward_default) gst_debug_log_default(category, level, file, function, line, object, message, nullptr);
+}
+
+void install_pin_log() {
+  gst_debug_set_threshold_for_name("cudastereopin", GST_LEVEL_DEBUG);
+  g_forward_default = gst_debug_remove_log_function(gst_debug_log_default) > 0;
+  gst_debug_add_log_function(capture_pin_log, nullptr, nullptr);
+}
+
+// One frame the test pushed: which pool slot, buffer and memory it was.
+struct Pushed {
+  size_t frame;
+  int slot;
+  GstBuffer* buffer;
+  GstMemory* memory;
+  const void* data;
+};
+
+// Per pushed frame: the element's lines about it (same pts): its sighting
+// (record state before -> after), a registration if any, and its
+// classification (record state then, the driver's answer for the plane's
+// first and last byte, pinned-in-place or gathered); then every other line
+// (records freed), in order.
+void print_pin_table(const std::vector<Pushed>& pushed) {
+  std::vector<std::string> log;
+  {
+    std::lock_guard<std::mutex> guard(g_pin_log_lock);
+    log = g_pin_log;
+  }
+  std::vector<bool> shown(log.size(), false);
+  g_printerr("[ pin table ] %zu frames pushed, %zu element lines\n", pushed.size(), log.size());
+  for (const Pushed& p : pushed) {
+    const std::string key = "pts=" + std::to_string(p.frame * kFrame) + " ";
+    g_printerr("  frame %2zu  slot %d  buffer %p  memory %p  data %p\n", p.frame, p.slot, static_cast<void*>(p.buffer),
+               static_cast<void*>(p.memory), p.data);
+    for (size_t k = 0; k < log.size(); ++k)
+      if (log[k].find(key) != std::string::npos) {
+        g_printerr("      %s\n", log[k].c_str());
+        shown[k] = true;
+      }
+  }
+  g_printerr("  other lines, in order:\n");
+  for (size_t k = 0; k < log.size(); ++k)
+    if (!shown[k]) g_printerr("      %s\n", log[k].c_str());
 }
 
 // Waits until the caller holds the only reference to `b`: appsrc and the
@@ -227,7 +292,11 @@ void forget_run(Run* r) {
   free_run(r);
 }
 
-void announce_test() { g_printerr("-- next pin-in-place test\n"); }
+void announce_test() {
+  g_printerr("-- next pin-in-place test\n");
+  std::lock_guard<std::mutex> guard(g_pin_log_lock);
+  g_pin_log.clear();
+}
 
 void expect_identical(const std::vector<Bytes>& got, const std::vector<Bytes>& want, const char* what) {
   fail_unless_equals_int(got.size(), want.size());
@@ -318,6 +387,7 @@ GST_START_TEST(test_recycled_pool_and_a_buffer_freed_mid_stream) {
   const std::vector<Bytes> fresh = fresh_outputs(kFrames);
   Run* r = start_run();
   std::vector<GstBuffer*> pool = {new_frame_buffer(), new_frame_buffer(), new_frame_buffer()};
+  std::vector<Pushed> pushed;
   for (size_t i = 0; i < kFrames; ++i) {
     if (i == kFreedAt) {
       wait_until_ours(pool[1]);
@@ -332,12 +402,19 @@ GST_START_TEST(test_recycled_pool_and_a_buffer_freed_mid_stream) {
     }
     GstBuffer* b = pool[i % pool.size()];
     wait_until_ours(b);
-    fill(b, i);
+    const void* data = fill(b, i);
+    pushed.push_back({i, static_cast<int>(i % pool.size()), b, gst_buffer_peek_memory(b, 0), data});
     push(r, gst_buffer_ref(b));
   }
   const std::vector<Bytes> outs = drain(r);
   expect_identical(outs, fresh, "three recycled buffers");
   PinStats s = pin_stats(r->stereo[0]);
+  if (s.gathered_frames != 4 || s.pinned_frames != kFrames - 4 || s.registrations != 4) {
+    g_printerr("[ pin counts ] gathered %" G_GUINT64_FORMAT " (want 4), pinned in place %" G_GUINT64_FORMAT
+               " (want %zu), registrations %" G_GUINT64_FORMAT " (want 4), unregistrations %" G_GUINT64_FORMAT "\n",
+               s.gathered_frames, s.pinned_frames, kFrames - 4, s.registrations, s.unregistrations);
+    print_pin_table(pushed);
+  }
   fail_unless_equals_uint64(s.gathered_frames, 4);  // each buffer's first frame, the replacement's too
   fail_unless_equals_uint64(s.pinned_frames, kFrames - 4);
   fail_unless_equals_uint64(s.registrations, 4);
@@ -405,6 +482,7 @@ static Suite* host_pin_cuda_suite(void) {
 
 int main(int argc, char** argv) {
   gst_check_init(&argc, &argv);
+  install_pin_log();
   // Skip (77) only when there is no GPU; a GPU without the element fails.
   GstCudaContext* probe = gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
   if (!probe) {

@@ -24,6 +24,7 @@
 #include "finish.h"
 #include "frame_checks.h"
 #include "gpu_code.h"
+#include "host_register.h"
 #include "matching.h"
 #include "method.h"
 #include "morphology.h"
@@ -71,6 +72,7 @@ void free_pinned(void* ptr) {
 
 bool is_pinned(const void* ptr) {
   if (!ptr) return false;
+  std::shared_lock<std::shared_mutex> guard(host_registration_lock());
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
     cudaGetLastError();  // pageable memory on older runtimes answers with an error

@@ -12,7 +12,11 @@ HostRegistration register_host(void* ptr, size_t bytes, std::string* error) {
     if (error) *error = "nothing to page-lock";
     return HostRegistration::Failed;
   }
-  const cudaError_t e = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+  cudaError_t e;
+  {
+    std::unique_lock<std::shared_mutex> guard(host_registration_lock());
+    e = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+  }
   if (e == cudaSuccess) return HostRegistration::Registered;
   cudaGetLastError();  // not sticky: later calls on this thread must not see it
   if (e == cudaErrorHostMemoryAlreadyRegistered) {
@@ -30,8 +34,17 @@ HostRegistration register_host(void* ptr, size_t bytes, std::string* error) {
   return HostRegistration::Failed;
 }
 
+std::shared_mutex& host_registration_lock() {
+  static std::shared_mutex lock;
+  return lock;
+}
+
 bool unregister_host(void* ptr, std::string* error) {
-  const cudaError_t e = cudaHostUnregister(ptr);
+  cudaError_t e;
+  {
+    std::unique_lock<std::shared_mutex> guard(host_registration_lock());
+    e = cudaHostUnregister(ptr);
+  }
   if (e == cudaSuccess) return true;
   cudaGetLastError();
   if (error) *error = cuda_error_text(e, "cudaHostUnregister", __FILE__, __LINE__);

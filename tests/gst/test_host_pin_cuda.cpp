@@ -143,11 +143,13 @@ void print_pin_table(const std::vector<Pushed>& pushed) {
 // Waits until the caller holds the only reference to `b`: appsrc and the
 // element let it go (the element keeps it until the GPU has read it), so
 // nothing reads it while it is rewritten or freed.
-// appsrc stamps a shallow copy of a buffer its caller still holds, so the
-// element gets another GstBuffer sharing this one's memory: the buffer is
-// ours again only once that copy is gone too, else fill()'s write map would
-// copy the memory and the test would push new memory (seen on the H100: one
-// frame too many gathered, its memory a first sighting).
+// The element receives another GstBuffer than the one pushed, sharing its
+// memory (a shallow copy made on the way while the test still holds the
+// original; the H100 diagnostics showed the element's buffer pointers differ
+// from the test's, the memory the same): the buffer is ours again only once
+// that copy is gone too, else fill()'s write map copies the memory and the
+// test pushes new memory (seen on the H100: one frame too many gathered, its
+// memory a first sighting).
 void wait_until_ours(GstBuffer* b) {
   for (int ms = 0; !gst_buffer_is_writable(b) || !gst_buffer_is_all_memory_writable(b); ++ms) {
     fail_unless(ms < 30000, "the pipeline kept a buffer for 30 s");

@@ -531,6 +531,42 @@ GST_START_TEST(test_background_alpha_mask_and_reset) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- automatic coarse range
+
+// The scene (a plane at 12) lies beyond max-disparity 8: the first frame's
+// coarse levels search the asked range, its probe finds the plane, and the
+// next frames' search twice as far (stats coarse-range-factor 2); with
+// coarse-range-factor=1 they keep the asked range.
+static std::vector<int> coarse_factors(const char* props) {
+  Packed p = packed_harness(props, caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH), "video/x-raw,format=GRAY16_LE");
+  std::vector<int> factors;
+  for (int i = 0; i < 3; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, 12, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    fail_unless(out != nullptr);
+    gst_buffer_unref(out);
+    GstStructure* stats = nullptr;
+    g_object_get(p.h->element, "stats", &stats, nullptr);
+    int f = -1;
+    fail_unless(gst_structure_get_int(stats, "coarse-range-factor", &f));
+    gst_structure_free(stats);
+    factors.push_back(f);
+  }
+  teardown(p);
+  return factors;
+}
+
+GST_START_TEST(test_coarse_range_follows_the_scene) {
+  const std::vector<int> automatic = coarse_factors("input-layout=side-by-side max-disparity=8 levels=2");
+  fail_unless(automatic == std::vector<int>({1, 2, 2}), "automatic: %d %d %d", automatic[0], automatic[1],
+              automatic[2]);
+  const std::vector<int> fixed =
+      coarse_factors("input-layout=side-by-side max-disparity=8 levels=2 coarse-range-factor=1");
+  fail_unless(fixed == std::vector<int>({1, 1, 1}), "fixed: %d %d %d", fixed[0], fixed[1], fixed[2]);
+}
+GST_END_TEST;
+
 // ---------------------------------------------------------------- properties
 
 GST_START_TEST(test_properties) {
@@ -546,6 +582,7 @@ GST_START_TEST(test_properties) {
               {"lr-tolerance", d.lr_tolerance, 0, 64},
               {"block-size", d.match_block_size, 3, cs::kMaxMatchBlockSize},
               {"uniqueness-ratio", d.uniqueness_ratio, -1, cs::kMaxUniquenessRatio},
+              {"coarse-range-factor", cs::kAutoCoarseRangeFactor, 0, cs::kMaxCoarseRangeFactor},
               {"cuda-device-id", -1, -1, G_MAXINT16}};
   for (const IntProp& ip : ints) {
     GParamSpec* ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), ip.name);
@@ -560,7 +597,7 @@ GST_START_TEST(test_properties) {
                        "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
                        "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
                        "baseline", "focal-length", "post-messages", "method", "block-size", "uniqueness-ratio",
-                       "stats"};
+                       "coarse-range-factor", "stats"};
   for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
   // Only NULL/READY for the device choice.
   GParamSpec* be = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "backend");
@@ -1698,6 +1735,7 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_output_depth_needs_calibration);
   tcase_add_test(tc, test_background_alpha_mask_and_reset);
   tcase_add_test(tc, test_properties);
+  tcase_add_test(tc, test_coarse_range_follows_the_scene);
   tcase_add_test(tc, test_property_change_while_playing);
   tcase_add_test(tc, test_two_pads_pairing);
   tcase_add_test(tc, test_two_pads_unpaired_frame);

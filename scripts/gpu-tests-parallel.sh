@@ -33,7 +33,7 @@ group race-b '^racecheck-match-5-6-7$' 300
 group race-c '^racecheck-match-8-9$' 300
 group race-d '^racecheck-match-10-11-12-13$' 300
 group race-e '^racecheck-(pair|rival)$' 300
-group mem '^memcheck-(rival|engine-rival|element|instances|pad-release)$' 150
+group mem '^memcheck-(rival|engine-rival|element|instances|pad-release|host-pin)$' 150
 group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150
 wait
 echo "groups: $(( $(date +%s) - start )) s"

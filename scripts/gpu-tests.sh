@@ -70,6 +70,8 @@ step racecheck-block 300 compute-sanitizer --tool racecheck --error-exitcode 9 "
 step racecheck-block-tiles 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes'
 step synccheck-block 300 compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes:CudaBlock.ScratchServesTheNextFrame'
 GST_CHECKS=test_cuda_memory_pipelines step memcheck-element 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-cuda"
+# Pin in place: registrations, DMA from registered memory, unregistration when freed.
+step memcheck-host-pin 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-host-pin-cuda"
 # One round of 16 instances created and destroyed at once, and a pad released mid-stream.
 CS_MEMORY_BOUNDS=0 CS_INSTANCE_ROUNDS=1 GST_CHECKS=test_instances_loop step memcheck-instances 600 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-reliability-cuda"
 CS_MEMORY_BOUNDS=0 GST_CHECKS=test_pad_release_mid_stream step memcheck-pad-release 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-reliability-cuda"

@@ -58,4 +58,30 @@ int probe_coarse_factor(const Image<uint32_t>& census_left, const Image<uint32_t
   return coarse_factor_from_probe(left, level, p.max_disparity);
 }
 
+bool CoarseProbeSchedule::changed(int width, int height, int levels, const Params& p) const {
+  return width_ != width || height_ != height || levels_ != levels || min_ != p.min_disparity ||
+         max_ != p.max_disparity;
+}
+
+int CoarseProbeSchedule::begin_frame(int width, int height, int levels, const Params& p) {
+  if (changed(width, height, levels, p)) {
+    factor_ = 1;  // the first frame of a configuration, until its probe
+    frames_since_probe_ = 0;
+  }
+  return factor_;
+}
+
+bool CoarseProbeSchedule::probe_due(int width, int height, int levels, const Params& p) const {
+  return changed(width, height, levels, p) || frames_since_probe_ >= static_cast<uint64_t>(kCoarseProbeInterval);
+}
+
+void CoarseProbeSchedule::probe_made(int width, int height, int levels, const Params& p) {
+  frames_since_probe_ = 0;
+  width_ = width;
+  height_ = height;
+  levels_ = levels;
+  min_ = p.min_disparity;
+  max_ = p.max_disparity;
+}
+
 }  // namespace cs

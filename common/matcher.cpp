@@ -111,11 +111,7 @@ struct Matcher::Impl {
   std::vector<BackgroundModel> model_left, model_right;  // per level
   int model_width = 0, model_height = 0, model_levels = 0;
   int frames_seen = 0;
-  // Automatic coarse range (stages.h 6b): the factor the next frame uses,
-  // frames since the last probe, and what that probe was made for.
-  int auto_factor = 1;
-  uint64_t frames_since_probe = 0;
-  int probe_width = 0, probe_height = 0, probe_levels = 0, probe_min = -1, probe_max = -1;
+  CoarseProbeSchedule coarse;  // the automatic coarse range (stages.h 6b)
 
   void restart_background() {
     model_left.clear();
@@ -225,35 +221,21 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
   dbg.costs = SweepCosts();
   const bool auto_coarse = !block && p.coarse_range_factor == kAutoCoarseRangeFactor && levels > 1;
   Params pe = p;  // the factor this frame uses
-  if (auto_coarse) {
-    const bool changed = m.probe_width != w || m.probe_height != h || m.probe_levels != levels ||
-                         m.probe_min != p.min_disparity || m.probe_max != p.max_disparity;
-    if (changed) {
-      m.auto_factor = 1;  // the first frame of a configuration, until its probe
-      m.frames_since_probe = 0;
-    }
-    pe.coarse_range_factor = m.auto_factor;
-  }
+  if (auto_coarse) pe.coarse_range_factor = m.coarse.begin_frame(w, h, levels, p);
   if (block)
     match_block(pe, dbg, q4);
   else
     match_progressive(pe, levels, dbg, q4);
   st.coarse_range_factor = block ? 1 : std::max(pe.coarse_range_factor, 1);
   if (auto_coarse) {
-    const bool changed = m.probe_width != w || m.probe_height != h || m.probe_levels != levels ||
-                         m.probe_min != p.min_disparity || m.probe_max != p.max_disparity;
-    if (changed || m.frames_since_probe >= kCoarseProbeInterval) {
+    if (m.coarse.probe_due(w, h, levels, p)) {
       const LevelDebug& top = dbg.levels[levels - 1];
-      m.auto_factor = probe_coarse_factor(top.census_left, top.census_right, p.background ? &top.mask_left : nullptr,
-                                          p.background ? &top.mask_right : nullptr, p, levels - 1);
-      m.frames_since_probe = 0;
-      m.probe_width = w;
-      m.probe_height = h;
-      m.probe_levels = levels;
-      m.probe_min = p.min_disparity;
-      m.probe_max = p.max_disparity;
+      m.coarse.set_factor(probe_coarse_factor(top.census_left, top.census_right,
+                                              p.background ? &top.mask_left : nullptr,
+                                              p.background ? &top.mask_right : nullptr, p, levels - 1));
+      m.coarse.probe_made(w, h, levels, p);
     }
-    ++m.frames_since_probe;
+    m.coarse.frame_done();
   }
   const LevelDebug& l0 = dbg.levels[0];
   if (out.confidence.data)

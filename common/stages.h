@@ -220,6 +220,29 @@ int probe_coarse_factor(const Image<uint32_t>& census_left, const Image<uint32_t
                         const Image<uint8_t>* mask_left, const Image<uint8_t>* mask_right, const Params& p,
                         int level);
 
+// When one stream of frames probes and which factor each frame uses, as the
+// paragraph above says; both engines keep one per stream. Per frame with the
+// automatic range and more than one level: begin_frame before matching (the
+// frame's factor; 1 again after a change of size, levels or range), then
+// after it, when probe_due, the probe and probe_made; then frame_done.
+// set_factor takes a probe's factor whenever it is known (the CPU reference
+// at once, the CUDA engine before the next frame).
+class CoarseProbeSchedule {
+ public:
+  int begin_frame(int width, int height, int levels, const Params& p);
+  bool probe_due(int width, int height, int levels, const Params& p) const;
+  void probe_made(int width, int height, int levels, const Params& p);
+  void frame_done() { ++frames_since_probe_; }
+  void set_factor(int factor) { factor_ = factor; }
+
+ private:
+  bool changed(int width, int height, int levels, const Params& p) const;
+  int factor_ = 1;
+  uint64_t frames_since_probe_ = 0;
+  // What the last probe was made for.
+  int width_ = 0, height_ = 0, levels_ = 0, min_ = -1, max_ = -1;
+};
+
 // ---------------------------------------------------------------- 8. cross-check
 
 // Left pixel x with dl >= 0 stays valid iff xr = x - dl is in the image,

@@ -128,13 +128,11 @@ struct UploadSlot {
 // flight share one, so the frames count and choose as one stream, as the
 // CPU reference's Matcher does.
 struct AutoCoarse {
-  int factor = 1;                   // what the frames after the last probe use
-  uint64_t frames_since_probe = 0;
-  int width = 0, height = 0, levels = 0, min = -1, max = -1;  // what the last probe was made for
+  CoarseProbeSchedule schedule;
   // A probe in flight: its histogram arrives in counts_host when `done` has
-  // happened; level and bins say how to read it.
+  // happened; level, bins and max (its max_disparity) say how to read it.
   bool waiting = false;
-  int level = 0, bins = 0;
+  int level = 0, bins = 0, max = 0;
   int device = 0;
   cudaEvent_t done = nullptr;
   unsigned* counts_device = nullptr;
@@ -519,32 +517,18 @@ struct CudaEngine::Impl {
     if (!a.waiting) return {};
     a.waiting = false;
     CS_CUDA_TRY(cudaEventSynchronize(a.done));
-    a.factor = coarse_factor_from_histogram(a.counts_host, a.bins, a.level, a.max);
+    a.schedule.set_factor(coarse_factor_from_histogram(a.counts_host, a.bins, a.level, a.max));
     return {};
   }
 
   // The automatic coarse range, before the frame's work (stages.h 6b): the
   // last probe's factor; a new configuration starts again from 1.
   std::string choose_coarse_factor() {
-    AutoCoarse& a = *coarse;
-    if (!auto_coarse()) {
-      frame_factor = std::max(params.coarse_range_factor, 1);
-    } else {
-      if (probe_changed()) {
-        a.factor = 1;
-        a.frames_since_probe = 0;
-      }
-      frame_factor = a.factor;
-    }
+    frame_factor = auto_coarse() ? coarse->schedule.begin_frame(width, height, levels, params)
+                                 : std::max(params.coarse_range_factor, 1);
     // The levels' ranges are in the graph's launches.
     if (frame_factor != body_factor) forget_graph();
     return {};
-  }
-
-  bool probe_changed() const {
-    const AutoCoarse& a = *coarse;
-    return a.width != width || a.height != height || a.levels != levels || a.min != params.min_disparity ||
-           a.max != params.max_disparity;
   }
 
   // After the frame's work: the probe, on the first frame of a configuration
@@ -553,7 +537,7 @@ struct CudaEngine::Impl {
   std::string probe_coarse_range() {
     if (!auto_coarse()) return {};
     AutoCoarse& a = *coarse;
-    if (probe_changed() || a.frames_since_probe >= static_cast<uint64_t>(kCoarseProbeInterval)) {
+    if (a.schedule.probe_due(width, height, levels, params)) {
       const int l = levels - 1;
       const Range r = probe_range(params, l, lv[l].width);
       const int bins = std::max(r.hi, 1);
@@ -567,14 +551,10 @@ struct CudaEngine::Impl {
       a.waiting = true;
       a.level = l;
       a.bins = bins;
-      a.frames_since_probe = 0;
-      a.width = width;
-      a.height = height;
-      a.levels = levels;
-      a.min = params.min_disparity;
       a.max = params.max_disparity;
+      a.schedule.probe_made(width, height, levels, params);
     }
-    ++a.frames_since_probe;
+    a.schedule.frame_done();
     return {};
   }
 

@@ -581,6 +581,38 @@ TEST(Pipeline, CoarseFactorFromHistogramEqualsTheMapRule) {
   }
 }
 
+// The schedule both engines keep: a probe on a configuration's first frame
+// and every kCoarseProbeInterval frames; a probe's factor serves until the
+// configuration changes, when the factor is 1 again until the next probe.
+TEST(Pipeline, CoarseProbeSchedule) {
+  Params p;
+  p.max_disparity = 32;
+  CoarseProbeSchedule s;
+  EXPECT_EQ(s.begin_frame(160, 96, 3, p), 1);
+  EXPECT_TRUE(s.probe_due(160, 96, 3, p));
+  s.set_factor(4);
+  s.probe_made(160, 96, 3, p);
+  s.frame_done();
+  for (int i = 2; i <= kCoarseProbeInterval; ++i) {
+    EXPECT_EQ(s.begin_frame(160, 96, 3, p), 4) << "frame " << i;
+    EXPECT_FALSE(s.probe_due(160, 96, 3, p)) << "frame " << i;
+    s.frame_done();
+  }
+  EXPECT_EQ(s.begin_frame(160, 96, 3, p), 4);
+  EXPECT_TRUE(s.probe_due(160, 96, 3, p));  // frame kCoarseProbeInterval + 1
+  s.set_factor(2);
+  s.probe_made(160, 96, 3, p);
+  s.frame_done();
+  EXPECT_EQ(s.begin_frame(160, 96, 3, p), 2);
+  s.frame_done();
+  Params q = p;
+  q.min_disparity = 4;
+  EXPECT_EQ(s.begin_frame(160, 96, 3, q), 1);  // another range: 1 until its probe
+  EXPECT_TRUE(s.probe_due(160, 96, 3, q));
+  EXPECT_TRUE(s.probe_due(160, 96, 2, p));     // other levels
+  EXPECT_TRUE(s.probe_due(161, 96, 3, p));     // another size
+}
+
 // The first frame matches with factor 1; its probe finds content at 40
 // beyond D = 32 and the next frames use 2, exactly as a matcher fixed at 2;
 // content inside D keeps 1.

@@ -383,6 +383,20 @@ TEST(CudaEngine, DeviceFramesOnCallerStream) {
 // output and all into one shared output, against the CPU reference; the
 // shared output must hold the last frame (outputs in enqueue order), and
 // stats and intermediates speak of the last frame.
+// Device copies of the pairs' views, and views of them in device memory.
+void upload_pairs(const std::vector<SyntheticPair>& pairs, std::vector<DeviceImage<uint32_t>>* planes,
+                  std::vector<FrameView>* lefts, std::vector<FrameView>* rights) {
+  for (const SyntheticPair& pair : pairs)
+    for (const auto* img : {&pair.left_rgba, &pair.right_rgba}) {
+      planes->push_back(upload(*img));
+      FrameView v = rgba_view(*img);
+      v.memory = Memory::Device;
+      v.plane[0] = reinterpret_cast<const uint8_t*>(planes->back().view().data);
+      v.pitch[0] = planes->back().view().pitch;
+      (img == &pair.left_rgba ? lefts : rights)->push_back(v);
+    }
+}
+
 TEST(CudaEngine, TwoFramesInFlightMatchTheReference) {
   Params p;
   p.max_disparity = 64;
@@ -393,15 +407,7 @@ TEST(CudaEngine, TwoFramesInFlightMatchTheReference) {
                           : make_slanted_pair(kW, kH, 6.0f + i, 0.12f, 21 + i));
   std::vector<DeviceImage<uint32_t>> planes;
   std::vector<FrameView> lefts, rights;
-  for (const SyntheticPair& pair : pairs)
-    for (const auto* img : {&pair.left_rgba, &pair.right_rgba}) {
-      planes.push_back(upload(*img));
-      FrameView v = rgba_view(*img);
-      v.memory = Memory::Device;
-      v.plane[0] = reinterpret_cast<const uint8_t*>(planes.back().view().data);
-      v.pitch[0] = planes.back().view().pitch;
-      (img == &pair.left_rgba ? lefts : rights).push_back(v);
-    }
+  upload_pairs(pairs, &planes, &lefts, &rights);
   std::vector<Image<uint16_t>> want;
   Matcher cpu(p);
   FrameStats last_cpu;
@@ -1396,15 +1402,7 @@ TEST(CudaEngine, AutomaticCoarseRangeWithTwoFramesInFlight) {
   for (int i = 0; i < kFrames; ++i) pairs.push_back(make_step_pair(kW, kH, i < 4 ? 40 : 44, 12 + i, 21 + i));
   std::vector<DeviceImage<uint32_t>> planes;
   std::vector<FrameView> lefts, rights;
-  for (const SyntheticPair& pair : pairs)
-    for (const auto* img : {&pair.left_rgba, &pair.right_rgba}) {
-      planes.push_back(upload(*img));
-      FrameView v = rgba_view(*img);
-      v.memory = Memory::Device;
-      v.plane[0] = reinterpret_cast<const uint8_t*>(planes.back().view().data);
-      v.pitch[0] = planes.back().view().pitch;
-      (img == &pair.left_rgba ? lefts : rights).push_back(v);
-    }
+  upload_pairs(pairs, &planes, &lefts, &rights);
   std::vector<Image<uint16_t>> want;
   std::vector<int> want_factor;
   Matcher cpu(p);

@@ -18,8 +18,10 @@ texture (videotestsrc pattern=snow) seen by two views --disparity pixels
 apart, so every pixel's disparity is known. --source takes any launch-line
 fragment that gives side-by-side (or, with --layout top-bottom, top-bottom)
 frames of rectified views. The depth is baseline * focal-length / disparity
-with the element's `baseline` (metres) and `focal-length` (pixels); set them
-to your calibration.
+with the element's `baseline` (metres) and `focal-length` (pixels): with
+--source, give your calibration's (without them it prints disparities only,
+and --output-mode depth is refused); the built-in source is a made-up camera
+of 0.12 m and 700 px unless they are given.
 
 Needs Debian's python3-gi, gir1.2-gstreamer-1.0, gir1.2-gst-plugins-base-1.0
 and python3-numpy (scripts/deps.sh installs them) and finds the plugin
@@ -31,6 +33,8 @@ import sys
 
 CUSTOM_META = "GstCudaStereoCustomMeta"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILT_IN_BASELINE_M = 0.12  # the built-in source's made-up camera
+BUILT_IN_FOCAL_PX = 700.0
 
 try:
     import gi
@@ -56,9 +60,11 @@ def parse_args():
     p.add_argument("--frames", type=int, default=5, help="frames to process (default 5)")
     p.add_argument("--output-mode", default="disparity", choices=["disparity", "depth"],
                    help="take raw disparity (d * scale) or depth in millimetres from the element")
-    p.add_argument("--baseline", type=float, default=0.12, help="metres between the cameras (default 0.12)")
-    p.add_argument("--focal-length", type=float, default=700.0,
-                   help="focal length of the rectified views, pixels (default 700)")
+    p.add_argument("--baseline", type=float,
+                   help="metres between the cameras, from calibration (built-in source: 0.12 unless given)")
+    p.add_argument("--focal-length", type=float,
+                   help="focal length of the rectified views, pixels, from calibration "
+                        "(built-in source: 700 unless given)")
     p.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--max-disparity", type=int, default=64, help="exclusive search limit, pixels (default 64)")
     p.add_argument("--disparity", type=int, default=20,
@@ -73,12 +79,24 @@ def parse_args():
         p.error("--frames must be at least 1")
     if not 0 <= args.disparity < args.max_disparity:
         p.error("--disparity must be in 0 .. --max-disparity - 1")
+    if not args.source:  # the built-in source's made-up camera
+        args.baseline = BUILT_IN_BASELINE_M if args.baseline is None else args.baseline
+        args.focal_length = BUILT_IN_FOCAL_PX if args.focal_length is None else args.focal_length
+    args.calibrated = args.baseline is not None and args.focal_length is not None
+    if args.output_mode == "depth" and not args.calibrated:
+        p.error("--output-mode depth needs your cameras' --baseline (metres) and --focal-length (pixels)")
+    for name in ("baseline", "focal_length"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            p.error(f"--{name.replace('_', '-')} must be positive")
     return args
 
 
 def pipeline_description(args):
     stereo = (f"cudastereo name=stereo backend={args.backend} max-disparity={args.max_disparity} "
-              f"output-mode={args.output_mode} baseline={args.baseline} focal-length={args.focal_length}")
+              f"output-mode={args.output_mode}")
+    if args.calibrated:
+        stereo += f" baseline={args.baseline} focal-length={args.focal_length}"
     sink = "video/x-raw,format=GRAY16_LE ! appsink name=sink sync=false max-buffers=4"
     if args.source:
         return f"{args.source} ! {stereo} input-layout={args.layout} ! {sink}"
@@ -129,7 +147,10 @@ def report(index, image, fields, stereo):
         disparity = fields.get_value("baseline") * fields.get_value("focal-length") / depth_m
     else:
         disparity = value / fields.get_value("scale")
-        depth_m = stereo.get_property("baseline") * stereo.get_property("focal-length") / disparity
+        baseline, focal = stereo.get_property("baseline"), stereo.get_property("focal-length")
+        if baseline <= 0 or focal <= 0:  # not calibrated: no metres from made-up numbers
+            return f"{where}: disparity {disparity:.2f} px (depth: give --baseline and --focal-length)"
+        depth_m = baseline * focal / disparity
     return f"{where}: disparity {disparity:.2f} px, depth {depth_m:.3f} m"
 
 

@@ -112,11 +112,26 @@ with tempfile.TemporaryDirectory(prefix="cs-depth-test-") as seq:
                                     str(focal)], 1)
     check("example sequence", rows, centre, truth, baseline * focal / truth, 0.5, 0.1)
 
+    # Without calibration a real source gets disparities only, never metres
+    # from made-up numbers, and depth output is refused by name.
+    cmd = [sys.executable, EXAMPLE, "--backend", "cpu", "--frames", "1", "--source", source]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    print(f"== uncalibrated source\n{done.stdout}{done.stderr}", end="")
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 1 or \
+            not re.search(r"disparity 60\.\d\d px \(depth: give --baseline and --focal-length\)$", lines[0]):
+        failures.append("uncalibrated source: expected one line with disparity 60 px and no depth")
+    done = subprocess.run(cmd + ["--output-mode", "depth", "--baseline", "0.1"], capture_output=True, text=True,
+                          timeout=60)
+    print(f"== uncalibrated source, depth\n{done.stdout}{done.stderr}", end="")
+    if done.returncode != 2 or "--focal-length" not in done.stderr or done.stdout:
+        failures.append("uncalibrated source, depth mode: expected usage error 2 naming --focal-length")
+
 # 4. The custom meta's documented fields and types (gst/gstcudastereometa.h),
 # in both output modes, and a copied buffer keeps it.
 FIELDS = {"scale": int, "invalid-value": int, "min-disparity": int, "max-disparity": int,
           "foreground-fraction": float, "levels": int, "backend": str, "depth": bool, "placeholder": bool,
-          "frame-index": int}
+          "frame-index": int, "confidence": bool}
 for mode in ("disparity", "depth"):
     p = Gst.parse_launch("videotestsrc pattern=snow num-buffers=2 ! video/x-raw,format=GRAY8,width=320,height=64 "
                          f"! cudastereo backend=cpu input-layout=side-by-side min-disparity=2 max-disparity=48 "
@@ -140,7 +155,8 @@ for mode in ("disparity", "depth"):
         if not fields.has_field(name) or type(fields.get_value(name)) is not kind:
             failures.append(f"custom meta, {mode}: no {kind.__name__} field {name}")
     expected = {"scale": 16, "invalid-value": 0, "min-disparity": 2, "max-disparity": 48, "backend": "cpu",
-                "depth": mode == "depth", "placeholder": False, "frame-index": 1, "foreground-fraction": 1.0}
+                "depth": mode == "depth", "placeholder": False, "frame-index": 1, "foreground-fraction": 1.0,
+                "confidence": False}
     if mode == "depth":
         expected.update({"baseline": 0.25, "focal-length": 640.0})
     elif fields.has_field("baseline") or fields.has_field("focal-length"):

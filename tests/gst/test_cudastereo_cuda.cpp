@@ -498,13 +498,16 @@ GstBuffer* view_buffer(const cs::Image<uint32_t>& img, size_t index) {
 
 // Starts `cudastereo <props> ! GRAY16_LE ! appsink name=sink0` fed by two
 // appsrc on sink_left and sink_right (through cudaupload into CUDA memory
-// when `upload`), pushes frame i's views, pair(i) for i < frames, from the
-// test thread and ends both streams. The pipeline is PLAYING.
+// when `upload`; through videoconvert into `view_format` when one is given),
+// pushes frame i's views, pair(i) for i < frames, from the test thread and
+// ends both streams. The pipeline is PLAYING.
 template <typename PairOf>
-GstElement* start_two_pads(const std::string& props, bool upload, size_t frames, PairOf pair) {
+GstElement* start_two_pads(const std::string& props, bool upload, size_t frames, PairOf pair,
+                           const char* view_format = nullptr) {
   const std::string caps = "video/x-raw,format=RGBA,width=" + std::to_string(kW) + ",height=" + std::to_string(kH) +
                            ",framerate=25/1";
-  const std::string into = upload ? " ! cudaupload ! video/x-raw(memory:CUDAMemory) ! " : " ! ";
+  std::string into = upload ? " ! cudaupload ! video/x-raw(memory:CUDAMemory) ! " : " ! ";
+  if (view_format) into = " ! videoconvert ! video/x-raw,format=" + std::string(view_format) + into;
   GstElement* pipeline = parse("cudastereo name=stereo " + props +
                                " ! video/x-raw,format=GRAY16_LE ! appsink name=sink0 sync=false max-buffers=0 "
                                "appsrc name=l format=time caps=\"" + caps + "\"" + into + "stereo.sink_left "
@@ -523,13 +526,16 @@ GstElement* start_two_pads(const std::string& props, bool upload, size_t frames,
   return pipeline;
 }
 
-// appsrc ! sink_left, appsrc ! sink_right in system memory; GRAY16_LE out.
-// The element's counter of frames uploaded ahead goes to *uploaded_ahead.
-std::vector<Bytes> run_two_pads(const char* backend, const std::vector<int>& disparity, uint64_t* uploaded_ahead) {
-  GstElement* pipeline = start_two_pads(std::string("backend=") + backend + " max-disparity=" + std::to_string(kMaxD),
-                                        false, disparity.size(), [&](size_t i) {
-                                          return cs::make_plane_pair(kW, kH, disparity[i], 500 + static_cast<uint32_t>(i));
-                                        });
+// appsrc ! sink_left, appsrc ! sink_right in system memory (RGBA, or
+// view_format after videoconvert); GRAY16_LE out. The element's counter of
+// frames uploaded ahead goes to *uploaded_ahead.
+std::vector<Bytes> run_two_pads(const char* backend, const std::vector<int>& disparity, uint64_t* uploaded_ahead,
+                                const char* view_format = nullptr, const char* props = nullptr) {
+  GstElement* pipeline = start_two_pads(
+      std::string("backend=") + backend + " max-disparity=" + std::to_string(kMaxD) + " " + (props ? props : ""), false,
+      disparity.size(),
+      [&](size_t i) { return cs::make_plane_pair(kW, kH, disparity[i], 500 + static_cast<uint32_t>(i)); },
+      view_format);
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink0");
   GstBus* bus = gst_element_get_bus(pipeline);
   std::vector<Bytes> outs;
@@ -553,6 +559,28 @@ std::vector<Bytes> run_two_pads(const char* backend, const std::vector<int>& dis
 }
 
 }  // namespace
+
+// YUY2 and UYVY on two pads (videoconvert makes each view, deterministic, so
+// both backends see the same bytes): the CUDA backend equals the CPU backend
+// byte for byte, with and without the background model (which reads the
+// chroma), and the planes' disparities come out.
+GST_START_TEST(test_yuv422_two_pads_cuda_matches_cpu) {
+  const std::vector<int> ds = {5, 9, 9, 3, 12};
+  for (const char* fmt : {"YUY2", "UYVY"})
+    for (const char* props : {"subpixel=false", "background=true warmup-frames=2"}) {
+      uint64_t ahead = 0;
+      const std::vector<Bytes> cuda = run_two_pads("cuda", ds, &ahead, fmt, props);
+      const std::vector<Bytes> cpu = run_two_pads("cpu", ds, &ahead, fmt, props);
+      fail_unless_equals_int(cuda.size(), ds.size());
+      const std::string what = std::string("two pads ") + fmt + " " + props;
+      expect_identical(cuda, cpu, what.c_str());
+      if (std::strcmp(props, "subpixel=false") == 0)
+        for (size_t i = 0; i < ds.size(); ++i)
+          fail_unless(fraction_at(cuda[i], ds[i]) >= 0.8, "%s, frame %zu: only %.3f of the pixels at d = %d",
+                      what.c_str(), i, fraction_at(cuda[i], ds[i]), ds[i]);
+    }
+}
+GST_END_TEST;
 
 // System-memory frames start their upload as they arrive (a pad probe, in
 // the upstream thread): the output stays byte-identical to the CPU backend,
@@ -1007,6 +1035,7 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_test(tc, test_yuv422_cuda_matches_cpu);
   tcase_add_test(tc, test_cuda_memory_pipelines);
   tcase_add_test(tc, test_cuda_memory_two_pads);
+  tcase_add_test(tc, test_yuv422_two_pads_cuda_matches_cpu);
   tcase_add_test(tc, test_nvh264dec_pipeline);
   tcase_add_test(tc, test_concurrent_elements);
   tcase_add_test(tc, test_bad_device_id);

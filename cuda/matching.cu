@@ -974,6 +974,11 @@ constexpr int kChunkPairs = 4;  // S planes held at once
 constexpr uint32_t kFirstBelow = 0x8000u;     // s_info: the evaluation interval starts at lo - 1
 constexpr uint32_t kEndAbove = 0x80000000u;   // s_info: it ends at hi + 1
 constexpr int kBlocksPerSm = 3;
+// The register-capped form of the plain kernel (launch bounds for 4 blocks:
+// 64 registers a thread, against about 80): where shared memory lets an SM
+// hold 4 blocks of a tile height it hides more latency (choose() takes it
+// where it makes the grid cheaper).
+constexpr int kDenseBlocksPerSm = 4;
 constexpr int kMiddleTileH = 28;  // the alternative tile heights (tile_rows)
 constexpr int kShortTileH = 24;
 
@@ -1126,8 +1131,8 @@ __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int
 // memory after the list, rival | before << 16), uniqueness applies and the
 // sweep's costs go out; with a.full_range the kernel matches the coarsest
 // level, every pixel over the range.
-template <int kBest, bool kMasks, int kRows, bool kRival>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __grid_constant__ Args a) {
+template <int kBest, bool kMasks, int kRows, bool kRival, int kMinBlocks = kBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
   constexpr int kPlaneWords = plane_words(kRows);
   __shared__ uint32_t s_info[kPixels];  // candidates lo | hi << 16, a narrow pixel's with kFirstBelow and kEndAbove
@@ -1569,7 +1574,16 @@ const void* full_range_kernel_of(int best, bool slots, int rows) {
 // heights only: with their state a 32-row tile holds 2 blocks an SM on the
 // H100 where 28 rows hold 3.
 template <int kBest, bool kMasks>
-const void* refine_kernel_of(int rows, bool rival) {
+const void* refine_kernel_of(int rows, bool rival, bool dense) {
+  if (dense && !rival) {
+    if (rows == phased::kShortTileH)
+      return reinterpret_cast<const void*>(
+          phased::refine_kernel<kBest, kMasks, phased::kShortTileH, false, phased::kDenseBlocksPerSm>);
+    if (rows == phased::kMiddleTileH)
+      return reinterpret_cast<const void*>(
+          phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH, false, phased::kDenseBlocksPerSm>);
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH, false, phased::kDenseBlocksPerSm>);
+  }
   if (rival)
     return rows == phased::kShortTileH
                ? reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH, true>)
@@ -1581,11 +1595,12 @@ const void* refine_kernel_of(int rows, bool rival) {
   return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH, false>);
 }
 
-const void* refine_kernel_of(int best, bool masks, int rows, bool rival) {
+const void* refine_kernel_of(int best, bool masks, int rows, bool rival, bool dense) {
   switch (best) {
-    case 0: return masks ? refine_kernel_of<0, true>(rows, rival) : refine_kernel_of<0, false>(rows, rival);
-    case 1: return masks ? refine_kernel_of<1, true>(rows, rival) : refine_kernel_of<1, false>(rows, rival);
-    default: return masks ? refine_kernel_of<2, true>(rows, rival) : refine_kernel_of<2, false>(rows, rival);
+    case 0: return masks ? refine_kernel_of<0, true>(rows, rival, dense) : refine_kernel_of<0, false>(rows, rival, dense);
+    case 1: return masks ? refine_kernel_of<1, true>(rows, rival, dense) : refine_kernel_of<1, false>(rows, rival, dense);
+    default:
+      return masks ? refine_kernel_of<2, true>(rows, rival, dense) : refine_kernel_of<2, false>(rows, rival, dense);
   }
 }
 
@@ -1621,7 +1636,7 @@ const void* wide_kernel_of(int best, bool rival) {
 template <typename KernelOf, typename SharedOf>
 bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
                     std::initializer_list<int> heights, int forced, KernelOf kernel_of, SharedOf dynamic_of,
-                    MatchConfig* out) {
+                    MatchConfig* out, long long* cost_out = nullptr) {
   bool found = false;
   long long best_cost = 0;
   for (int rows : heights) {
@@ -1645,6 +1660,7 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
       out->blocks_per_sm = per_sm;
     }
   }
+  if (cost_out) *cost_out = best_cost;
   return found;
 }
 
@@ -1726,13 +1742,34 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
         [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
   }
   out->kernel = MatchConfig::Refine;
+  out->dense = false;
   const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
-  if (!pick_tile_rows(
+  auto dynamic_of = [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); };
+  long long cost = 0;
+  if (p.refine_form != MatchParams::kDenseRefine &&
+      !pick_tile_rows(
           limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, p.tile_rows,
-          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival); },
-          [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); }, out))
+          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, false); }, dynamic_of, out, &cost))
     return false;
+  // The register-capped form (plain kernel only) where its grid costs less:
+  // where an SM holds more of its blocks. Tests force either form.
+  if (!pl.rival && p.refine_form != MatchParams::kPlainRefine) {
+    MatchConfig dense = *out;
+    long long dense_cost = 0;
+    const bool fits = pick_tile_rows(
+        limits, width, height, pl.grid_views, heights, p.tile_rows,
+        [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, false, true); }, dynamic_of, &dense,
+        &dense_cost);
+    if (fits && (p.refine_form == MatchParams::kDenseRefine || dense_cost < cost)) {
+      *out = dense;
+      out->dense = true;
+    } else if (p.refine_form == MatchParams::kDenseRefine) {
+      return false;
+    }
+  } else if (p.refine_form == MatchParams::kDenseRefine) {
+    return false;  // the rival forms have no register-capped form
+  }
   if (pl.wide_list) {
     // Up to kWideBlocksPerSm blocks an SM, as many as fit: the list's
     // entries are spread over the grid, whatever its size.
@@ -1749,19 +1786,19 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   return true;
 }
 
-template <int kBest, int kRows, bool kRival>
+template <int kBest, int kRows, bool kRival, int kMinBlocks = phased::kBlocksPerSm>
 void launch_refine_rows(const Args& a, int views, bool masks, cudaStream_t stream) {
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + kRows - 1) / kRows, views);
   const size_t shared = phased::dynamic_bytes(kRows, a.mask_words, a.list_cap, kRival);
   if (masks)
-    phased::refine_kernel<kBest, true, kRows, kRival><<<grid, kThreads, shared, stream>>>(a);
+    phased::refine_kernel<kBest, true, kRows, kRival, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else
-    phased::refine_kernel<kBest, false, kRows, kRival><<<grid, kThreads, shared, stream>>>(a);
+    phased::refine_kernel<kBest, false, kRows, kRival, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
 }
 
 template <int kBest>
-cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool rival, int wide_grid,
+cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool rival, bool dense, int wide_grid,
                           cudaStream_t stream) {
   if (rival) {
     if (rows == phased::kShortTileH)
@@ -1771,7 +1808,14 @@ cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool r
     launch_wide<kBest, true>(a, wide_grid, stream);
     return cudaGetLastError();
   }
-  if (rows == phased::kShortTileH)
+  constexpr int kDense = phased::kDenseBlocksPerSm;
+  if (dense && rows == phased::kShortTileH)
+    launch_refine_rows<kBest, phased::kShortTileH, false, kDense>(a, views, masks, stream);
+  else if (dense && rows == phased::kMiddleTileH)
+    launch_refine_rows<kBest, phased::kMiddleTileH, false, kDense>(a, views, masks, stream);
+  else if (dense)
+    launch_refine_rows<kBest, kTileH, false, kDense>(a, views, masks, stream);
+  else if (rows == phased::kShortTileH)
     launch_refine_rows<kBest, phased::kShortTileH, false>(a, views, masks, stream);
   else if (rows == phased::kMiddleTileH)
     launch_refine_rows<kBest, phased::kMiddleTileH, false>(a, views, masks, stream);
@@ -1792,9 +1836,12 @@ cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, c
       a.wide_capacity = 0;
     }
     switch (p.best) {
-      case 0: return launch_refine<0>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
-      case 1: return launch_refine<1>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
-      case 2: return launch_refine<2>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
+      case 0: return launch_refine<0>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.dense, c.wide_grid,
+                                          stream);
+      case 1: return launch_refine<1>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.dense, c.wide_grid,
+                                          stream);
+      case 2: return launch_refine<2>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.dense, c.wide_grid,
+                                          stream);
       default: return cudaErrorInvalidValue;
     }
   }
@@ -1908,10 +1955,16 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
         for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH}) {
           if (rival && rows == kTileH) continue;
           out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
-                             ", " + flag(rival) + ">",
+                             ", " + flag(rival) + ", " + std::to_string(phased::kBlocksPerSm) + ">",
                          streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, rival),
                          phased::kBlocksPerSm, rows == phased::kShortTileH,
                          std::to_string(rows) + " rows" + (rival ? ", rival" : "") + at});
+          // The register-capped form: taken only where it fits better.
+          if (!rival)
+            out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
+                               ", false, " + std::to_string(phased::kDenseBlocksPerSm) + ">",
+                           streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, false),
+                           phased::kDenseBlocksPerSm, false, std::to_string(rows) + " rows, register-capped" + at});
         }
     for (bool rival : {false, true})
       out.push_back({"streaming::wide_kernel<" + b + ", " + flag(rival) + ">", kWideThreads,

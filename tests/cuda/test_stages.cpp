@@ -491,11 +491,16 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       v.coarser = dcoarse.cview();
       v.disparity = out2.view();
       if (left) v.subpixel_offset = sub.view();
-      for (int rows : {32, 28, 24}) {
-        mp.tile_rows = streaming_kernel ? rows : 0;
-        ASSERT_CUDA(enqueue_match(v, mp, nullptr));
-        EXPECT_TRUE(same_image(expected, download(out2))) << "refine, tile rows " << rows;
-      }
+      // Each tile height in both forms of the kernel (plain and
+      // register-capped), each forced.
+      for (int form : {MatchParams::kPlainRefine, MatchParams::kDenseRefine})
+        for (int rows : {32, 28, 24}) {
+          mp.tile_rows = streaming_kernel ? rows : 0;
+          mp.refine_form = streaming_kernel ? form : MatchParams::kChosenRefine;
+          ASSERT_CUDA(enqueue_match(v, mp, nullptr));
+          EXPECT_TRUE(same_image(expected, download(out2))) << "refine, tile rows " << rows << ", form " << form;
+        }
+      mp.refine_form = MatchParams::kChosenRefine;
       if (streaming_kernel) {
         MatchParams mg = mp;
         mg.tile_rows = 0;
@@ -531,6 +536,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         vl.scratch.wide_counters = counters;
         for (int run = 0; run < 4; ++run) {  // later runs check the scratch was left reset
           mp.tile_rows = run % 2 ? 24 : run ? 28 : 32;
+          mp.refine_form = run >= 2 ? MatchParams::kDenseRefine : MatchParams::kPlainRefine;
           ASSERT_CUDA(enqueue_match(vl, mp, nullptr));
           EXPECT_TRUE(same_image(expected, download(out3))) << "refine with wide list, run " << run;
           if (left) {
@@ -539,6 +545,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         }
         cudaFree(wide);
         cudaFree(counters);
+        mp.refine_form = MatchParams::kChosenRefine;
       }
 
       if (left) check_subpixel(expected, out2, sub, "refine");

@@ -1866,14 +1866,16 @@ int tile_count(int width, int height) {
 }  // namespace
 
 // Every window and mask form of the refinement kernel for tiles of kRows rows.
-template <int kRows, bool kRival>
+// kMinBlocks: the plain form's launch bounds, or the register-capped form's.
+template <int kRows, bool kRival, int kMinBlocks = streaming::phased::kBlocksPerSm>
 cudaError_t raise_refine(int optin) {
-  for (cudaError_t e : {raise_one(streaming::phased::refine_kernel<0, false, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, true, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, false, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, true, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, false, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, true, kRows, kRival>, optin)})
+  using streaming::phased::refine_kernel;
+  for (cudaError_t e : {raise_one(refine_kernel<0, false, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<0, true, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<1, false, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<1, true, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<2, false, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<2, true, kRows, kRival, kMinBlocks>, optin)})
     if (e != cudaSuccess) return e;
   return cudaSuccess;
 }
@@ -1913,7 +1915,10 @@ cudaError_t prepare_match(int radius) {
                         raise_refine<streaming::phased::kMiddleTileH, false>(optin),
                         raise_refine<streaming::phased::kShortTileH, false>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, true>(optin),
-                        raise_refine<streaming::phased::kShortTileH, true>(optin)})
+                        raise_refine<streaming::phased::kShortTileH, true>(optin),
+                        raise_refine<streaming::kTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
+                        raise_refine<streaming::phased::kMiddleTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
+                        raise_refine<streaming::phased::kShortTileH, false, streaming::phased::kDenseBlocksPerSm>(optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }

@@ -413,6 +413,11 @@ constexpr int kWideWidth = 24;   // a pixel with a wider evaluation interval is 
 // 1024x768x256 0.320 against 0.329-0.367), unless wide pixels are
 // everywhere: the list's room is its budget (cuda_engine.cu).
 constexpr int kMaxSlices = 16;
+// stream_match_kernel's launch bounds: 2 blocks an SM (about 115 registers
+// a thread), or the register-capped form without cost slots, 3 (80),
+// chosen where the grid's cost model says it costs less.
+constexpr int kStreamBlocksPerSm = 2;
+constexpr int kDenseStreamBlocksPerSm = 3;
 constexpr unsigned kNoKey = 0xFFFFFFFFu;
 constexpr unsigned kNoRoom = 0xFFFFFFFFu;
 constexpr unsigned kNoCandidates = 0xFFFFFFFFu;  // lo = hi = 0xFFFF: nothing admissible
@@ -794,8 +799,8 @@ __device__ void write_wide_result(const MatchViews& v, int sign, bool want_subpi
 // image), so the tile's union is its pixels' own intervals and the streaming
 // passes waste little. The range's pairs may be split over `slices` blocks
 // per tile, which meet in the level's per-pixel keys.
-template <int kBest, bool kWithSlots, int kRows>
-__global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_constant__ Args a) {
+template <int kBest, bool kWithSlots, int kRows, int kMinBlocks = kStreamBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(const __grid_constant__ Args a) {
   constexpr int kTilePixels = kTileW * kRows;
   __shared__ uint32_t s_info[kRows * kRegionW];  // per output pixel: lo | hi << 16
   __shared__ uint32_t s_keys[kRows * kRegionW];  // per output pixel: best cost << 16 | d
@@ -1533,40 +1538,50 @@ void launch_wide(const Args& a, int grid, cudaStream_t stream) {
   if (grid > 0) wide_kernel<kBest, kRival><<<grid, kWideThreads, wide_dynamic_bytes(a.list_cap), stream>>>(a);
 }
 
-template <int kBest, bool kWithSlots>
+template <int kBest, bool kWithSlots, int kMinBlocks = kStreamBlocksPerSm>
 cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t stream) {
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + rows - 1) / rows, views * a.slices);
   const size_t shared = dynamic_bytes(kWithSlots, rows, a.mask_words, a.list_cap);
   if (rows == kTallTileH)
-    stream_match_kernel<kBest, kWithSlots, kTallTileH><<<grid, kThreads, shared, stream>>>(a);
+    stream_match_kernel<kBest, kWithSlots, kTallTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else if (rows == kMiddleTileH)
-    stream_match_kernel<kBest, kWithSlots, kMiddleTileH><<<grid, kThreads, shared, stream>>>(a);
+    stream_match_kernel<kBest, kWithSlots, kMiddleTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else
-    stream_match_kernel<kBest, kWithSlots, kTileH><<<grid, kThreads, shared, stream>>>(a);
+    stream_match_kernel<kBest, kWithSlots, kTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   return cudaGetLastError();
 }
 
+// dense: the register-capped form (no cost slots).
 template <int kBest>
-cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, cudaStream_t stream) {
+cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, bool dense, cudaStream_t stream) {
+  if (dense && !slots) return launch_full_range<kBest, false, kDenseStreamBlocksPerSm>(a, rows, views, stream);
   return slots ? launch_full_range<kBest, true>(a, rows, views, stream)
                : launch_full_range<kBest, false>(a, rows, views, stream);
 }
 
 // The kernels behind a run-time (window, form, tile height), for their
 // attributes.
-template <int kBest, bool kWithSlots>
+template <int kBest, bool kWithSlots, int kMinBlocks = kStreamBlocksPerSm>
 const void* full_range_kernel_of(int rows) {
-  if (rows == kTallTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTallTileH>);
-  if (rows == kMiddleTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kMiddleTileH>);
-  return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTileH>);
+  if (rows == kTallTileH)
+    return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTallTileH, kMinBlocks>);
+  if (rows == kMiddleTileH)
+    return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kMiddleTileH, kMinBlocks>);
+  return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTileH, kMinBlocks>);
 }
 
-const void* full_range_kernel_of(int best, bool slots, int rows) {
+template <int kBest>
+const void* full_range_kernel_of(bool slots, int rows, bool dense) {
+  if (dense && !slots) return full_range_kernel_of<kBest, false, kDenseStreamBlocksPerSm>(rows);
+  return slots ? full_range_kernel_of<kBest, true>(rows) : full_range_kernel_of<kBest, false>(rows);
+}
+
+const void* full_range_kernel_of(int best, bool slots, int rows, bool dense) {
   switch (best) {
-    case 0: return slots ? full_range_kernel_of<0, true>(rows) : full_range_kernel_of<0, false>(rows);
-    case 1: return slots ? full_range_kernel_of<1, true>(rows) : full_range_kernel_of<1, false>(rows);
-    default: return slots ? full_range_kernel_of<2, true>(rows) : full_range_kernel_of<2, false>(rows);
+    case 0: return full_range_kernel_of<0>(slots, rows, dense);
+    case 1: return full_range_kernel_of<1>(slots, rows, dense);
+    default: return full_range_kernel_of<2>(slots, rows, dense);
   }
 }
 
@@ -1736,10 +1751,28 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   out->rival = pl.rival;
   if (!pl.refine_kernel) {
     out->kernel = MatchConfig::FullRange;
-    return pick_tile_rows(
-        limits, width, height, pl.grid_views * a.slices, {kTallTileH, kMiddleTileH, kTileH}, p.tile_rows,
-        [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows); },
-        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
+    out->dense = false;
+    const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
+    auto dynamic_of = [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); };
+    long long cost = 0;
+    if (p.kernel_form != MatchParams::kDenseForm &&
+        !pick_tile_rows(
+            limits, width, height, pl.grid_views * a.slices, heights, p.tile_rows,
+            [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows, false); }, dynamic_of, out, &cost))
+      return false;
+    if (pl.slots || p.kernel_form == MatchParams::kPlainForm) return p.kernel_form != MatchParams::kDenseForm;
+    // The register-capped form where its grid costs less.
+    MatchConfig dense = *out;
+    long long dense_cost = 0;
+    const bool fits = pick_tile_rows(
+        limits, width, height, pl.grid_views * a.slices, heights, p.tile_rows,
+        [&](int rows) { return full_range_kernel_of(p.best, false, rows, true); }, dynamic_of, &dense, &dense_cost);
+    if (fits && (p.kernel_form == MatchParams::kDenseForm || dense_cost < cost)) {
+      *out = dense;
+      out->dense = true;
+      return true;
+    }
+    return p.kernel_form != MatchParams::kDenseForm;
   }
   out->kernel = MatchConfig::Refine;
   out->dense = false;
@@ -1747,27 +1780,27 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
   auto dynamic_of = [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); };
   long long cost = 0;
-  if (p.refine_form != MatchParams::kDenseRefine &&
+  if (p.kernel_form != MatchParams::kDenseForm &&
       !pick_tile_rows(
           limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, p.tile_rows,
           [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, false); }, dynamic_of, out, &cost))
     return false;
   // The register-capped form (plain kernel only) where its grid costs less:
   // where an SM holds more of its blocks. Tests force either form.
-  if (!pl.rival && p.refine_form != MatchParams::kPlainRefine) {
+  if (!pl.rival && p.kernel_form != MatchParams::kPlainForm) {
     MatchConfig dense = *out;
     long long dense_cost = 0;
     const bool fits = pick_tile_rows(
         limits, width, height, pl.grid_views, heights, p.tile_rows,
         [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, false, true); }, dynamic_of, &dense,
         &dense_cost);
-    if (fits && (p.refine_form == MatchParams::kDenseRefine || dense_cost < cost)) {
+    if (fits && (p.kernel_form == MatchParams::kDenseForm || dense_cost < cost)) {
       *out = dense;
       out->dense = true;
-    } else if (p.refine_form == MatchParams::kDenseRefine) {
+    } else if (p.kernel_form == MatchParams::kDenseForm) {
       return false;
     }
-  } else if (p.refine_form == MatchParams::kDenseRefine) {
+  } else if (p.kernel_form == MatchParams::kDenseForm) {
     return false;  // the rival forms have no register-capped form
   }
   if (pl.wide_list) {
@@ -1847,9 +1880,9 @@ cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, c
   }
   cudaError_t e = cudaErrorInvalidValue;
   switch (p.best) {
-    case 0: e = launch_full_range<0>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
-    case 1: e = launch_full_range<1>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
-    case 2: e = launch_full_range<2>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
+    case 0: e = launch_full_range<0>(a, c.tile_rows, pl.grid_views, pl.slots, c.dense, stream); break;
+    case 1: e = launch_full_range<1>(a, c.tile_rows, pl.grid_views, pl.slots, c.dense, stream); break;
+    case 2: e = launch_full_range<2>(a, c.tile_rows, pl.grid_views, pl.slots, c.dense, stream); break;
     default: break;
   }
   if (e != cudaSuccess || !pl.shared_costs) return e;
@@ -1876,6 +1909,18 @@ cudaError_t raise_refine(int optin) {
                         raise_one(refine_kernel<1, true, kRows, kRival, kMinBlocks>, optin),
                         raise_one(refine_kernel<2, false, kRows, kRival, kMinBlocks>, optin),
                         raise_one(refine_kernel<2, true, kRows, kRival, kMinBlocks>, optin)})
+    if (e != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
+// The full-range kernel's register-capped forms (no cost slots) of one window.
+template <int kBest>
+cudaError_t raise_stream_dense(int optin) {
+  using streaming::stream_match_kernel;
+  constexpr int kDense = streaming::kDenseStreamBlocksPerSm;
+  for (cudaError_t e : {raise_one(stream_match_kernel<kBest, false, streaming::kTileH, kDense>, optin),
+                        raise_one(stream_match_kernel<kBest, false, streaming::kMiddleTileH, kDense>, optin),
+                        raise_one(stream_match_kernel<kBest, false, streaming::kTallTileH, kDense>, optin)})
     if (e != cudaSuccess) return e;
   return cudaSuccess;
 }
@@ -1916,6 +1961,7 @@ cudaError_t prepare_match(int radius) {
                         raise_refine<streaming::phased::kShortTileH, false>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, true>(optin),
                         raise_refine<streaming::phased::kShortTileH, true>(optin),
+                        raise_stream_dense<0>(optin), raise_stream_dense<1>(optin), raise_stream_dense<2>(optin),
                         raise_refine<streaming::kTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
                         raise_refine<streaming::phased::kShortTileH, false, streaming::phased::kDenseBlocksPerSm>(optin)})
@@ -1952,9 +1998,18 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
     const std::string b = std::to_string(best);
     for (bool slots : {false, true})
       for (int rows : {kTileH, kMiddleTileH, kTallTileH})
-        out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ">",
-                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width), 2, rows == kTileH,
-                       std::to_string(rows) + " rows" + at});
+      {
+        out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ", " +
+                           std::to_string(streaming::kStreamBlocksPerSm) + ">",
+                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width),
+                       streaming::kStreamBlocksPerSm, rows == kTileH, std::to_string(rows) + " rows" + at});
+        if (!slots)  // the register-capped form: taken only where it fits better
+          out.push_back({"streaming::stream_match_kernel<" + b + ", false, " + std::to_string(rows) + ", " +
+                             std::to_string(streaming::kDenseStreamBlocksPerSm) + ">",
+                         streaming::kThreads, dynamic_bytes(false, rows, mask_words, range_width),
+                         streaming::kDenseStreamBlocksPerSm, false,
+                         std::to_string(rows) + " rows, register-capped" + at});
+      }
     for (bool rival : {false, true})
       for (bool masks : {false, true})
         for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH}) {

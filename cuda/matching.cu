@@ -1679,6 +1679,20 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
   return found;
 }
 
+// Whether the register-capped form is worth considering after the plain
+// form's choice `plain`: only where the plain grid fills at least half the
+// GPU's block slots. Its smaller tiles stream more margin rows a pixel; that
+// pays where more blocks an SM hide latency, not where the SMs are half
+// empty anyway (on the H100, 640x480 x 256 took 2.5 % longer with it taken
+// on its under-filled levels, every larger grid 6 to 8 % less).
+bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, int width, int height,
+                        int blocks_per_tile) {
+  const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) *
+                           ((height + plain.tile_rows - 1) / plain.tile_rows) * blocks_per_tile;
+  const long long slots = static_cast<long long>(plain.blocks_per_sm) * std::max(limits.sm_count, 1);
+  return 2 * blocks >= slots;
+}
+
 // A launch of `count` views (1 or 2) of one level: the kernels' arguments
 // and the choices that follow from the views.
 struct Plan {
@@ -1761,6 +1775,9 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
             [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows, false); }, dynamic_of, out, &cost))
       return false;
     if (pl.slots || p.kernel_form == MatchParams::kPlainForm) return p.kernel_form != MatchParams::kDenseForm;
+    if (p.kernel_form == MatchParams::kChosenForm &&
+        !dense_worth_trying(*out, limits, width, height, pl.grid_views * a.slices))
+      return true;
     // The register-capped form where its grid costs less.
     MatchConfig dense = *out;
     long long dense_cost = 0;
@@ -1787,7 +1804,10 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     return false;
   // The register-capped form (plain kernel only) where its grid costs less:
   // where an SM holds more of its blocks. Tests force either form.
-  if (!pl.rival && p.kernel_form != MatchParams::kPlainForm) {
+  const bool try_dense = p.kernel_form == MatchParams::kDenseForm ||
+                         (p.kernel_form == MatchParams::kChosenForm &&
+                          dense_worth_trying(*out, limits, width, height, pl.grid_views));
+  if (!pl.rival && try_dense) {
     MatchConfig dense = *out;
     long long dense_cost = 0;
     const bool fits = pick_tile_rows(

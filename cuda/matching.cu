@@ -413,6 +413,11 @@ constexpr int kWideWidth = 24;   // a pixel with a wider evaluation interval is 
 // 1024x768x256 0.320 against 0.329-0.367), unless wide pixels are
 // everywhere: the list's room is its budget (cuda_engine.cu).
 constexpr int kMaxSlices = 16;
+// stream_match_kernel's launch bounds: 2 blocks an SM (about 115 registers
+// a thread), or the register-capped form without cost slots, 3 (80),
+// chosen where the grid's cost model says it costs less.
+constexpr int kStreamBlocksPerSm = 2;
+constexpr int kDenseStreamBlocksPerSm = 3;
 constexpr unsigned kNoKey = 0xFFFFFFFFu;
 constexpr unsigned kNoRoom = 0xFFFFFFFFu;
 constexpr unsigned kNoCandidates = 0xFFFFFFFFu;  // lo = hi = 0xFFFF: nothing admissible
@@ -794,8 +799,8 @@ __device__ void write_wide_result(const MatchViews& v, int sign, bool want_subpi
 // image), so the tile's union is its pixels' own intervals and the streaming
 // passes waste little. The range's pairs may be split over `slices` blocks
 // per tile, which meet in the level's per-pixel keys.
-template <int kBest, bool kWithSlots, int kRows>
-__global__ void __launch_bounds__(kThreads, 2) stream_match_kernel(const __grid_constant__ Args a) {
+template <int kBest, bool kWithSlots, int kRows, int kMinBlocks = kStreamBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(const __grid_constant__ Args a) {
   constexpr int kTilePixels = kTileW * kRows;
   __shared__ uint32_t s_info[kRows * kRegionW];  // per output pixel: lo | hi << 16
   __shared__ uint32_t s_keys[kRows * kRegionW];  // per output pixel: best cost << 16 | d
@@ -974,6 +979,11 @@ constexpr int kChunkPairs = 4;  // S planes held at once
 constexpr uint32_t kFirstBelow = 0x8000u;     // s_info: the evaluation interval starts at lo - 1
 constexpr uint32_t kEndAbove = 0x80000000u;   // s_info: it ends at hi + 1
 constexpr int kBlocksPerSm = 3;
+// The register-capped form of the plain kernel (launch bounds for 4 blocks:
+// 64 registers a thread, against about 80): where shared memory lets an SM
+// hold 4 blocks of a tile height it hides more latency (choose() takes it
+// where it makes the grid cheaper).
+constexpr int kDenseBlocksPerSm = 4;
 constexpr int kMiddleTileH = 28;  // the alternative tile heights (tile_rows)
 constexpr int kShortTileH = 24;
 
@@ -1126,8 +1136,8 @@ __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int
 // memory after the list, rival | before << 16), uniqueness applies and the
 // sweep's costs go out; with a.full_range the kernel matches the coarsest
 // level, every pixel over the range.
-template <int kBest, bool kMasks, int kRows, bool kRival>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) refine_kernel(const __grid_constant__ Args a) {
+template <int kBest, bool kMasks, int kRows, bool kRival, int kMinBlocks = kBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
   constexpr int kPlaneWords = plane_words(kRows);
   __shared__ uint32_t s_info[kPixels];  // candidates lo | hi << 16, a narrow pixel's with kFirstBelow and kEndAbove
@@ -1528,40 +1538,50 @@ void launch_wide(const Args& a, int grid, cudaStream_t stream) {
   if (grid > 0) wide_kernel<kBest, kRival><<<grid, kWideThreads, wide_dynamic_bytes(a.list_cap), stream>>>(a);
 }
 
-template <int kBest, bool kWithSlots>
+template <int kBest, bool kWithSlots, int kMinBlocks = kStreamBlocksPerSm>
 cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t stream) {
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + rows - 1) / rows, views * a.slices);
   const size_t shared = dynamic_bytes(kWithSlots, rows, a.mask_words, a.list_cap);
   if (rows == kTallTileH)
-    stream_match_kernel<kBest, kWithSlots, kTallTileH><<<grid, kThreads, shared, stream>>>(a);
+    stream_match_kernel<kBest, kWithSlots, kTallTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else if (rows == kMiddleTileH)
-    stream_match_kernel<kBest, kWithSlots, kMiddleTileH><<<grid, kThreads, shared, stream>>>(a);
+    stream_match_kernel<kBest, kWithSlots, kMiddleTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else
-    stream_match_kernel<kBest, kWithSlots, kTileH><<<grid, kThreads, shared, stream>>>(a);
+    stream_match_kernel<kBest, kWithSlots, kTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   return cudaGetLastError();
 }
 
+// dense: the register-capped form (no cost slots).
 template <int kBest>
-cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, cudaStream_t stream) {
+cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, bool dense, cudaStream_t stream) {
+  if (dense && !slots) return launch_full_range<kBest, false, kDenseStreamBlocksPerSm>(a, rows, views, stream);
   return slots ? launch_full_range<kBest, true>(a, rows, views, stream)
                : launch_full_range<kBest, false>(a, rows, views, stream);
 }
 
 // The kernels behind a run-time (window, form, tile height), for their
 // attributes.
-template <int kBest, bool kWithSlots>
+template <int kBest, bool kWithSlots, int kMinBlocks = kStreamBlocksPerSm>
 const void* full_range_kernel_of(int rows) {
-  if (rows == kTallTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTallTileH>);
-  if (rows == kMiddleTileH) return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kMiddleTileH>);
-  return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTileH>);
+  if (rows == kTallTileH)
+    return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTallTileH, kMinBlocks>);
+  if (rows == kMiddleTileH)
+    return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kMiddleTileH, kMinBlocks>);
+  return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTileH, kMinBlocks>);
 }
 
-const void* full_range_kernel_of(int best, bool slots, int rows) {
+template <int kBest>
+const void* full_range_kernel_of(bool slots, int rows, bool dense) {
+  if (dense && !slots) return full_range_kernel_of<kBest, false, kDenseStreamBlocksPerSm>(rows);
+  return slots ? full_range_kernel_of<kBest, true>(rows) : full_range_kernel_of<kBest, false>(rows);
+}
+
+const void* full_range_kernel_of(int best, bool slots, int rows, bool dense) {
   switch (best) {
-    case 0: return slots ? full_range_kernel_of<0, true>(rows) : full_range_kernel_of<0, false>(rows);
-    case 1: return slots ? full_range_kernel_of<1, true>(rows) : full_range_kernel_of<1, false>(rows);
-    default: return slots ? full_range_kernel_of<2, true>(rows) : full_range_kernel_of<2, false>(rows);
+    case 0: return full_range_kernel_of<0>(slots, rows, dense);
+    case 1: return full_range_kernel_of<1>(slots, rows, dense);
+    default: return full_range_kernel_of<2>(slots, rows, dense);
   }
 }
 
@@ -1569,7 +1589,16 @@ const void* full_range_kernel_of(int best, bool slots, int rows) {
 // heights only: with their state a 32-row tile holds 2 blocks an SM on the
 // H100 where 28 rows hold 3.
 template <int kBest, bool kMasks>
-const void* refine_kernel_of(int rows, bool rival) {
+const void* refine_kernel_of(int rows, bool rival, bool dense) {
+  if (dense && !rival) {
+    if (rows == phased::kShortTileH)
+      return reinterpret_cast<const void*>(
+          phased::refine_kernel<kBest, kMasks, phased::kShortTileH, false, phased::kDenseBlocksPerSm>);
+    if (rows == phased::kMiddleTileH)
+      return reinterpret_cast<const void*>(
+          phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH, false, phased::kDenseBlocksPerSm>);
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH, false, phased::kDenseBlocksPerSm>);
+  }
   if (rival)
     return rows == phased::kShortTileH
                ? reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH, true>)
@@ -1581,11 +1610,12 @@ const void* refine_kernel_of(int rows, bool rival) {
   return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, kTileH, false>);
 }
 
-const void* refine_kernel_of(int best, bool masks, int rows, bool rival) {
+const void* refine_kernel_of(int best, bool masks, int rows, bool rival, bool dense) {
   switch (best) {
-    case 0: return masks ? refine_kernel_of<0, true>(rows, rival) : refine_kernel_of<0, false>(rows, rival);
-    case 1: return masks ? refine_kernel_of<1, true>(rows, rival) : refine_kernel_of<1, false>(rows, rival);
-    default: return masks ? refine_kernel_of<2, true>(rows, rival) : refine_kernel_of<2, false>(rows, rival);
+    case 0: return masks ? refine_kernel_of<0, true>(rows, rival, dense) : refine_kernel_of<0, false>(rows, rival, dense);
+    case 1: return masks ? refine_kernel_of<1, true>(rows, rival, dense) : refine_kernel_of<1, false>(rows, rival, dense);
+    default:
+      return masks ? refine_kernel_of<2, true>(rows, rival, dense) : refine_kernel_of<2, false>(rows, rival, dense);
   }
 }
 
@@ -1621,7 +1651,7 @@ const void* wide_kernel_of(int best, bool rival) {
 template <typename KernelOf, typename SharedOf>
 bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
                     std::initializer_list<int> heights, int forced, KernelOf kernel_of, SharedOf dynamic_of,
-                    MatchConfig* out) {
+                    MatchConfig* out, long long* cost_out = nullptr) {
   bool found = false;
   long long best_cost = 0;
   for (int rows : heights) {
@@ -1645,7 +1675,22 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
       out->blocks_per_sm = per_sm;
     }
   }
+  if (cost_out) *cost_out = best_cost;
   return found;
+}
+
+// Whether the register-capped form is worth considering after the plain
+// form's choice `plain`: only where the plain grid fills at least half the
+// GPU's block slots. Its smaller tiles stream more margin rows a pixel; that
+// pays where more blocks an SM hide latency, not where the SMs are half
+// empty anyway (on the H100, 640x480 x 256 took 2.5 % longer with it taken
+// on its under-filled levels, every larger grid 6 to 8 % less).
+bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, int width, int height,
+                        int blocks_per_tile) {
+  const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) *
+                           ((height + plain.tile_rows - 1) / plain.tile_rows) * blocks_per_tile;
+  const long long slots = static_cast<long long>(plain.blocks_per_sm) * std::max(limits.sm_count, 1);
+  return 2 * blocks >= slots;
 }
 
 // A launch of `count` views (1 or 2) of one level: the kernels' arguments
@@ -1720,19 +1765,64 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   out->rival = pl.rival;
   if (!pl.refine_kernel) {
     out->kernel = MatchConfig::FullRange;
-    return pick_tile_rows(
-        limits, width, height, pl.grid_views * a.slices, {kTallTileH, kMiddleTileH, kTileH}, p.tile_rows,
-        [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows); },
-        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
+    out->dense = false;
+    const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
+    auto dynamic_of = [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); };
+    long long cost = 0;
+    if (p.kernel_form != MatchParams::kDenseForm &&
+        !pick_tile_rows(
+            limits, width, height, pl.grid_views * a.slices, heights, p.tile_rows,
+            [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows, false); }, dynamic_of, out, &cost))
+      return false;
+    if (pl.slots || p.kernel_form == MatchParams::kPlainForm) return p.kernel_form != MatchParams::kDenseForm;
+    if (p.kernel_form == MatchParams::kChosenForm &&
+        !dense_worth_trying(*out, limits, width, height, pl.grid_views * a.slices))
+      return true;
+    // The register-capped form where its grid costs less.
+    MatchConfig dense = *out;
+    long long dense_cost = 0;
+    const bool fits = pick_tile_rows(
+        limits, width, height, pl.grid_views * a.slices, heights, p.tile_rows,
+        [&](int rows) { return full_range_kernel_of(p.best, false, rows, true); }, dynamic_of, &dense, &dense_cost);
+    if (fits && (p.kernel_form == MatchParams::kDenseForm || dense_cost < cost)) {
+      *out = dense;
+      out->dense = true;
+      return true;
+    }
+    return p.kernel_form != MatchParams::kDenseForm;
   }
   out->kernel = MatchConfig::Refine;
+  out->dense = false;
   const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
-  if (!pick_tile_rows(
+  auto dynamic_of = [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); };
+  long long cost = 0;
+  if (p.kernel_form != MatchParams::kDenseForm &&
+      !pick_tile_rows(
           limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, p.tile_rows,
-          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival); },
-          [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); }, out))
+          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, false); }, dynamic_of, out, &cost))
     return false;
+  // The register-capped form (plain kernel only) where its grid costs less:
+  // where an SM holds more of its blocks. Tests force either form.
+  const bool try_dense = p.kernel_form == MatchParams::kDenseForm ||
+                         (p.kernel_form == MatchParams::kChosenForm &&
+                          dense_worth_trying(*out, limits, width, height, pl.grid_views));
+  if (!pl.rival && try_dense) {
+    MatchConfig dense = *out;
+    long long dense_cost = 0;
+    const bool fits = pick_tile_rows(
+        limits, width, height, pl.grid_views, heights, p.tile_rows,
+        [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, false, true); }, dynamic_of, &dense,
+        &dense_cost);
+    if (fits && (p.kernel_form == MatchParams::kDenseForm || dense_cost < cost)) {
+      *out = dense;
+      out->dense = true;
+    } else if (p.kernel_form == MatchParams::kDenseForm) {
+      return false;
+    }
+  } else if (p.kernel_form == MatchParams::kDenseForm) {
+    return false;  // the rival forms have no register-capped form
+  }
   if (pl.wide_list) {
     // Up to kWideBlocksPerSm blocks an SM, as many as fit: the list's
     // entries are spread over the grid, whatever its size.
@@ -1749,19 +1839,19 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   return true;
 }
 
-template <int kBest, int kRows, bool kRival>
+template <int kBest, int kRows, bool kRival, int kMinBlocks = phased::kBlocksPerSm>
 void launch_refine_rows(const Args& a, int views, bool masks, cudaStream_t stream) {
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + kRows - 1) / kRows, views);
   const size_t shared = phased::dynamic_bytes(kRows, a.mask_words, a.list_cap, kRival);
   if (masks)
-    phased::refine_kernel<kBest, true, kRows, kRival><<<grid, kThreads, shared, stream>>>(a);
+    phased::refine_kernel<kBest, true, kRows, kRival, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else
-    phased::refine_kernel<kBest, false, kRows, kRival><<<grid, kThreads, shared, stream>>>(a);
+    phased::refine_kernel<kBest, false, kRows, kRival, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
 }
 
 template <int kBest>
-cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool rival, int wide_grid,
+cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool rival, bool dense, int wide_grid,
                           cudaStream_t stream) {
   if (rival) {
     if (rows == phased::kShortTileH)
@@ -1771,7 +1861,14 @@ cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool r
     launch_wide<kBest, true>(a, wide_grid, stream);
     return cudaGetLastError();
   }
-  if (rows == phased::kShortTileH)
+  constexpr int kDense = phased::kDenseBlocksPerSm;
+  if (dense && rows == phased::kShortTileH)
+    launch_refine_rows<kBest, phased::kShortTileH, false, kDense>(a, views, masks, stream);
+  else if (dense && rows == phased::kMiddleTileH)
+    launch_refine_rows<kBest, phased::kMiddleTileH, false, kDense>(a, views, masks, stream);
+  else if (dense)
+    launch_refine_rows<kBest, kTileH, false, kDense>(a, views, masks, stream);
+  else if (rows == phased::kShortTileH)
     launch_refine_rows<kBest, phased::kShortTileH, false>(a, views, masks, stream);
   else if (rows == phased::kMiddleTileH)
     launch_refine_rows<kBest, phased::kMiddleTileH, false>(a, views, masks, stream);
@@ -1792,17 +1889,20 @@ cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, c
       a.wide_capacity = 0;
     }
     switch (p.best) {
-      case 0: return launch_refine<0>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
-      case 1: return launch_refine<1>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
-      case 2: return launch_refine<2>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.wide_grid, stream);
+      case 0: return launch_refine<0>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.dense, c.wide_grid,
+                                          stream);
+      case 1: return launch_refine<1>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.dense, c.wide_grid,
+                                          stream);
+      case 2: return launch_refine<2>(a, c.tile_rows, pl.grid_views, pl.masks, pl.rival, c.dense, c.wide_grid,
+                                          stream);
       default: return cudaErrorInvalidValue;
     }
   }
   cudaError_t e = cudaErrorInvalidValue;
   switch (p.best) {
-    case 0: e = launch_full_range<0>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
-    case 1: e = launch_full_range<1>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
-    case 2: e = launch_full_range<2>(a, c.tile_rows, pl.grid_views, pl.slots, stream); break;
+    case 0: e = launch_full_range<0>(a, c.tile_rows, pl.grid_views, pl.slots, c.dense, stream); break;
+    case 1: e = launch_full_range<1>(a, c.tile_rows, pl.grid_views, pl.slots, c.dense, stream); break;
+    case 2: e = launch_full_range<2>(a, c.tile_rows, pl.grid_views, pl.slots, c.dense, stream); break;
     default: break;
   }
   if (e != cudaSuccess || !pl.shared_costs) return e;
@@ -1819,14 +1919,28 @@ int tile_count(int width, int height) {
 }  // namespace
 
 // Every window and mask form of the refinement kernel for tiles of kRows rows.
-template <int kRows, bool kRival>
+// kMinBlocks: the plain form's launch bounds, or the register-capped form's.
+template <int kRows, bool kRival, int kMinBlocks = streaming::phased::kBlocksPerSm>
 cudaError_t raise_refine(int optin) {
-  for (cudaError_t e : {raise_one(streaming::phased::refine_kernel<0, false, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<0, true, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, false, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<1, true, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, false, kRows, kRival>, optin),
-                        raise_one(streaming::phased::refine_kernel<2, true, kRows, kRival>, optin)})
+  using streaming::phased::refine_kernel;
+  for (cudaError_t e : {raise_one(refine_kernel<0, false, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<0, true, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<1, false, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<1, true, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<2, false, kRows, kRival, kMinBlocks>, optin),
+                        raise_one(refine_kernel<2, true, kRows, kRival, kMinBlocks>, optin)})
+    if (e != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
+// The full-range kernel's register-capped forms (no cost slots) of one window.
+template <int kBest>
+cudaError_t raise_stream_dense(int optin) {
+  using streaming::stream_match_kernel;
+  constexpr int kDense = streaming::kDenseStreamBlocksPerSm;
+  for (cudaError_t e : {raise_one(stream_match_kernel<kBest, false, streaming::kTileH, kDense>, optin),
+                        raise_one(stream_match_kernel<kBest, false, streaming::kMiddleTileH, kDense>, optin),
+                        raise_one(stream_match_kernel<kBest, false, streaming::kTallTileH, kDense>, optin)})
     if (e != cudaSuccess) return e;
   return cudaSuccess;
 }
@@ -1866,7 +1980,11 @@ cudaError_t prepare_match(int radius) {
                         raise_refine<streaming::phased::kMiddleTileH, false>(optin),
                         raise_refine<streaming::phased::kShortTileH, false>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, true>(optin),
-                        raise_refine<streaming::phased::kShortTileH, true>(optin)})
+                        raise_refine<streaming::phased::kShortTileH, true>(optin),
+                        raise_stream_dense<0>(optin), raise_stream_dense<1>(optin), raise_stream_dense<2>(optin),
+                        raise_refine<streaming::kTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
+                        raise_refine<streaming::phased::kMiddleTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
+                        raise_refine<streaming::phased::kShortTileH, false, streaming::phased::kDenseBlocksPerSm>(optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }
@@ -1900,18 +2018,33 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
     const std::string b = std::to_string(best);
     for (bool slots : {false, true})
       for (int rows : {kTileH, kMiddleTileH, kTallTileH})
-        out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ">",
-                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width), 2, rows == kTileH,
-                       std::to_string(rows) + " rows" + at});
+      {
+        out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ", " +
+                           std::to_string(streaming::kStreamBlocksPerSm) + ">",
+                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width),
+                       streaming::kStreamBlocksPerSm, rows == kTileH, std::to_string(rows) + " rows" + at});
+        if (!slots)  // the register-capped form: taken only where it fits better
+          out.push_back({"streaming::stream_match_kernel<" + b + ", false, " + std::to_string(rows) + ", " +
+                             std::to_string(streaming::kDenseStreamBlocksPerSm) + ">",
+                         streaming::kThreads, dynamic_bytes(false, rows, mask_words, range_width),
+                         streaming::kDenseStreamBlocksPerSm, false,
+                         std::to_string(rows) + " rows, register-capped" + at});
+      }
     for (bool rival : {false, true})
       for (bool masks : {false, true})
         for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH}) {
           if (rival && rows == kTileH) continue;
           out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
-                             ", " + flag(rival) + ">",
+                             ", " + flag(rival) + ", " + std::to_string(phased::kBlocksPerSm) + ">",
                          streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, rival),
                          phased::kBlocksPerSm, rows == phased::kShortTileH,
                          std::to_string(rows) + " rows" + (rival ? ", rival" : "") + at});
+          // The register-capped form: taken only where it fits better.
+          if (!rival)
+            out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
+                               ", false, " + std::to_string(phased::kDenseBlocksPerSm) + ">",
+                           streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, false),
+                           phased::kDenseBlocksPerSm, false, std::to_string(rows) + " rows, register-capped" + at});
         }
     for (bool rival : {false, true})
       out.push_back({"streaming::wide_kernel<" + b + ", " + flag(rival) + ">", kWideThreads,

@@ -68,6 +68,13 @@ struct MatchParams {
   // usual); else 32, 40 or 48 at the coarsest level, 32, 28 or 24 below it
   // (tests force each; one that does not fit the device is refused).
   int tile_rows = 0;
+  // The streaming kernels' register forms (the full-range kernel without
+  // cost slots, and the plain refine kernel): chosen per grid and device
+  // (kChosenForm, the usual), or forced (tests): kPlainForm, or kDenseForm,
+  // capped for one more block an SM (refused where it does not exist, as the
+  // rival forms and the slots have none, or does not fit).
+  enum KernelForm { kChosenForm = 0, kPlainForm = 1, kDenseForm = 2 };
+  int kernel_form = kChosenForm;
   // The tile kernel of any radius and window even where a radius-2 kernel
   // applies (tests; the engine takes it where no radius-2 tile fits).
   bool generic_kernel = false;
@@ -88,6 +95,7 @@ struct MatchConfig {
   enum Kernel { Generic, FullRange, Refine } kernel = Generic;
   bool rival = false;
   int tile_rows = 0;              // FullRange and Refine
+  bool dense = false;             // FullRange and Refine: the register-capped form (MatchParams::kDenseForm)
   int threads = 0;                // a block
   size_t static_shared = 0;       // bytes a block
   size_t dynamic_shared = 0;

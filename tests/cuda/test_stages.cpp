@@ -459,8 +459,13 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       v.disparity = out.view();
       for (int rows : {32, 40, 48}) {
         mp.tile_rows = streaming_kernel ? rows : 0;
-        ASSERT_CUDA(enqueue_match(v, mp, nullptr));
-        EXPECT_TRUE(same_image(expected, download(out))) << "full range, tile rows " << rows;
+        // Both register forms; the cost slots (sub-pixel) have the plain one only.
+        for (int form : {MatchParams::kPlainForm, MatchParams::kDenseForm}) {
+          mp.kernel_form = streaming_kernel ? form : MatchParams::kChosenForm;
+          ASSERT_CUDA(enqueue_match(v, mp, nullptr));
+          EXPECT_TRUE(same_image(expected, download(out))) << "full range, tile rows " << rows << ", form " << form;
+        }
+        mp.kernel_form = MatchParams::kChosenForm;
         if (left) {  // the coarsest level is also the finest when there is one level
           MatchViews vs = v;
           vs.subpixel_offset = sub_full.view();
@@ -491,11 +496,16 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       v.coarser = dcoarse.cview();
       v.disparity = out2.view();
       if (left) v.subpixel_offset = sub.view();
-      for (int rows : {32, 28, 24}) {
-        mp.tile_rows = streaming_kernel ? rows : 0;
-        ASSERT_CUDA(enqueue_match(v, mp, nullptr));
-        EXPECT_TRUE(same_image(expected, download(out2))) << "refine, tile rows " << rows;
-      }
+      // Each tile height in both forms of the kernel (plain and
+      // register-capped), each forced.
+      for (int form : {MatchParams::kPlainForm, MatchParams::kDenseForm})
+        for (int rows : {32, 28, 24}) {
+          mp.tile_rows = streaming_kernel ? rows : 0;
+          mp.kernel_form = streaming_kernel ? form : MatchParams::kChosenForm;
+          ASSERT_CUDA(enqueue_match(v, mp, nullptr));
+          EXPECT_TRUE(same_image(expected, download(out2))) << "refine, tile rows " << rows << ", form " << form;
+        }
+      mp.kernel_form = MatchParams::kChosenForm;
       if (streaming_kernel) {
         MatchParams mg = mp;
         mg.tile_rows = 0;
@@ -531,6 +541,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         vl.scratch.wide_counters = counters;
         for (int run = 0; run < 4; ++run) {  // later runs check the scratch was left reset
           mp.tile_rows = run % 2 ? 24 : run ? 28 : 32;
+          mp.kernel_form = run >= 2 ? MatchParams::kDenseForm : MatchParams::kPlainForm;
           ASSERT_CUDA(enqueue_match(vl, mp, nullptr));
           EXPECT_TRUE(same_image(expected, download(out3))) << "refine with wide list, run " << run;
           if (left) {
@@ -539,6 +550,7 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
         }
         cudaFree(wide);
         cudaFree(counters);
+        mp.kernel_form = MatchParams::kChosenForm;
       }
 
       if (left) check_subpixel(expected, out2, sub, "refine");
@@ -590,13 +602,16 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
     mp.range = c.range;
     mp.radius = 2;
     mp.best = c.best;
-    for (int run = 0; run < 2; ++run)
+    // Runs 2 and 3 take the register-capped form (none with sub-pixel).
+    for (int run = 0; run < 4; ++run)
       for (int rows : {32, 40, 48}) {
         mp.tile_rows = rows;
+        mp.kernel_form = run >= 2 && !c.subpixel ? MatchParams::kDenseForm : MatchParams::kPlainForm;
         ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
         EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, run " << run << ", tile rows " << rows;
         EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, run " << run << ", tile rows " << rows;
       }
+    mp.kernel_form = MatchParams::kChosenForm;
     // The generic kernel for both (no radius-2 tile fits the GPU).
     mp.tile_rows = 0;
     mp.generic_kernel = true;

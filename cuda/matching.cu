@@ -1682,9 +1682,11 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
 // Whether the register-capped form is worth considering after the plain
 // form's choice `plain`: only where the plain grid fills at least half the
 // GPU's block slots. Its smaller tiles stream more margin rows a pixel; that
-// pays where more blocks an SM hide latency, not where the SMs are half
-// empty anyway (on the H100, 640x480 x 256 took 2.5 % longer with it taken
-// on its under-filled levels, every larger grid 6 to 8 % less).
+// can pay where more blocks an SM hide latency, not where the SMs are half
+// empty anyway. A guard, not a measured gain: on the H100 (Aloe, 2026-11-25)
+// no time changed with it, and 640x480 x 256 takes 2.5 % longer with the
+// register-capped forms than without them either way (cause not found),
+// while every other size and range of the grid takes 4 to 9 % less.
 bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, int width, int height,
                         int blocks_per_tile) {
   const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) *

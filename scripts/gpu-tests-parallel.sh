@@ -30,8 +30,10 @@ group configs '^cuda-(configs|block)$|^memcheck-engine$' 200
 group element '^gst-cuda|^launch-lines$|^usb-cameras$|^embed$' 320
 group race-a '^racecheck-match-0-1-2-3-4$' 300
 group race-b '^racecheck-match-5-6-7$' 300
-group race-c '^racecheck-match-8-9$' 300
-group race-d '^racecheck-match-10-11-12-13$' 300
+group race-c8 '^racecheck-match-8$' 300
+group race-c9 '^racecheck-match-9$' 300
+group race-d1 '^racecheck-match-10-11$' 300
+group race-d2 '^racecheck-match-12-13$' 300
 group race-e '^racecheck-(pair|rival)$' 300
 group mem '^memcheck-(rival|engine-rival|element|instances|pad-release|host-pin)$' 150
 group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150

@@ -1695,6 +1695,38 @@ bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, in
   return 2 * blocks >= slots;
 }
 
+// A kernel's configuration in one of its register forms (MatchParams::
+// kernel_form): the plain form's best tile height, or, where the kernel has a
+// register-capped form (has_dense) and the plain grid makes it worth trying,
+// the capped form's where its grid costs less; either form when forced.
+// kernel_of(rows, dense) gives the kernel, dynamic_of(rows) its dynamic
+// shared bytes. False when the asked form does not exist or does not fit.
+template <typename KernelOf, typename SharedOf>
+bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int height, int blocks_per_tile,
+               std::initializer_list<int> plain_heights, std::initializer_list<int> dense_heights, bool has_dense,
+               KernelOf kernel_of, SharedOf dynamic_of, MatchConfig* out) {
+  const bool forced_dense = p.kernel_form == MatchParams::kDenseForm;
+  out->dense = false;
+  long long cost = 0;
+  if (!forced_dense && !pick_tile_rows(limits, width, height, blocks_per_tile, plain_heights, p.tile_rows,
+                                       [&](int rows) { return kernel_of(rows, false); }, dynamic_of, out, &cost))
+    return false;
+  if (!has_dense) return !forced_dense;
+  if (p.kernel_form == MatchParams::kPlainForm ||
+      (!forced_dense && !dense_worth_trying(*out, limits, width, height, blocks_per_tile)))
+    return true;
+  MatchConfig dense = *out;
+  long long dense_cost = 0;
+  const bool fits = pick_tile_rows(limits, width, height, blocks_per_tile, dense_heights, p.tile_rows,
+                                   [&](int rows) { return kernel_of(rows, true); }, dynamic_of, &dense, &dense_cost);
+  if (fits && (forced_dense || dense_cost < cost)) {
+    *out = dense;
+    out->dense = true;
+    return true;
+  }
+  return !forced_dense;
+}
+
 // A launch of `count` views (1 or 2) of one level: the kernels' arguments
 // and the choices that follow from the views.
 struct Plan {
@@ -1767,64 +1799,22 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   out->rival = pl.rival;
   if (!pl.refine_kernel) {
     out->kernel = MatchConfig::FullRange;
-    out->dense = false;
-    const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
-    auto dynamic_of = [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); };
-    long long cost = 0;
-    if (p.kernel_form != MatchParams::kDenseForm &&
-        !pick_tile_rows(
-            limits, width, height, pl.grid_views * a.slices, heights, p.tile_rows,
-            [&](int rows) { return full_range_kernel_of(p.best, pl.slots, rows, false); }, dynamic_of, out, &cost))
-      return false;
-    if (pl.slots || p.kernel_form == MatchParams::kPlainForm) return p.kernel_form != MatchParams::kDenseForm;
-    if (p.kernel_form == MatchParams::kChosenForm &&
-        !dense_worth_trying(*out, limits, width, height, pl.grid_views * a.slices))
-      return true;
-    // The register-capped form where its grid costs less.
-    MatchConfig dense = *out;
-    long long dense_cost = 0;
-    const bool fits = pick_tile_rows(
-        limits, width, height, pl.grid_views * a.slices, heights, p.tile_rows,
-        [&](int rows) { return full_range_kernel_of(p.best, false, rows, true); }, dynamic_of, &dense, &dense_cost);
-    if (fits && (p.kernel_form == MatchParams::kDenseForm || dense_cost < cost)) {
-      *out = dense;
-      out->dense = true;
-      return true;
-    }
-    return p.kernel_form != MatchParams::kDenseForm;
+    // The cost slots have no register-capped form.
+    return pick_form(
+        p, limits, width, height, pl.grid_views * a.slices, {kTallTileH, kMiddleTileH, kTileH},
+        {kTallTileH, kMiddleTileH, kTileH}, !pl.slots,
+        [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
+        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
   }
   out->kernel = MatchConfig::Refine;
-  out->dense = false;
   const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
-  auto dynamic_of = [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); };
-  long long cost = 0;
-  if (p.kernel_form != MatchParams::kDenseForm &&
-      !pick_tile_rows(
-          limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, p.tile_rows,
-          [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, false); }, dynamic_of, out, &cost))
+  // The rival forms have no register-capped form.
+  if (!pick_form(
+          p, limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, heights, !pl.rival,
+          [&](int rows, bool dense) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, dense); },
+          [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); }, out))
     return false;
-  // The register-capped form (plain kernel only) where its grid costs less:
-  // where an SM holds more of its blocks. Tests force either form.
-  const bool try_dense = p.kernel_form == MatchParams::kDenseForm ||
-                         (p.kernel_form == MatchParams::kChosenForm &&
-                          dense_worth_trying(*out, limits, width, height, pl.grid_views));
-  if (!pl.rival && try_dense) {
-    MatchConfig dense = *out;
-    long long dense_cost = 0;
-    const bool fits = pick_tile_rows(
-        limits, width, height, pl.grid_views, heights, p.tile_rows,
-        [&](int rows) { return refine_kernel_of(p.best, pl.masks, rows, false, true); }, dynamic_of, &dense,
-        &dense_cost);
-    if (fits && (p.kernel_form == MatchParams::kDenseForm || dense_cost < cost)) {
-      *out = dense;
-      out->dense = true;
-    } else if (p.kernel_form == MatchParams::kDenseForm) {
-      return false;
-    }
-  } else if (p.kernel_form == MatchParams::kDenseForm) {
-    return false;  // the rival forms have no register-capped form
-  }
   if (pl.wide_list) {
     // Up to kWideBlocksPerSm blocks an SM, as many as fit: the list's
     // entries are spread over the grid, whatever its size.

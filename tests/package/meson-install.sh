@@ -8,29 +8,23 @@
 # Usage: meson-install.sh BUILD_DIR WORK_DIR
 set -u
 build=${1:?build dir} work=${2:?work dir}
-if [ "${CS_TEST_SYSTEM_INSTALL:-0}" != 1 ] || [ "$(id -u)" != 0 ]; then
-  echo "SKIP: installs into the system; runs only as root with CS_TEST_SYSTEM_INSTALL=1 (CI)"; exit 77
-fi
-pluginsdir=$(pkg-config --variable=pluginsdir gstreamer-1.0)
+source "$(dirname "${BASH_SOURCE[0]}")/installed.sh"
+cs_may_install || { echo "SKIP: installs into the system; runs only as root with CS_TEST_SYSTEM_INSTALL=1 (CI)"; exit 77; }
 prefix=$(meson introspect --buildoptions "$build" | python3 -c \
   'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
-[ -e "$pluginsdir/libgstcudastereo.so" ] && { echo "FAIL: $pluginsdir/libgstcudastereo.so is already installed"; exit 1; }
-rm -rf "$work"; mkdir -p "$work/home"
+[ -e "$cs_installed_plugin" ] && { echo "FAIL: $cs_installed_plugin is already installed"; exit 1; }
+rm -rf "$work"; mkdir -p "$work"
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 echo "== meson install -C $build (prefix $prefix)"
 meson install -C "$build" --no-rebuild > "$work/install.log" 2>&1 || { fail "meson install: $(tail -n 5 "$work/install.log")"; }
 cat "$work/install.log" | grep -i installing
-clean=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home")
-"${clean[@]}" gst-inspect-1.0 cudastereo > "$work/inspect.txt" 2>&1 ||
-  fail "gst-inspect-1.0 cudastereo after meson install: $(head -n 5 "$work/inspect.txt")"
-grep -Eq "Filename *(/usr)?${pluginsdir#/usr}/libgstcudastereo.so" "$work/inspect.txt" ||
-  fail "gst-inspect-1.0 did not load the plugin from $pluginsdir: $(grep Filename "$work/inspect.txt")"
+cs_check_found "$work" "after meson install"
 [ -f "$prefix/include/gstreamer-1.0/gst/cudastereo/gstcudastereometa.h" ] || fail "no header under $prefix/include"
 pc=$(find "$prefix/lib" -name gstcudastereo-1.0.pc 2>/dev/null | head -n 1)
 [ -n "$pc" ] || fail "no gstcudastereo-1.0.pc under $prefix/lib"
 [ -x "$prefix/bin/cs-stereo" ] || fail "no cs-stereo in $prefix/bin"
 ninja -C "$build" uninstall > "$work/uninstall.log" 2>&1 || fail "ninja uninstall: $(tail -n 5 "$work/uninstall.log")"
-[ -e "$pluginsdir/libgstcudastereo.so" ] && fail "the plugin is still there after ninja uninstall"
+[ -e "$cs_installed_plugin" ] && fail "the plugin is still there after ninja uninstall"
 [ $failed -eq 0 ] && { echo "ok: meson install, gst-inspect-1.0 with no environment variable, uninstall"; rm -rf "$work"; }
 exit $failed

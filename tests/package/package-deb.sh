@@ -28,7 +28,8 @@ main=("$work"/dist/gstreamer1.0-cudastereo_*.deb)
 dev=("$work"/dist/gstreamer1.0-cudastereo-dev_*.deb)
 [ ${#main[@]} -eq 1 ] && [ ${#dev[@]} -eq 1 ] || { fail "expected one package and one -dev package in $work/dist"; exit 1; }
 
-pluginsdir=$(pkg-config --variable=pluginsdir gstreamer-1.0)
+source "$(dirname "${BASH_SOURCE[0]}")/installed.sh"
+pluginsdir=$cs_pluginsdir
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 dpkg-deb -c "${main[0]}" | awk '{print $6}' > "$work/main.list"
 dpkg-deb -c "${dev[0]}" | awk '{print $6}' > "$work/dev.list"
@@ -91,26 +92,22 @@ cc -Wall -Werror "$work/app.c" -o "$work/app" $flags && "$work/app" || fail "a p
 # CS_TEST_SYSTEM_INSTALL=1 and runs as root), `apt install ./dist/*.deb`, then
 # gst-inspect-1.0 with no GStreamer variable in the environment must find the
 # plugin in GStreamer's own directory; then the packages are removed again.
-if [ "${CS_TEST_SYSTEM_INSTALL:-0}" = 1 ] && [ "$(id -u)" = 0 ] && [ $failed -eq 0 ]; then
-  if [ -e "$pluginsdir/libgstcudastereo.so" ]; then
-    fail "$pluginsdir/libgstcudastereo.so is already installed: not a fresh machine"
+if cs_may_install && [ $failed -eq 0 ]; then
+  if [ -e "$cs_installed_plugin" ]; then
+    fail "$cs_installed_plugin is already installed: not a fresh machine"
   else
     echo "== apt-get install ${main[0]##*/} ${dev[0]##*/}"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${main[0]}" "${dev[0]}" > "$work/apt.log" 2>&1 ||
       fail "apt-get install of the packages: $(tail -n 5 "$work/apt.log")"
-    mkdir -p "$work/home"
-    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" gst-inspect-1.0 cudastereo > "$work/installed.txt" 2>&1 ||
-      fail "gst-inspect-1.0 cudastereo after apt install: $(head -n 5 "$work/installed.txt")"
-    grep -Eq "Filename *(/usr)?${pluginsdir#/usr}/libgstcudastereo.so" "$work/installed.txt" ||
-      fail "gst-inspect-1.0 did not load the installed plugin from $pluginsdir"
-    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$work/home" gst-launch-1.0 -q videotestsrc num-buffers=2 ! \
+    cs_check_found "$work" "after apt install"
+    cs_run_clean "$work/home" gst-launch-1.0 -q videotestsrc num-buffers=2 ! \
       video/x-raw,width=128,height=48,format=GRAY8 ! cudastereo backend=cpu input-layout=side-by-side \
       max-disparity=8 ! fakesink > "$work/launch.txt" 2>&1 || fail "the installed plugin does not run: $(tail -n 3 "$work/launch.txt")"
     [ "$(pkg-config --variable=includedir gstcudastereo-1.0 2>/dev/null)" = /usr/include ] ||
       fail "pkg-config does not find the installed gstcudastereo-1.0.pc"
     DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq gstreamer1.0-cudastereo-dev gstreamer1.0-cudastereo \
       > "$work/remove.log" 2>&1 || fail "apt-get remove: $(tail -n 5 "$work/remove.log")"
-    [ -e "$pluginsdir/libgstcudastereo.so" ] && fail "the plugin is still there after apt-get remove"
+    [ -e "$cs_installed_plugin" ] && fail "the plugin is still there after apt-get remove"
     [ $failed -eq 0 ] && echo "ok: installed with apt, found by gst-inspect-1.0 with no environment variable, removed"
   fi
 fi

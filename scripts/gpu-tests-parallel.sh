@@ -23,17 +23,12 @@ mkdir -p "$O"
 start=$(date +%s)
 # group NAME REGEX STEP_LIMIT: one gpu-tests.sh with its own output folder.
 group() {
-  (ONLY="$2" OUT="$O/$1" TMAX="$3" timeout -k 5 330 bash "$here/gpu-tests.sh" "$B" > /dev/null 2>&1) &
+  (ONLY="$2" OUT="$O/$1" TMAX="$3" timeout -k 5 480 bash "$here/gpu-tests.sh" "$B" > /dev/null 2>&1) &
 }
 group stages '^cuda-(stages|engine|block-emulation)$' 200
 group configs '^cuda-(configs|block)$|^memcheck-engine$' 200
 group element '^gst-cuda|^launch-lines$|^usb-cameras$|^embed$' 320
-group race-a '^racecheck-match-0-1-2-3-4$' 300
-group race-b '^racecheck-match-5-6-7$' 300
-group race-c8 '^racecheck-match-8$' 300
-group race-c9 '^racecheck-match-9$' 300
-group race-d1 '^racecheck-match-10-11$' 300
-group race-d2 '^racecheck-match-12-13$' 300
+for part in 0-1 2-3 4 5 6-7 8 9 10 11 12-13; do group "race-$part" "^racecheck-match-$part\$" 450; done
 group race-e '^racecheck-(pair|rival)$' 300
 group mem '^memcheck-(rival|engine-rival|element|instances|pad-release|host-pin)$' 150
 group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150

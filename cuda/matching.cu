@@ -1728,9 +1728,8 @@ const void* wide_kernel_of(int best, bool rival) {
 // alone when not 0), the one that fits the GPU and whose grid costs the
 // fewest row steps per block slot: the grid's waves (blocks over the
 // blocks one SM holds of that height, times the SMs, rounded up) times the
-// row steps of a pass (tile rows, or their share when `segments` warps
-// share a pair, plus the window margins) times the block's `passes`; ties to
-// the taller, which streams fewer margin rows a pixel. On the H100 (132 SMs)
+// row steps of a pass (tile rows plus the window margins); ties to the
+// taller, which streams fewer margin rows a pixel. On the H100 (132 SMs)
 // the coarsest level chooses among 48, 40, 32 and 24 rows (24 without cost
 // slots, where the grid leaves slots empty): at 1024x768 x 256 (a
 // 256x192 level) 32-row tiles make 288 blocks, a second wave of 24 on 264
@@ -1744,7 +1743,7 @@ const void* wide_kernel_of(int best, bool rival) {
 template <typename KernelOf, typename SharedOf>
 bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
                     std::initializer_list<int> heights, int forced, KernelOf kernel_of, SharedOf dynamic_of,
-                    MatchConfig* out, long long* cost_out = nullptr, int segments = 1, int passes = 1) {
+                    MatchConfig* out, long long* cost_out = nullptr) {
   bool found = false;
   long long best_cost = 0;
   for (int rows : heights) {
@@ -1756,7 +1755,7 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
     const long long slots = static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
     const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
                              blocks_per_tile;
-    const long long cost = (blocks + slots - 1) / slots * passes * ((rows + segments - 1) / segments + 2 * kMargin);
+    const long long cost = (blocks + slots - 1) / slots * (rows + 2 * kMargin);
     if (!found || cost < best_cost) {
       found = true;
       best_cost = cost;
@@ -1797,16 +1796,13 @@ bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, in
 template <typename KernelOf, typename SharedOf>
 bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int height, int blocks_per_tile,
                std::initializer_list<int> plain_heights, std::initializer_list<int> dense_heights, bool has_dense,
-               KernelOf kernel_of, SharedOf dynamic_of, MatchConfig* out, int segments = 1, int passes = 1,
-               long long* cost_out = nullptr) {
+               KernelOf kernel_of, SharedOf dynamic_of, MatchConfig* out) {
   const bool forced_dense = p.kernel_form == MatchParams::kDenseForm;
   out->dense = false;
   long long cost = 0;
   if (!forced_dense && !pick_tile_rows(limits, width, height, blocks_per_tile, plain_heights, p.tile_rows,
-                                       [&](int rows) { return kernel_of(rows, false); }, dynamic_of, out, &cost,
-                                       segments, passes))
+                                       [&](int rows) { return kernel_of(rows, false); }, dynamic_of, out, &cost))
     return false;
-  if (cost_out) *cost_out = cost;
   if (!has_dense) return !forced_dense;
   if (p.kernel_form == MatchParams::kPlainForm ||
       (!forced_dense && !dense_worth_trying(*out, limits, width, height, blocks_per_tile)))
@@ -1814,12 +1810,10 @@ bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int 
   MatchConfig dense = *out;
   long long dense_cost = 0;
   const bool fits = pick_tile_rows(limits, width, height, blocks_per_tile, dense_heights, p.tile_rows,
-                                   [&](int rows) { return kernel_of(rows, true); }, dynamic_of, &dense, &dense_cost,
-                                   segments, passes);
+                                   [&](int rows) { return kernel_of(rows, true); }, dynamic_of, &dense, &dense_cost);
   if (fits && (forced_dense || dense_cost < cost)) {
     *out = dense;
     out->dense = true;
-    if (cost_out) *cost_out = dense_cost;
     return true;
   }
   return !forced_dense;
@@ -1839,22 +1833,7 @@ struct Plan {
   bool rival = false;
   bool refine_kernel = false;  // phased::refine_kernel (else stream_match_kernel)
   int grid_views = 1;
-  bool splits = false;  // full range: the pairs may be split over blocks (Args::slices)
-  int pairs = 0;        // full range: disparity pairs of the range
 };
-
-// Blocks a tile's pairs are split over with `segments` warps a pair.
-int slices_for(const Plan& pl, int segments) {
-  if (!pl.splits) return 1;
-  const int per_pass = kWarps / segments;
-  return clampi((pl.pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
-}
-
-// Passes a block makes over its tile (kWarps / segments pairs a pass).
-int passes_for(const Plan& pl, int segments, int slices) {
-  const int per_block = (pl.pairs + slices - 1) / slices, per_pass = kWarps / segments;
-  return maxi((per_block + per_pass - 1) / per_pass, 1);
-}
 
 Plan plan(const MatchViews* views, const bool* left, int count, const MatchParams& p) {
   Plan pl;
@@ -1888,11 +1867,12 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   pl.grid_views = pl.shared_costs ? 1 : count;
   // With one view's tiles there are half the blocks: two warps share each
   // pair's rows, so that as many warps are in flight.
-  // (choose() may take one warp a pair where the grid costs less so.)
   a.segments = pl.shared_costs ? 2 : 1;
-  pl.splits = pl.full_range && !pl.rival && scratch && !pl.slots;
-  pl.pairs = (range_width + 1) / 2;
-  a.slices = slices_for(pl, a.segments);
+  a.slices = 1;
+  if (pl.full_range && !pl.rival && scratch && !pl.slots) {
+    const int pairs = (range_width + 1) / 2, per_pass = kWarps / a.segments;
+    a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
+  }
   const MatchScratch& sc = views[0].scratch;
   pl.wide_list = !pl.full_range && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
   if (pl.wide_list) {
@@ -1914,35 +1894,10 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     // The cost slots have no register-capped form.
     const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
     const std::initializer_list<int> low_heights = {kTallTileH, kMiddleTileH, kTileH, kLowTileH};
-    // Warps a pair (Args::segments): with the shared cost volume two, each
-    // over half the tile's rows, so that a small level keeps as many warps in
-    // flight, or one, which streams the margin rows once and splits the
-    // pairs over half the blocks: the grid's cost model picks (ties to two).
-    // At 512x384 x 64 (1024x768 x 128) two make 704 blocks of 48 rows, two
-    // waves on the H100, one makes 352, one wave.
-    bool found = false;
-    long long best_cost = 0;
-    for (int segments : {2, 1}) {
-      if (!pl.shared_costs && segments == 2) continue;
-      if (pl.shared_costs && p.segments != 0 && segments != p.segments) continue;
-      const int slices = slices_for(pl, segments);
-      MatchConfig c = *out;
-      long long cost = 0;
-      if (!pick_form(
-              p, limits, width, height, pl.grid_views * slices, pl.slots ? heights : low_heights, low_heights,
-              !pl.slots, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
-              [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, &c, segments,
-              passes_for(pl, segments, slices), &cost))
-        continue;
-      if (!found || cost < best_cost) {
-        found = true;
-        best_cost = cost;
-        *out = c;
-        out->segments = segments;
-        out->slices = slices;
-      }
-    }
-    return found;
+    return pick_form(
+        p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights, !pl.slots,
+        [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
+        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
   }
   out->kernel = MatchConfig::Refine;
   const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH, phased::kLowTileH};
@@ -2032,8 +1987,6 @@ cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, c
       default: return cudaErrorInvalidValue;
     }
   }
-  a.segments = c.segments;
-  a.slices = c.slices;
   cudaError_t e = cudaErrorInvalidValue;
   switch (p.best) {
     case 0: e = launch_full_range<0>(a, c.tile_rows, pl.grid_views, pl.slots, c.dense, stream); break;

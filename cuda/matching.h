@@ -77,10 +77,6 @@ struct MatchParams {
   // rival forms and the slots have none, or does not fit).
   enum KernelForm { kChosenForm = 0, kPlainForm = 1, kDenseForm = 2 };
   int kernel_form = kChosenForm;
-  // The full-range kernel with the shared cost volume (both views at the
-  // coarsest level): warps that stream one pair, 0 chosen per grid and
-  // device (the usual), or 1 or 2 forced (tests). Other launches ignore it.
-  int segments = 0;
   // The tile kernel of any radius and window even where a radius-2 kernel
   // applies (tests; the engine takes it where no radius-2 tile fits).
   bool generic_kernel = false;
@@ -102,8 +98,6 @@ struct MatchConfig {
   bool rival = false;
   int tile_rows = 0;              // FullRange and Refine
   bool dense = false;             // FullRange and Refine: the register-capped form (MatchParams::kDenseForm)
-  int segments = 1;               // FullRange: warps a pair (MatchParams::segments)
-  int slices = 1;                 // FullRange: blocks a tile's pairs are split over
   int threads = 0;                // a block
   size_t static_shared = 0;       // bytes a block
   size_t dynamic_shared = 0;

@@ -313,27 +313,6 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   };
   EXPECT_EQ(coarse_rows_of(160, 120, 64), 24);
   EXPECT_NE(coarse_rows_of(480, 270, 64), 24);
-  // Warps a pair at the coarsest level: two on a small level (more warps in
-  // flight), one where two would make a second wave: 512x384 x 64 (1024x768
-  // x 128) makes 704 blocks of 48 rows with two, 352 with one (a wave of the
-  // register-capped form's 396 slots).
-  auto coarse_config = [&](int w, int h, int d) {
-    Shape s{w, h, {0, d}, false, false, false, true, true, 1, 2};
-    const std::vector<MatchViews> views = shape_views(s);
-    MatchParams p;
-    p.range = s.range;
-    p.best = s.best;
-    p.limits = &hopper;
-    MatchConfig c;
-    EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
-    return c;
-  };
-  EXPECT_EQ(coarse_config(160, 120, 64).segments, 2);
-  EXPECT_EQ(coarse_config(320, 240, 64).segments, 2);
-  const MatchConfig big = coarse_config(512, 384, 64);
-  EXPECT_EQ(big.segments, 1);
-  EXPECT_EQ(big.slices, 4);
-  EXPECT_EQ(big.tile_rows, 48);
   // Forced, in both forms.
   Shape s{320, 240, {0, 128}, true, false, false, true, true, 1, 2};
   const std::vector<MatchViews> views = shape_views(s);

@@ -604,20 +604,17 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
     mp.range = c.range;
     mp.radius = 2;
     mp.best = c.best;
-    // Runs 2 and 3 take the register-capped form (none with sub-pixel); odd
-    // runs two warps a pair, even runs one (MatchParams::segments).
+    // Runs 2 and 3 take the register-capped form (none with sub-pixel).
     for (int run = 0; run < 4; ++run)
       for (int rows : {24, 32, 40, 48}) {
         if (rows == 24 && c.subpixel) continue;  // no low tiles with the cost slots
         mp.tile_rows = rows;
         mp.kernel_form = run >= 2 && !c.subpixel ? MatchParams::kDenseForm : MatchParams::kPlainForm;
-        mp.segments = run % 2 ? 2 : 1;
         ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
         EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, run " << run << ", tile rows " << rows;
         EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, run " << run << ", tile rows " << rows;
       }
     mp.kernel_form = MatchParams::kChosenForm;
-    mp.segments = 0;
     // The generic kernel for both (no radius-2 tile fits the GPU).
     mp.tile_rows = 0;
     mp.generic_kernel = true;

@@ -16,6 +16,11 @@
 // above and below), for tiles of half, equal and twice the height (--rows)
 // and any width (--tile-w; the kernel's is 50).
 //
+// A second table gives, per refined level and view, how the tiles' needed
+// sets (narrow pixels only, as the kernel marks them; --rows high) are
+// spread: mean, median, 90th percentile and largest. With one wave of blocks
+// a level takes as long as its slowest tiles.
+//
 // The last line is a crude cost model in pixel-disparity evaluations: the
 // coarsest level's full search (its pixels x its range, one cost volume for
 // both views) plus every refined level's tile work with margins (both views,
@@ -101,6 +106,35 @@ Work tile_work(const std::vector<Interval>& iv, int w, int h, int tw, int th) {
   return k;
 }
 
+// The size of each tile's needed set as the kernel marks it: pixels whose
+// evaluation interval is wider than `wide_width` (the kernel's kWideWidth)
+// go to the wide list instead and are left out. Tiles with no narrow pixel
+// are skipped.
+std::vector<int> tile_unions(const std::vector<Interval>& iv, int w, int h, int tw, int th, int wide_width) {
+  std::vector<int> out;
+  for (int y0 = 0; y0 < h; y0 += th)
+    for (int x0 = 0; x0 < w; x0 += tw) {
+      std::vector<char> mark;
+      bool any = false;
+      int set = 0;
+      for (int y = y0; y < std::min(y0 + th, h); ++y)
+        for (int x = x0; x < std::min(x0 + tw, w); ++x) {
+          const Interval& i = iv[static_cast<size_t>(y) * w + x];
+          if (i.lo >= i.hi || i.hi - i.lo > wide_width) continue;
+          any = true;
+          if (mark.size() < static_cast<size_t>(i.hi)) mark.resize(i.hi, 0);
+          for (int d = i.lo; d < i.hi; ++d)
+            if (!mark[d]) {
+              mark[d] = 1;
+              ++set;
+            }
+        }
+      if (any) out.push_back(set);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,6 +216,27 @@ int main(int argc, char** argv) {
                     k.needed / (static_cast<double>(w) * h), th, k.computed / k.needed, k.computed / k.needed * margins);
         if (th == rows) refine_model += k.computed * margins;
       }
+    }
+  }
+  // How unequal the tiles are: with one wave of blocks (a small frame) a
+  // level takes as long as its slowest tiles, the ones with the largest
+  // needed sets.
+  std::printf("\nNeeded set a tile (%d x %d, narrow pixels only: evaluation interval <= 24):\n\n", tile_w, rows);
+  std::printf("| level | view | tiles | mean | median | 90th pct | max | max / mean |\n");
+  std::printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (size_t l = 0; l + 1 < dbg.levels.size(); ++l) {
+    const LevelDebug& L = dbg.levels[l];
+    const LevelDebug& C = dbg.levels[l + 1];
+    const int w = L.census_left.width, h = L.census_left.height;
+    for (int v = 0; v < 2; ++v) {
+      const auto iv = intervals(v == 0 ? C.disparity_left : C.disparity_right, w, h, L.range, p, v == 0);
+      const std::vector<int> u = tile_unions(iv, w, h, tile_w, rows, 24);
+      if (u.empty()) continue;
+      double mean = 0;
+      for (int n : u) mean += n;
+      mean /= static_cast<double>(u.size());
+      std::printf("| %zu | %s | %zu | %.1f | %d | %d | %d | %.2f |\n", l, v == 0 ? "left" : "right", u.size(), mean,
+                  u[u.size() / 2], u[u.size() * 9 / 10], u.back(), u.back() / mean);
     }
   }
   const LevelDebug& top = dbg.levels.back();

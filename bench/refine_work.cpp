@@ -27,7 +27,7 @@
 // --rows high tiles), for comparing rules (--coarse-range-factor F) against
 // GPU times.
 //
-//   cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]
+//   cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R] [--slots N]
 //                  [--coarse-range-factor F|auto]
 // (auto: Params::coarse_range_factor = 0, the second frame after the first
 // one's probe)
@@ -106,22 +106,20 @@ Work tile_work(const std::vector<Interval>& iv, int w, int h, int tw, int th) {
   return k;
 }
 
-// The size of each tile's needed set as the kernel marks it: pixels whose
+// The size of each tile's needed set as the kernel marks it, tiles in
+// row-major order (0 for a tile with no narrow pixel): pixels whose
 // evaluation interval is wider than `wide_width` (the kernel's kWideWidth)
-// go to the wide list instead and are left out. Tiles with no narrow pixel
-// are skipped.
-std::vector<int> tile_unions(const std::vector<Interval>& iv, int w, int h, int tw, int th, int wide_width) {
+// go to the wide list instead and are left out.
+std::vector<int> tile_sets(const std::vector<Interval>& iv, int w, int h, int tw, int th, int wide_width) {
   std::vector<int> out;
   for (int y0 = 0; y0 < h; y0 += th)
     for (int x0 = 0; x0 < w; x0 += tw) {
       std::vector<char> mark;
-      bool any = false;
       int set = 0;
       for (int y = y0; y < std::min(y0 + th, h); ++y)
         for (int x = x0; x < std::min(x0 + tw, w); ++x) {
           const Interval& i = iv[static_cast<size_t>(y) * w + x];
           if (i.lo >= i.hi || i.hi - i.lo > wide_width) continue;
-          any = true;
           if (mark.size() < static_cast<size_t>(i.hi)) mark.resize(i.hi, 0);
           for (int d = i.lo; d < i.hi; ++d)
             if (!mark[d]) {
@@ -129,10 +127,31 @@ std::vector<int> tile_unions(const std::vector<Interval>& iv, int w, int h, int 
               ++set;
             }
         }
-      if (any) out.push_back(set);
+      out.push_back(set);
     }
+  return out;
+}
+
+// The non-empty tiles' sets, ascending.
+std::vector<int> tile_unions(const std::vector<Interval>& iv, int w, int h, int tw, int th, int wide_width) {
+  std::vector<int> out;
+  for (int n : tile_sets(iv, w, h, tw, th, wide_width))
+    if (n > 0) out.push_back(n);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// A launch's time in a crude model: each block costs its needed set times
+// the row steps of a pass (tile rows plus 14 margin and warm-up rows), and
+// a grid takes at least its work over the GPU's block slots and at least
+// its slowest block.
+double grid_time(const std::vector<double>& blocks, int slots) {
+  double sum = 0, most = 0;
+  for (double b : blocks) {
+    sum += b;
+    most = std::max(most, b);
+  }
+  return std::max(sum / slots, most);
 }
 
 }  // namespace
@@ -141,15 +160,17 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: cs-refine-work LEFT RIGHT [--size WxH] [--disparities D] [--tile-w W] [--rows R]"
-                 " [--coarse-range-factor F]\n");
+                 " [--coarse-range-factor F] [--slots N]\n");
     return 2;
   }
   int width = 1920, height = 1080, disparities = 128, tile_w = 50, rows = 32, factor = kDefaultCoarseRangeFactor;
+  int slots = 528;  // the H100's block slots for the register-capped 24-row refine kernel (4 an SM)
   for (int i = 3; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--size")) std::sscanf(argv[i + 1], "%dx%d", &width, &height);
     else if (!std::strcmp(argv[i], "--disparities")) disparities = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--tile-w")) tile_w = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rows")) rows = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--slots")) slots = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--coarse-range-factor"))
       factor = std::strcmp(argv[i + 1], "auto") ? std::atoi(argv[i + 1]) : 0;
   }
@@ -237,6 +258,62 @@ int main(int argc, char** argv) {
       mean /= static_cast<double>(u.size());
       std::printf("| %zu | %s | %zu | %.1f | %d | %d | %d | %.2f |\n", l, v == 0 ? "left" : "right", u.size(), mean,
                   u[u.size() / 2], u[u.size() * 9 / 10], u.back(), u.back() / mean);
+    }
+  }
+  // Two ways to spread the largest tiles (issue 15), in the model of
+  // grid_time, both views in one grid as the kernel runs them: tiles whose
+  // set exceeds the threshold split their pairs over ceil(set / threshold)
+  // blocks; or they are refined again, after the grid, as tiles of 8 rows
+  // (their own, smaller sets) by a second launch.
+  if (rows % 8 == 0) {
+    std::printf("\nLevel time in the model (set x row steps; %d block slots), relative to %d-row tiles as now:\n\n",
+                slots, rows);
+    std::printf("| level | threshold | heavy tiles | pairs split | 8-row tiles again |\n");
+    std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
+    for (size_t l = 0; l + 1 < dbg.levels.size(); ++l) {
+      const LevelDebug& L = dbg.levels[l];
+      const LevelDebug& C = dbg.levels[l + 1];
+      const int w = L.census_left.width, h = L.census_left.height;
+      const int tiles_x = (w + tile_w - 1) / tile_w, tiles_y = (h + rows - 1) / rows;
+      std::vector<int> sets[2], subs[2];
+      for (int v = 0; v < 2; ++v) {
+        const auto iv = intervals(v == 0 ? C.disparity_left : C.disparity_right, w, h, L.range, p, v == 0);
+        sets[v] = tile_sets(iv, w, h, tile_w, rows, 24);
+        subs[v] = tile_sets(iv, w, h, tile_w, 8, 24);
+      }
+      const double steps = rows + 14.0, sub_steps = 8 + 14.0;
+      std::vector<double> now;
+      for (int v = 0; v < 2; ++v)
+        for (int n : sets[v])
+          if (n > 0) now.push_back(n * steps);
+      const double base = grid_time(now, slots);
+      for (int threshold : {24, 32, 48}) {
+        std::vector<double> split, light, heavy;
+        int count = 0;
+        for (int v = 0; v < 2; ++v)
+          for (int t = 0; t < tiles_x * tiles_y; ++t) {
+            const int n = sets[v][t];
+            if (n == 0) continue;
+            if (n <= threshold) {
+              split.push_back(n * steps);
+              light.push_back(n * steps);
+              continue;
+            }
+            ++count;
+            const int k = (n + threshold - 1) / threshold;
+            for (int i = 0; i < k; ++i) split.push_back((n + k - 1) / k * steps);
+            const int tx = t % tiles_x, ty = t / tiles_x;
+            for (int r = 0; r < rows / 8; ++r) {
+              const int sy = ty * (rows / 8) + r;
+              if (sy * 8 >= h) break;
+              const int m = subs[v][static_cast<size_t>(sy) * tiles_x + tx];
+              if (m > 0) heavy.push_back(m * sub_steps);
+            }
+          }
+        const double retile = grid_time(light, slots) + (heavy.empty() ? 0.0 : grid_time(heavy, slots));
+        std::printf("| %zu | %d | %d | %.2f | %.2f |\n", l, threshold, count, grid_time(split, slots) / base,
+                    retile / base);
+      }
     }
   }
   const LevelDebug& top = dbg.levels.back();

@@ -106,6 +106,10 @@ Work tile_work(const std::vector<Interval>& iv, int w, int h, int tw, int th) {
   return k;
 }
 
+// The kernel's kWideWidth: a pixel with a wider evaluation interval goes to
+// the wide list, not into its tile's needed set.
+constexpr int kWideWidth = 24;
+
 // The size of each tile's needed set as the kernel marks it, tiles in
 // row-major order (0 for a tile with no narrow pixel): pixels whose
 // evaluation interval is wider than `wide_width` (the kernel's kWideWidth)
@@ -221,15 +225,28 @@ int main(int argc, char** argv) {
   const Matcher::Debug& dbg = m.debug();
   std::printf("%dx%d x %d, coarse-range factor %d, %zu levels, tiles %d wide\n\n", width, height, disparities, factor,
               dbg.levels.size(), tile_w);
-  double refine_model = 0;
-  std::printf("| level | view | pixels | needed / pixel | tile rows | computed / needed | with margins |\n");
-  std::printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+  // Every refined level's evaluation intervals, both views, for the tables below.
+  struct LevelIntervals {
+    int w = 0, h = 0;
+    std::vector<Interval> view[2];
+  };
+  std::vector<LevelIntervals> levels(dbg.levels.size() - 1);
   for (size_t l = 0; l + 1 < dbg.levels.size(); ++l) {
     const LevelDebug& L = dbg.levels[l];
     const LevelDebug& C = dbg.levels[l + 1];
-    const int w = L.census_left.width, h = L.census_left.height;
+    levels[l].w = L.census_left.width;
+    levels[l].h = L.census_left.height;
+    for (int v = 0; v < 2; ++v)
+      levels[l].view[v] = intervals(v == 0 ? C.disparity_left : C.disparity_right, levels[l].w, levels[l].h, L.range,
+                                    p, v == 0);
+  }
+  double refine_model = 0;
+  std::printf("| level | view | pixels | needed / pixel | tile rows | computed / needed | with margins |\n");
+  std::printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+  for (size_t l = 0; l < levels.size(); ++l) {
+    const int w = levels[l].w, h = levels[l].h;
     for (int v = 0; v < 2; ++v) {
-      const auto iv = intervals(v == 0 ? C.disparity_left : C.disparity_right, w, h, L.range, p, v == 0);
+      const std::vector<Interval>& iv = levels[l].view[v];
       for (int th : {rows / 2, rows, rows * 2}) {
         const Work k = tile_work(iv, w, h, tile_w, th);
         const double margins = (tile_w + 14.0) / tile_w * (th + 10.0) / th;
@@ -242,16 +259,13 @@ int main(int argc, char** argv) {
   // How unequal the tiles are: with one wave of blocks (a small frame) a
   // level takes as long as its slowest tiles, the ones with the largest
   // needed sets.
-  std::printf("\nNeeded set a tile (%d x %d, narrow pixels only: evaluation interval <= 24):\n\n", tile_w, rows);
+  std::printf("\nNeeded set a tile (%d x %d, narrow pixels only: evaluation interval <= %d):\n\n", tile_w, rows,
+              kWideWidth);
   std::printf("| level | view | tiles | mean | median | 90th pct | max | max / mean |\n");
   std::printf("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-  for (size_t l = 0; l + 1 < dbg.levels.size(); ++l) {
-    const LevelDebug& L = dbg.levels[l];
-    const LevelDebug& C = dbg.levels[l + 1];
-    const int w = L.census_left.width, h = L.census_left.height;
+  for (size_t l = 0; l < levels.size(); ++l) {
     for (int v = 0; v < 2; ++v) {
-      const auto iv = intervals(v == 0 ? C.disparity_left : C.disparity_right, w, h, L.range, p, v == 0);
-      const std::vector<int> u = tile_unions(iv, w, h, tile_w, rows, 24);
+      const std::vector<int> u = tile_unions(levels[l].view[v], levels[l].w, levels[l].h, tile_w, rows, kWideWidth);
       if (u.empty()) continue;
       double mean = 0;
       for (int n : u) mean += n;
@@ -270,16 +284,13 @@ int main(int argc, char** argv) {
                 slots, rows);
     std::printf("| level | threshold | heavy tiles | pairs split | 8-row tiles again |\n");
     std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
-    for (size_t l = 0; l + 1 < dbg.levels.size(); ++l) {
-      const LevelDebug& L = dbg.levels[l];
-      const LevelDebug& C = dbg.levels[l + 1];
-      const int w = L.census_left.width, h = L.census_left.height;
+    for (size_t l = 0; l < levels.size(); ++l) {
+      const int w = levels[l].w, h = levels[l].h;
       const int tiles_x = (w + tile_w - 1) / tile_w, tiles_y = (h + rows - 1) / rows;
       std::vector<int> sets[2], subs[2];
       for (int v = 0; v < 2; ++v) {
-        const auto iv = intervals(v == 0 ? C.disparity_left : C.disparity_right, w, h, L.range, p, v == 0);
-        sets[v] = tile_sets(iv, w, h, tile_w, rows, 24);
-        subs[v] = tile_sets(iv, w, h, tile_w, 8, 24);
+        sets[v] = tile_sets(levels[l].view[v], w, h, tile_w, rows, kWideWidth);
+        subs[v] = tile_sets(levels[l].view[v], w, h, tile_w, 8, kWideWidth);
       }
       const double steps = rows + 14.0, sub_steps = 8 + 14.0;
       std::vector<double> now;

@@ -82,6 +82,7 @@ typedef struct {
   int devices[MAX_DEVICES];
   int n_devices;
   gboolean one_pipeline;
+  gboolean own_frames; /* system memory: each stream its own copy of the frame */
   gboolean shared_context;
   int live_fps;
   GPtrArray *props; /* "name=value" for every cudastereo */
@@ -620,6 +621,8 @@ static int usage(void) {
           "  --context C              shared (default: one CUDA context per GPU across pipelines,\n"
           "                           as an application would hand it) | own (each pipeline its own)\n"
           "  --live FPS               sources paced like cameras (imagefreeze is-live) at FPS\n"
+          "  --frames-per-stream F    shared (default: every stream's source repeats one buffer) |\n"
+          "                           own (each stream its own copy, for --source system/videoconvert)\n"
           "  --set NAME=VALUE         a cudastereo property for every element (repeatable)\n"
           "  --stage S                stereo (default) | identity: cudastereo replaced by identity,\n"
           "                           measured the same way (the source's own rate, e.g. a decoder's)\n"
@@ -721,6 +724,9 @@ static gboolean parse(int argc, char **argv, Options *o) {
     } else if (!strcmp(a, "--context")) {
       ok = !strcmp(v, "shared") || !strcmp(v, "own");
       o->shared_context = !strcmp(v, "shared");
+    } else if (!strcmp(a, "--frames-per-stream")) {
+      ok = !strcmp(v, "shared") || !strcmp(v, "own");
+      o->own_frames = !strcmp(v, "own");
     } else if (!strcmp(a, "--live")) {
       ok = parse_int(v, &o->live_fps) && o->live_fps >= 1 && o->live_fps <= 1000;
     } else if (!strcmp(a, "--stage")) {
@@ -1249,6 +1255,11 @@ static int run(const Options *o, const Frame *frame) {
         set_error(&b, why);
         break;
       }
+    } else if (o->own_frames) {
+      GstMapInfo m;
+      gst_buffer_map(frame_buf, &m, GST_MAP_READ);
+      buf = gst_buffer_new_wrapped(g_memdup2(m.data, m.size), m.size);
+      gst_buffer_unmap(frame_buf, &m);
     } else {
       buf = gst_buffer_new();
       gst_buffer_append_memory(buf, gst_buffer_get_all_memory(frame_buf));

@@ -1032,6 +1032,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
 namespace phased {
 
 constexpr int kChunkPairs = 4;  // S planes held at once
+// The tile rows that need each group of 1 << kSpanShift disparities (a bit
+// per row; tiles have at most 32 rows): a pair's plane is streamed only over
+// the rows its pixels read.
+constexpr int kSpanShift = 2;
+static_assert(kTileH <= 32, "a row mask per disparity group");
 constexpr uint32_t kFirstBelow = 0x8000u;     // s_info: the evaluation interval starts at lo - 1
 constexpr uint32_t kEndAbove = 0x80000000u;   // s_info: it ends at hi + 1
 constexpr int kBlocksPerSm = 3;
@@ -1231,15 +1236,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
   unsigned* s_needed = planes + kChunkPairs * kPlaneWords;
   unsigned* s_wide_needed = s_needed + a.mask_words;
   uint16_t* s_list = reinterpret_cast<uint16_t*>(s_wide_needed + a.mask_words);
-  uint32_t* s_rival = kRival ? reinterpret_cast<uint32_t*>(reinterpret_cast<unsigned char*>(s_list) +
-                                                           ((a.list_cap * 2 + 3) & ~3))
-                             : nullptr;
+  unsigned char* after_list = reinterpret_cast<unsigned char*>(s_list) + ((a.list_cap * 2 + 3) & ~3);
+  uint32_t* s_rival = kRival ? reinterpret_cast<uint32_t*>(after_list) : nullptr;
+  uint32_t* s_rows = reinterpret_cast<uint32_t*>(after_list + (kRival ? kPixels * sizeof(uint32_t) : 0));
+  const int span_groups = (a.list_cap + (1 << kSpanShift) - 1) >> kSpanShift;
   const bool full_range = kRival && a.full_range;
 
   for (int i = tid; i < a.mask_words; i += kThreads) {
     s_needed[i] = 0;
     s_wide_needed[i] = 0;
   }
+  for (int i = tid; i < span_groups; i += kThreads) s_rows[i] = 0;
   if (tid == 0) {
     s_count = 0;
     s_wide_count = 0;
@@ -1320,6 +1327,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
         s_state[q] = state;
       }
     }
+    if (first < end && !full_range) {
+      const int ty0 = 2 * (g / kGroupsW);
+      for (int k = (first - range.lo) >> kSpanShift; k <= (end - 1 - range.lo) >> kSpanShift; ++k)
+        atomicOr(&s_rows[k], 3u << ty0);
+    }
     mark_needed(s_needed, first, end, range.lo);
     if (__any_sync(kFull, wide_lo < wide_hi)) mark_needed(s_wide_needed, wide_lo, wide_hi, range.lo);
   }
@@ -1335,10 +1347,20 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
       const int segs = kWarps / np;
       if (warp < np * segs) {
         const int j = warp / segs, seg = warp - j * segs;
-        const int total = se - sb;
-        const int b0 = sb + total * seg / segs, b1 = sb + total * (seg + 1) / segs;
         const int i = 2 * (p0 + j);
         const int d0 = s_list[i], d1 = i + 1 < n ? s_list[i + 1] : d0;
+        // The narrow pixels that read this pair lie in the rows of its
+        // disparities' groups; pixel row ty reads plane rows ty .. ty + 10.
+        int psb = sb, pse = se;
+        if (!wide && !full_range) {
+          const uint32_t m = s_rows[(d0 - range.lo) >> kSpanShift] | s_rows[(d1 - range.lo) >> kSpanShift];
+          if (m) {
+            psb = maxi(sb, __ffs(m) - 1);
+            pse = mini(se, 31 - __clz(m) + 11);
+          }
+        }
+        const int total = pse - psb;
+        const int b0 = psb + total * seg / segs, b1 = psb + total * (seg + 1) / segs;
         if (b0 < b1) stream_sums(v, sign, x0, y0, b0, b1, d0, d1, planes + j * kPlaneWords);
       }
       __syncthreads();
@@ -1446,7 +1468,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
 // Planes, both needed sets, the list and, with the rival, its state.
 size_t dynamic_bytes(int rows, int mask_words, int list_cap, bool rival) {
   return static_cast<size_t>(kChunkPairs) * plane_words(rows) * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
-         ((list_cap * 2 + 3) & ~3) + (rival ? static_cast<size_t>(kTileW) * rows * sizeof(uint32_t) : 0);
+         ((list_cap * 2 + 3) & ~3) + (rival ? static_cast<size_t>(kTileW) * rows * sizeof(uint32_t) : 0) +
+         static_cast<size_t>((list_cap + (1 << kSpanShift) - 1) >> kSpanShift) * sizeof(uint32_t);
 }
 
 }  // namespace phased

@@ -130,7 +130,7 @@ struct Options {
   double batch_ms = 150;
   bool stages = false, inflight = true, profile = false;
   // Matching parameters other than the defaults (A/B runs): -1 = default.
-  int window = -1, hole_span = -1, min_support = -1, coarse_range_factor = -1;
+  int window = -1, hole_span = -1, min_support = -1, coarse_range_factor = -1, levels = -1;
   int method = 0, block_size = -1, uniqueness_ratio = -2;  // -2: the method's default (-1)
 #if CS_BENCH_FILES
   const SourcePair* pair = nullptr;
@@ -229,6 +229,7 @@ Result run(const Config& c, const Options& o) {
   p.warmup_frames = 5;
   if (o.window >= 0) p.window = static_cast<cs::WindowVariant>(o.window);
   if (o.hole_span >= 0) p.hole_span = o.hole_span;
+  if (o.levels >= 0) p.levels = o.levels;
   if (o.min_support >= 0) p.min_support = o.min_support;
   if (o.coarse_range_factor >= 0) p.coarse_range_factor = o.coarse_range_factor;
   p.method = static_cast<cs::Method>(o.method);
@@ -432,7 +433,7 @@ int main(int argc, char** argv) {
       "usage: cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST] [--sizes WxH,...]\n"
       "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
-      "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N]   (matching parameters, A/B runs)\n"
+      "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N] [--levels N]   (matching parameters, A/B runs)\n"
       "         [--method progressive|block] [--block-size N] [--uniqueness-ratio R]\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          slanted, sequence (synthetic, RGBA; sequence runs the background model)\n";
@@ -443,7 +444,7 @@ int main(int argc, char** argv) {
                                   {"batch-ms", true}, {"singles", true}, {"stages", false}, {"no-inflight", false},
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
-                                  {"min-support", true}, {"coarse-range-factor", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
+                                  {"min-support", true}, {"coarse-range-factor", true}, {"levels", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
                                   {"help", false}});
   if (args.has("help")) {
     std::printf("%s", usage);
@@ -453,6 +454,7 @@ int main(int argc, char** argv) {
   args.integer("frames", o.frames, 1, 100000, error);
   args.integer("window", o.window, 0, 4, error);
   args.integer("hole-span", o.hole_span, 0, cs::kMaxHoleSpan, error);
+  args.integer("levels", o.levels, 0, cs::kMaxLevels, error);
   args.integer("min-support", o.min_support, 0, 8, error);
   args.integer("coarse-range-factor", o.coarse_range_factor, 0, cs::kMaxCoarseRangeFactor, error);
   args.integer("block-size", o.block_size, 3, cs::kMaxMatchBlockSize, error);

@@ -38,6 +38,7 @@ SERVER, MAKESEQ = sys.argv[1], sys.argv[2]
 WIDTH, HEIGHT, FRAMES = 320, 180, 30
 MAX_DISPARITY, WALL, OBJECT = 64, 16, 40
 START_TIMEOUT_S, PLAY_TIMEOUT_S = 90, 90
+UDP_TIMEOUT_US = 60_000_000  # rtspsrc's wait for the first UDP packet
 
 
 def luma(d):
@@ -97,7 +98,12 @@ class Client:
         decoder = "avdec_h264" if Gst.ElementFactory.find("avdec_h264") else "openh264dec"
         self.protocol = protocol
         self.pipeline = Gst.parse_launch(
-            f"rtspsrc location={url} protocols={protocol} latency=200 ! rtph264depay ! h264parse ! {decoder} "
+            # timeout: rtspsrc gives UDP 5 s for its first packet and then, with
+            # no other protocol allowed, fails; a loaded machine can take longer
+            # to match and encode the first frames (seen once, with every core
+            # busy compiling beside the test).
+            f"rtspsrc location={url} protocols={protocol} latency=200 timeout={UDP_TIMEOUT_US} "
+            f"! rtph264depay ! h264parse ! {decoder} "
             "! video/x-raw,format=I420 ! appsink name=sink sync=false max-buffers=2 drop=true")
         self.sink = self.pipeline.get_by_name("sink")
         self.frames, self.sizes, self.last = 0, set(), None

@@ -148,7 +148,11 @@ std::vector<int> tile_unions(const std::vector<Interval>& iv, int w, int h, int 
 // A launch's time in a crude model: each block costs its needed set times
 // the row steps of a pass (tile rows plus 14 margin and warm-up rows), and
 // a grid takes at least its work over the GPU's block slots and at least
-// its slowest block.
+// its slowest block. Measured, the slowest-block bound does not hold: the
+// blocks an SM holds share its issue slots, so a heavy tile speeds up when
+// the light ones end. Splitting heavy tiles as this model advised gave
+// nothing on the H100 (bench/RESULTS.md, seventh session; branch
+// i15-split-tiles): read its "pairs split" column as an upper bound.
 double grid_time(const std::vector<double>& blocks, int slots) {
   double sum = 0, most = 0;
   for (double b : blocks) {
@@ -280,7 +284,8 @@ int main(int argc, char** argv) {
   // blocks; or they are refined again, after the grid, as tiles of 8 rows
   // (their own, smaller sets) by a second launch.
   if (rows % 8 == 0) {
-    std::printf("\nLevel time in the model (set x row steps; %d block slots), relative to %d-row tiles as now:\n\n",
+    std::printf("\nLevel time in the model (set x row steps; %d block slots), relative to %d-row tiles as now"
+                " (an upper bound on the gain: splitting measured no faster on the H100, bench/RESULTS.md):\n\n",
                 slots, rows);
     std::printf("| level | threshold | heavy tiles | pairs split | 8-row tiles again |\n");
     std::printf("| ---: | ---: | ---: | ---: | ---: |\n");

@@ -664,22 +664,33 @@ void check_in_flight(bool two_pads) {
   }
   // The scene moves: frames differ (else equal outputs would prove little).
   fail_if(one.bytes.front() == one.bytes.back());
+  // Overlap depends on the threads' timing: on a loaded 2-core machine one
+  // run in many had the matching keep pace with the source (0 of 30 frames
+  // overlapped at frames-in-flight=4, 29 at 2, in the same test). So a run
+  // without overlap is repeated, up to 3 runs; every run's outputs are
+  // checked in full.
+  constexpr int kRuns = 3;
   for (int k : {2, 4}) {
-    const Outputs o = run_in_flight(k, two_pads, kFrames);
-    g_printerr("frames-in-flight=%d (%s, %s): %zu frames, %" G_GUINT64_FORMAT " handed over while another was in flight\n",
-               k, two_pads ? "two pads" : "packed", kScale.backend, o.pts.size(), o.overlapped);
-    fail_unless_equals_int(o.pts.size(), kFrames);
-    for (int i = 0; i < kFrames; ++i) {
-      fail_unless_equals_uint64(o.pts[i], one.pts[i]);
-      fail_unless_equals_uint64(o.frame_index[i], one.frame_index[i]);
-      fail_unless(o.bytes[i] == one.bytes[i], "frames-in-flight=%d: frame %d differs from frames-in-flight=1", k, i);
+    guint64 overlapped = 0;
+    for (int run = 0; run < kRuns && overlapped == 0; ++run) {
+      const Outputs o = run_in_flight(k, two_pads, kFrames);
+      g_printerr("frames-in-flight=%d (%s, %s), run %d: %zu frames, %" G_GUINT64_FORMAT
+                 " handed over while another was in flight\n",
+                 k, two_pads ? "two pads" : "packed", kScale.backend, run + 1, o.pts.size(), o.overlapped);
+      fail_unless_equals_int(o.pts.size(), kFrames);
+      for (int i = 0; i < kFrames; ++i) {
+        fail_unless_equals_uint64(o.pts[i], one.pts[i]);
+        fail_unless_equals_uint64(o.frame_index[i], one.frame_index[i]);
+        fail_unless(o.bytes[i] == one.bytes[i], "frames-in-flight=%d: frame %d differs from frames-in-flight=1", k, i);
+      }
+      fail_unless(o.overlapped < kFrames);
+      overlapped = o.overlapped;
     }
-    fail_unless(o.overlapped < kFrames);
     // Both engines overlap frames here (the CPU engine on a worker thread,
     // the CUDA engine with the element's pinned output pool): with the
-    // source always ahead, frames must have been handed over while others
-    // were in flight.
-    fail_unless(o.overlapped > 0, "frames-in-flight=%d: no frame was ever in flight beside another", k);
+    // source ahead, frames must have been handed over while others were in
+    // flight.
+    fail_unless(overlapped > 0, "frames-in-flight=%d: no frame was ever in flight beside another in %d runs", k, kRuns);
   }
 }
 

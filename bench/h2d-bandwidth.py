@@ -11,13 +11,12 @@ srcs = [torch.empty(n, dtype=torch.uint8).pin_memory() for _ in range(2)]
 dst = {d: torch.empty(n, dtype=torch.uint8, device=f"cuda:{d}") for d in (0, 1)}
 streams = {d: torch.cuda.Stream(device=d) for d in (0, 1)}
 def run(devs):
-    src = srcs
     for d in devs: torch.cuda.synchronize(d)
     t = time.perf_counter()
-    for i in range(reps):
+    for _ in range(reps):
         for k, d in enumerate(devs):
             with torch.cuda.stream(streams[d]):
-                dst[d].copy_(src[k], non_blocking=True)
+                dst[d].copy_(srcs[k], non_blocking=True)
     for d in devs: torch.cuda.synchronize(d)
     dt = time.perf_counter() - t
     return reps * len(devs) * n / dt / 1e9

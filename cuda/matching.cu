@@ -398,6 +398,11 @@ constexpr int kTileW = kRegionW - 2 * kMargin;
 constexpr int kTileH = 32;
 constexpr int kTallTileH = 48;    // the coarsest level's alternatives (tile_rows)
 constexpr int kMiddleTileH = 40;
+// The coarsest level's low tiles, for grids that leave block slots empty
+// (160x120 x 64, the coarsest level of 640x480 x 256, makes 128 blocks of
+// 32 rows): forms without cost slots only. The grid's cost model takes them
+// only where they add no wave.
+constexpr int kLowTileH = 24;
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step at the coarsest
@@ -1047,6 +1052,12 @@ constexpr int kBlocksPerSm = 3;
 constexpr int kDenseBlocksPerSm = 4;
 constexpr int kMiddleTileH = 28;  // the alternative tile heights (tile_rows)
 constexpr int kShortTileH = 24;
+// Low tiles for grids that leave most of the GPU's block slots empty (a
+// level of a small frame: 320x240 makes 140 blocks of 24 rows, one an SM):
+// a block's time is the level's time there, and 16 rows stream 30 row steps
+// a pass against 38, over two thirds of the pixels. The grid's cost model
+// takes them only where they add no wave.
+constexpr int kLowTileH = 16;
 
 // Words of one S plane for tiles of kRows rows: 5 S rows above and below the
 // tile's output rows.
@@ -1631,6 +1642,12 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t s
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + rows - 1) / rows, views * a.slices);
   const size_t shared = dynamic_bytes(kWithSlots, rows, a.mask_words, a.list_cap);
+  if constexpr (!kWithSlots) {
+    if (rows == kLowTileH) {
+      stream_match_kernel<kBest, false, kLowTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
+      return cudaGetLastError();
+    }
+  }
   if (rows == kTallTileH)
     stream_match_kernel<kBest, kWithSlots, kTallTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else if (rows == kMiddleTileH)
@@ -1652,6 +1669,10 @@ cudaError_t launch_full_range(const Args& a, int rows, int views, bool slots, bo
 // attributes.
 template <int kBest, bool kWithSlots, int kMinBlocks = kStreamBlocksPerSm>
 const void* full_range_kernel_of(int rows) {
+  if constexpr (!kWithSlots) {
+    if (rows == kLowTileH)
+      return reinterpret_cast<const void*>(stream_match_kernel<kBest, false, kLowTileH, kMinBlocks>);
+  }
   if (rows == kTallTileH)
     return reinterpret_cast<const void*>(stream_match_kernel<kBest, kWithSlots, kTallTileH, kMinBlocks>);
   if (rows == kMiddleTileH)
@@ -1679,6 +1700,9 @@ const void* full_range_kernel_of(int best, bool slots, int rows, bool dense) {
 template <int kBest, bool kMasks>
 const void* refine_kernel_of(int rows, bool rival, bool dense) {
   if (dense && !rival) {
+    if (rows == phased::kLowTileH)
+      return reinterpret_cast<const void*>(
+          phased::refine_kernel<kBest, kMasks, phased::kLowTileH, false, phased::kDenseBlocksPerSm>);
     if (rows == phased::kShortTileH)
       return reinterpret_cast<const void*>(
           phased::refine_kernel<kBest, kMasks, phased::kShortTileH, false, phased::kDenseBlocksPerSm>);
@@ -1691,6 +1715,8 @@ const void* refine_kernel_of(int rows, bool rival, bool dense) {
     return rows == phased::kShortTileH
                ? reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH, true>)
                : reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH, true>);
+  if (rows == phased::kLowTileH)
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kLowTileH, false>);
   if (rows == phased::kShortTileH)
     return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH, false>);
   if (rows == phased::kMiddleTileH)
@@ -1727,10 +1753,11 @@ const void* wide_kernel_of(int best, bool rival) {
 // blocks one SM holds of that height, times the SMs, rounded up) times the
 // row steps of a pass (tile rows plus the window margins); ties to the
 // taller, which streams fewer margin rows a pixel. On the H100 (132 SMs)
-// the coarsest level chooses among 48, 40 and 32 rows: at 1024x768 x 256 (a
+// the coarsest level chooses among 48, 40, 32 and 24 rows (24 without cost
+// slots, where the grid leaves slots empty): at 1024x768 x 256 (a
 // 256x192 level) 32-row tiles make 288 blocks, a second wave of 24 on 264
 // slots (2 a SM), 40-row tiles 240 (one wave). Refinement chooses among 32,
-// 28 and 24: level 1 of 1024x768 (512x384) makes 264 blocks of 32 rows, 2
+// 28, 24 and 16 (16 where the grid leaves most slots empty): level 1 of 1024x768 (512x384) makes 264 blocks of 32 rows, 2
 // per SM where 3 fit, or 352 of 24 rows; level 0 makes 1008 blocks of 32
 // rows, 2.55 waves of 396 slots, or 1176 of 28 rows, 2.97 waves (113
 // against 116 us). On a smaller GPU a height whose shared memory does not
@@ -1888,14 +1915,15 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   if (!pl.refine_kernel) {
     out->kernel = MatchConfig::FullRange;
     // The cost slots have no register-capped form.
+    const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
+    const std::initializer_list<int> low_heights = {kTallTileH, kMiddleTileH, kTileH, kLowTileH};
     return pick_form(
-        p, limits, width, height, pl.grid_views * a.slices, {kTallTileH, kMiddleTileH, kTileH},
-        {kTallTileH, kMiddleTileH, kTileH}, !pl.slots,
+        p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights, !pl.slots,
         [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
         [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
   }
   out->kernel = MatchConfig::Refine;
-  const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH};
+  const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH, phased::kLowTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
   // The rival forms have no register-capped form.
   if (!pick_form(
@@ -1942,12 +1970,16 @@ cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool r
     return cudaGetLastError();
   }
   constexpr int kDense = phased::kDenseBlocksPerSm;
-  if (dense && rows == phased::kShortTileH)
+  if (dense && rows == phased::kLowTileH)
+    launch_refine_rows<kBest, phased::kLowTileH, false, kDense>(a, views, masks, stream);
+  else if (dense && rows == phased::kShortTileH)
     launch_refine_rows<kBest, phased::kShortTileH, false, kDense>(a, views, masks, stream);
   else if (dense && rows == phased::kMiddleTileH)
     launch_refine_rows<kBest, phased::kMiddleTileH, false, kDense>(a, views, masks, stream);
   else if (dense)
     launch_refine_rows<kBest, kTileH, false, kDense>(a, views, masks, stream);
+  else if (rows == phased::kLowTileH)
+    launch_refine_rows<kBest, phased::kLowTileH, false>(a, views, masks, stream);
   else if (rows == phased::kShortTileH)
     launch_refine_rows<kBest, phased::kShortTileH, false>(a, views, masks, stream);
   else if (rows == phased::kMiddleTileH)
@@ -1989,9 +2021,9 @@ cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, c
   return resolve_keys(pl.a.v[1].scratch.best_keys, pl.a.v[1].disparity, stream);
 }
 
-// Tiles of kTileH rows: the most a full-range grid has (tiles_done counters).
+// Tiles of kLowTileH rows: the most a full-range grid has (tiles_done counters).
 int tile_count(int width, int height) {
-  return ((width + kTileW - 1) / kTileW) * ((height + kTileH - 1) / kTileH);
+  return ((width + kTileW - 1) / kTileW) * ((height + kLowTileH - 1) / kLowTileH);
 }
 
 }  // namespace streaming
@@ -2018,7 +2050,9 @@ template <int kBest>
 cudaError_t raise_stream_dense(int optin) {
   using streaming::stream_match_kernel;
   constexpr int kDense = streaming::kDenseStreamBlocksPerSm;
-  for (cudaError_t e : {raise_one(stream_match_kernel<kBest, false, streaming::kTileH, kDense>, optin),
+  for (cudaError_t e : {raise_one(stream_match_kernel<kBest, false, streaming::kLowTileH, kDense>, optin),
+                        raise_one(stream_match_kernel<kBest, false, streaming::kLowTileH>, optin),
+                        raise_one(stream_match_kernel<kBest, false, streaming::kTileH, kDense>, optin),
                         raise_one(stream_match_kernel<kBest, false, streaming::kMiddleTileH, kDense>, optin),
                         raise_one(stream_match_kernel<kBest, false, streaming::kTallTileH, kDense>, optin)})
     if (e != cudaSuccess) return e;
@@ -2059,12 +2093,14 @@ cudaError_t prepare_match(int radius) {
                         raise_refine<streaming::kTileH, false>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, false>(optin),
                         raise_refine<streaming::phased::kShortTileH, false>(optin),
+                        raise_refine<streaming::phased::kLowTileH, false>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, true>(optin),
                         raise_refine<streaming::phased::kShortTileH, true>(optin),
                         raise_stream_dense<0>(optin), raise_stream_dense<1>(optin), raise_stream_dense<2>(optin),
                         raise_refine<streaming::kTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
-                        raise_refine<streaming::phased::kShortTileH, false, streaming::phased::kDenseBlocksPerSm>(optin)})
+                        raise_refine<streaming::phased::kShortTileH, false, streaming::phased::kDenseBlocksPerSm>(optin),
+                        raise_refine<streaming::phased::kLowTileH, false, streaming::phased::kDenseBlocksPerSm>(optin)})
     if (r != cudaSuccess) return r;
   return cudaSuccess;
 }
@@ -2097,8 +2133,8 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
   for (int best : {0, 1, 2}) {
     const std::string b = std::to_string(best);
     for (bool slots : {false, true})
-      for (int rows : {kTileH, kMiddleTileH, kTallTileH})
-      {
+      for (int rows : {streaming::kLowTileH, kTileH, kMiddleTileH, kTallTileH}) {
+        if (slots && rows == streaming::kLowTileH) continue;  // no low form with cost slots
         out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ", " +
                            std::to_string(streaming::kStreamBlocksPerSm) + ">",
                        streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width),
@@ -2112,8 +2148,8 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
       }
     for (bool rival : {false, true})
       for (bool masks : {false, true})
-        for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH}) {
-          if (rival && rows == kTileH) continue;
+        for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH, phased::kLowTileH}) {
+          if (rival && (rows == kTileH || rows == phased::kLowTileH)) continue;
           out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
                              ", " + flag(rival) + ", " + std::to_string(phased::kBlocksPerSm) + ">",
                          streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, rival),

@@ -272,6 +272,64 @@ TEST(MatchConfig, SmallerGpusTakeSmallerTilesOrTheGenericKernel) {
   EXPECT_EQ(c.kernel, MatchConfig::Generic);
 }
 
+// The low refine tiles (16 rows) go where the grid leaves most block slots
+// empty, and nowhere they would add a wave (the H100's limits: 132 SMs).
+TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
+  ASSERT_CUDA(prepare_match(2));
+  const DeviceLimits hopper = target_limits(kTargets[5]);
+  auto rows_of = [&](int w, int h, int d) {
+    Shape s{w, h, {0, d}, true, false, false, true, true, 1, 2};
+    const std::vector<MatchViews> views = shape_views(s);
+    MatchParams p;
+    p.range = s.range;
+    p.best = s.best;
+    p.limits = &hopper;
+    MatchConfig c;
+    EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
+    EXPECT_EQ(c.kernel, MatchConfig::Refine);
+    return c.tile_rows;
+  };
+  // 320x240 (level 1 of 640x480 x 256): 140 blocks of 24 rows on 396 slots or
+  // more, 210 of 16 rows: one wave either way, fewer row steps.
+  EXPECT_EQ(rows_of(320, 240, 128), 16);
+  // 640x480 (level 0): 520 blocks of 24 rows fill one wave of the capped
+  // form; 16 rows would make two.
+  EXPECT_NE(rows_of(640, 480, 128), 16);
+  EXPECT_NE(rows_of(1920, 1080, 256), 16);
+  // The coarsest level's low tiles (24 rows, no cost slots) likewise: 160x120
+  // x 64 (640x480 x 256) makes 128 blocks of 32 rows, 160 of 24; 480x270 x 64
+  // (1920x1080 x 256) would take a third wave with them.
+  auto coarse_rows_of = [&](int w, int h, int d) {
+    Shape s{w, h, {0, d}, false, false, false, true, true, 1, 2};
+    const std::vector<MatchViews> views = shape_views(s);
+    MatchParams p;
+    p.range = s.range;
+    p.best = s.best;
+    p.limits = &hopper;
+    MatchConfig c;
+    EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
+    EXPECT_EQ(c.kernel, MatchConfig::FullRange);
+    return c.tile_rows;
+  };
+  EXPECT_EQ(coarse_rows_of(160, 120, 64), 24);
+  EXPECT_NE(coarse_rows_of(480, 270, 64), 24);
+  // Forced, in both forms.
+  Shape s{320, 240, {0, 128}, true, false, false, true, true, 1, 2};
+  const std::vector<MatchViews> views = shape_views(s);
+  MatchParams p;
+  p.range = s.range;
+  p.best = 1;
+  p.limits = &hopper;
+  p.tile_rows = 16;
+  for (int form : {MatchParams::kPlainForm, MatchParams::kDenseForm}) {
+    p.kernel_form = form;
+    MatchConfig c;
+    ASSERT_CUDA(choose_match_config(views.data(), 2, p, &c));
+    EXPECT_EQ(c.tile_rows, 16);
+    EXPECT_EQ(c.dense, form == MatchParams::kDenseForm);
+  }
+}
+
 // The pipeline in each architecture's configurations (and the tiny GPU's,
 // which takes the generic kernel everywhere) against the CPU reference:
 // every level's raw and checked maps, the final Q4 and the statistics.

@@ -144,7 +144,8 @@ int resolve_levels(const Params& p, int width, int height) {
     const int l = n - 1;
     const Range r = asked_range(p, l, 1 << 30);
     const int64_t pixels = static_cast<int64_t>(width >> l) * (height >> l);
-    if (r.hi - r.lo <= kAutoCoarseRange && pixels <= kAutoCoarsePixels) break;
+    if (r.hi - r.lo <= kAutoCoarseRange && pixels <= kAutoCoarsePixels && pixels * (r.hi - r.lo) <= kAutoCoarseWork)
+      break;
     if (n >= kMaxLevels) break;
     if ((width >> n) < kMinLevelSize || (height >> n) < kMinLevelSize) break;
     ++n;

@@ -129,9 +129,10 @@ struct Params {
   int min_disparity = 0;
   int max_disparity = 64;
   // Pyramid levels, level 0 = full size. 0 = automatic: the fewest levels
-  // that bring the coarsest search range to kAutoCoarseRange or less and the
-  // coarsest image to kAutoCoarsePixels or less, while it stays at least
-  // kMinLevelSize on each side (resolve_levels).
+  // that bring the coarsest search range to kAutoCoarseRange or less, the
+  // coarsest image to kAutoCoarsePixels or less and its full search to
+  // kAutoCoarseWork or less, while it stays at least kMinLevelSize on each
+  // side (resolve_levels).
   int levels = 0;
   // Adaptive window: sub-window radius r (each sub-window is (2r+1)^2).
   int subwindow_radius = 2;
@@ -223,15 +224,22 @@ struct Params {
 // 64 rather than 32: on Middlebury Aloe (256 disparities) one level less
 // (coarsest 1/4 size) lowers bad-2 from 14.8 % to 11.9 % for little time.
 constexpr int kAutoCoarseRange = 64;
-// The coarsest level is the only one searched over its whole range, so its
-// cost grows with its pixels times its range, while each finer level costs
-// its pixels times a handful of candidates. Bounding the coarsest level's
-// pixels as well as its range keeps that search from dominating a large
-// frame with a small range: 1920x1080 x 128 takes 3 levels (480x270 x 32)
-// rather than 2 (960x540 x 64), 640x480 x 64 takes 2 rather than a full-range
-// search at full size. Aloe's accuracy configurations (1282x1110 x 256 and
-// 641x555 x 128, both coarsest 320x277 x 64) keep their levels.
+// The coarsest level is the only one searched over its whole range. Its
+// full search costs a fixed part per pixel (window state, the winner and
+// rival, both views' results) plus a part per pixel and disparity, while each
+// finer level costs its pixels times a handful of candidates. So the
+// coarsest level is bounded both in pixels and in work (pixels times range):
+//  - pixels: 1920x1080 x 32 takes 3 levels (480x270 x 8) rather than 2
+//    (960x540 x 16: 8.3 M pixel-disparities, but twice the time on the H100,
+//    bench/RESULTS.md), 640x480 x 64 takes 2 rather than a full search at
+//    full size;
+//  - work: 1024x768 x 128 takes 3 levels (256x192 x 32), as x 256 does,
+//    rather than a full search of 512x384 x 64 (12.6 M), which cost more
+//    than x 256's three levels on the H100.
+// Aloe's accuracy configurations (1282x1110 x 256 and 641x555 x 128, both
+// coarsest 320x277 x 64 = 5.7 M) keep their levels.
 constexpr int kAutoCoarsePixels = 512 * 512;
+constexpr int64_t kAutoCoarseWork = int64_t{1} << 23;
 constexpr int kMinLevelSize = 16;
 constexpr int kMinViewWidth = 16;
 constexpr int kMinViewHeight = 16;

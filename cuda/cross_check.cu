@@ -19,33 +19,54 @@ __device__ __forceinline__ int checked_value(const int16_t* own, const int16_t* 
   return !lr_check || lr_consistent(d, x + sign * d, w, other, tolerance) ? d : -1;
 }
 
-// One view's output at (x, y): checked, then kept only with min_support
-// agreeing neighbours among the 8 inside the image (stage 8b).
-__device__ __forceinline__ int16_t check_and_support_one(ImageView<const int16_t> own, ImageView<const int16_t> other,
-                                                         int x, int y, int sign, bool lr_check, int tolerance,
-                                                         int min_support) {
-  const int w = own.width, h = own.height;
-  const int d = checked_value(drow(own, y), drow(other, y), x, w, sign, lr_check, tolerance);
+// Stage 8b's support test of d: at least min_support of its 8 neighbours in
+// the block's shared tile of checked values (-1 outside the image, which
+// supports nothing) agree with it.
+__device__ __forceinline__ int16_t supported(const int16_t (*tile)[kBlockX + 2], int tx, int ty, int d,
+                                             int min_support) {
   if (d < 0 || min_support <= 0) return static_cast<int16_t>(d);
   int agree = 0;
-  for (int v = maxi(y - 1, 0); v <= mini(y + 1, h - 1); ++v) {
-    const int16_t* orow = drow(own, v);
-    const int16_t* xrow = drow(other, v);
-    for (int u = maxi(x - 1, 0); u <= mini(x + 1, w - 1); ++u)
-      if ((u != x || v != y) && supports(d, checked_value(orow, xrow, u, w, sign, lr_check, tolerance))) ++agree;
-  }
+#pragma unroll
+  for (int j = 0; j < 3; ++j)
+#pragma unroll
+    for (int i = 0; i < 3; ++i)
+      if ((i != 1 || j != 1) && supports(d, tile[ty + j][tx + i])) ++agree;
   return static_cast<int16_t>(agree >= min_support ? d : -1);
 }
 
+// Each block first checks its pixels and a one-pixel border around them, in
+// both views, into shared tiles; then each pixel counts its supporting
+// neighbours there. A pixel's checked value is thus computed once, not once
+// for each of its 9 readers.
 __global__ void __launch_bounds__(kBlockX * kBlockY)
     check_and_support_kernel(ImageView<const int16_t> left, ImageView<const int16_t> right, bool lr_check,
                              int tolerance, int min_support, ImageView<int16_t> left_out,
                              ImageView<int16_t> right_out) {
+  constexpr int kTileW = kBlockX + 2, kTileH = kBlockY + 2;
+  __shared__ int16_t tiles[2][kTileH][kTileW];
+  const int w = left.width, h = left.height;
+  const int bx = blockIdx.x * kBlockX - 1, by = blockIdx.y * kBlockY - 1;
+  const int tid = threadIdx.y * kBlockX + threadIdx.x;
+  for (int i = tid; i < kTileW * kTileH; i += kBlockX * kBlockY) {
+    const int ty = i / kTileW, tx = i - ty * kTileW;
+    const int u = bx + tx, v = by + ty;
+    int dl = -1, dr = -1;
+    if (u >= 0 && u < w && v >= 0 && v < h) {
+      const int16_t* lrow = drow(left, v);
+      const int16_t* rrow = drow(right, v);
+      dl = checked_value(lrow, rrow, u, w, -1, lr_check, tolerance);
+      dr = checked_value(rrow, lrow, u, w, +1, lr_check, tolerance);
+    }
+    tiles[0][ty][tx] = static_cast<int16_t>(dl);
+    tiles[1][ty][tx] = static_cast<int16_t>(dr);
+  }
+  __syncthreads();
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= left.width || y >= left.height) return;
-  drow(left_out, y)[x] = check_and_support_one(left, right, x, y, -1, lr_check, tolerance, min_support);
-  drow(right_out, y)[x] = check_and_support_one(right, left, x, y, +1, lr_check, tolerance, min_support);
+  if (x >= w || y >= h) return;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  drow(left_out, y)[x] = supported(tiles[0], tx, ty, tiles[0][ty + 1][tx + 1], min_support);
+  drow(right_out, y)[x] = supported(tiles[1], tx, ty, tiles[1][ty + 1][tx + 1], min_support);
 }
 
 }  // namespace

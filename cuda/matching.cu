@@ -653,6 +653,18 @@ __device__ __forceinline__ bool direct_columns(const MatchViews& v, int x0, int 
   return true;
 }
 
+// Calls pass(columns) with the direct columns where every lane's apply
+// (warp-uniform), else with the clamped ones: both streaming passes read
+// their census words through it.
+template <typename Pass>
+__device__ __forceinline__ void with_columns(const MatchViews& v, int x0, int sign, int d0, int d1, Pass&& pass) {
+  DirectColumns direct;
+  if (direct_columns(v, x0, sign, d0, d1, &direct))
+    pass(direct);
+  else
+    pass(lane_columns(v.census_ref.width, x0, sign, d0, d1));
+}
+
 __device__ __forceinline__ const uint32_t* row_of(const uint32_t* p, int y, std::ptrdiff_t pitch) {
   return reinterpret_cast<const uint32_t*>(reinterpret_cast<const char*>(p) +
                                            static_cast<uint64_t>(static_cast<unsigned>(y)) *
@@ -809,14 +821,10 @@ __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x
                                             int row_end, int d0, int d1, const uint32_t* s_info, uint32_t* s_keys,
                                             const uint16_t* s_base, uint16_t* s_slots, bool slots,
                                             const ImageView<uint32_t>& right_keys) {
-  DirectColumns direct;
-  if (direct_columns(v, x0, sign, d0, d1, &direct))
-    stream_pair_from<kBest, kWithSlots, kMasks>(v, direct, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys,
+  with_columns(v, x0, sign, d0, d1, [&](const auto& columns) {
+    stream_pair_from<kBest, kWithSlots, kMasks>(v, columns, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys,
                                                 s_base, s_slots, slots, right_keys);
-  else
-    stream_pair_from<kBest, kWithSlots, kMasks>(v, lane_columns(v.census_ref.width, x0, sign, d0, d1), sign, x0, y0,
-                                                row_begin, row_end, d0, d1, s_info, s_keys, s_base, s_slots, slots,
-                                                right_keys);
+  });
 }
 
 // Both template forms of stream_pair behind one run-time choice.
@@ -1041,6 +1049,10 @@ constexpr int kChunkPairs = 4;  // S planes held at once
 // per row; tiles have at most 32 rows): a pair's plane is streamed only over
 // the rows its pixels read.
 constexpr int kSpanShift = 2;
+// The row group of disparity d of a level searching from lo, and the groups
+// a list of list_cap disparities can touch (the kernel's s_rows words).
+__host__ __device__ constexpr int span_group(int d, int lo) { return (d - lo) >> kSpanShift; }
+__host__ __device__ constexpr int span_groups(int list_cap) { return (list_cap + (1 << kSpanShift) - 1) >> kSpanShift; }
 static_assert(kTileH <= 32, "a row mask per disparity group");
 constexpr uint32_t kFirstBelow = 0x8000u;     // s_info: the evaluation interval starts at lo - 1
 constexpr uint32_t kEndAbove = 0x80000000u;   // s_info: it ends at hi + 1
@@ -1110,11 +1122,8 @@ __device__ __forceinline__ void stream_sums_from(const MatchViews& v, const Colu
 
 __device__ __forceinline__ void stream_sums(const MatchViews& v, int sign, int x0, int y0, int sb, int se, int d0,
                                             int d1, uint32_t* plane) {
-  DirectColumns direct;
-  if (direct_columns(v, x0, sign, d0, d1, &direct))
-    stream_sums_from(v, direct, x0, y0, sb, se, plane);
-  else
-    stream_sums_from(v, lane_columns(v.census_ref.width, x0, sign, d0, d1), x0, y0, sb, se, plane);
+  with_columns(v, x0, sign, d0, d1,
+               [&](const auto& columns) { stream_sums_from(v, columns, x0, y0, sb, se, plane); });
 }
 
 // Phase 2: the window costs of tile pixel (tx, ty) for the plane's pair
@@ -1250,14 +1259,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
   unsigned char* after_list = reinterpret_cast<unsigned char*>(s_list) + ((a.list_cap * 2 + 3) & ~3);
   uint32_t* s_rival = kRival ? reinterpret_cast<uint32_t*>(after_list) : nullptr;
   uint32_t* s_rows = reinterpret_cast<uint32_t*>(after_list + (kRival ? kPixels * sizeof(uint32_t) : 0));
-  const int span_groups = (a.list_cap + (1 << kSpanShift) - 1) >> kSpanShift;
+  const int groups = span_groups(a.list_cap);
   const bool full_range = kRival && a.full_range;
 
   for (int i = tid; i < a.mask_words; i += kThreads) {
     s_needed[i] = 0;
     s_wide_needed[i] = 0;
   }
-  for (int i = tid; i < span_groups; i += kThreads) s_rows[i] = 0;
+  for (int i = tid; i < groups; i += kThreads) s_rows[i] = 0;
   if (tid == 0) {
     s_count = 0;
     s_wide_count = 0;
@@ -1340,7 +1349,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
     }
     if (first < end && !full_range) {
       const int ty0 = 2 * (g / kGroupsW);
-      for (int k = (first - range.lo) >> kSpanShift; k <= (end - 1 - range.lo) >> kSpanShift; ++k)
+      for (int k = span_group(first, range.lo); k <= span_group(end - 1, range.lo); ++k)
         atomicOr(&s_rows[k], 3u << ty0);
     }
     mark_needed(s_needed, first, end, range.lo);
@@ -1364,7 +1373,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
         // disparities' groups; pixel row ty reads plane rows ty .. ty + 10.
         int psb = sb, pse = se;
         if (!wide && !full_range) {
-          const uint32_t m = s_rows[(d0 - range.lo) >> kSpanShift] | s_rows[(d1 - range.lo) >> kSpanShift];
+          const uint32_t m = s_rows[span_group(d0, range.lo)] | s_rows[span_group(d1, range.lo)];
           if (m) {
             psb = maxi(sb, __ffs(m) - 1);
             pse = mini(se, 31 - __clz(m) + 11);
@@ -1480,7 +1489,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
 size_t dynamic_bytes(int rows, int mask_words, int list_cap, bool rival) {
   return static_cast<size_t>(kChunkPairs) * plane_words(rows) * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
          ((list_cap * 2 + 3) & ~3) + (rival ? static_cast<size_t>(kTileW) * rows * sizeof(uint32_t) : 0) +
-         static_cast<size_t>((list_cap + (1 << kSpanShift) - 1) >> kSpanShift) * sizeof(uint32_t);
+         static_cast<size_t>(span_groups(list_cap)) * sizeof(uint32_t);
 }
 
 }  // namespace phased

@@ -166,7 +166,10 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
   g_object_class_install_property(
       gobject_class, PROP_LEVELS,
       g_param_spec_int("levels", "Pyramid levels",
-                       "Pyramid levels including full size; 0 = automatic (coarsest search range of at most 64 disparities)", 0,
+                       "Pyramid levels including full size; 0 = automatic: the fewest that bring the coarsest level, "
+                       "the only one searched over its whole range, to at most 64 disparities, 512x512 pixels and "
+                       "8 Mi pixel-disparities",
+                       0,
                        cs::kMaxLevels, d.levels, playing));
   g_object_class_install_property(
       gobject_class, PROP_WINDOW,

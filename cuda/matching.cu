@@ -408,6 +408,10 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kCostSlots = 12;   // costs kept per pixel for the sub-pixel step at the coarsest
                                  // level (a second round evaluates winners beyond them)
 constexpr int kWideWidth = 24;   // a pixel with a wider evaluation interval is wide (listed or streamed apart)
+// A pixel's evaluation interval is its candidates (5 from a valid parent, at
+// most hole_span for a hole: refinement_interval) and, with sub-pixel, one
+// disparity on each side.
+static_assert(kMaxNarrowHoleSpan + 2 == kWideWidth && 5 + 2 <= kWideWidth, "matching.h kMaxNarrowHoleSpan");
 // A tile's wide pixels go to the level's list for wide_kernel, which
 // spreads them over the whole GPU, when the list has room for all of them;
 // else (or without a list) the tile's block streams them itself, over the
@@ -1048,7 +1052,9 @@ constexpr int kChunkPairs = 4;  // S planes held at once
 // The tile rows that need each group of 1 << kSpanShift disparities (a bit
 // per row; tiles have at most 32 rows): a pair's plane is streamed only over
 // the rows its pixels read.
-constexpr int kSpanShift = 2;
+// Groups of 2 (against 4 and 1, H100, Aloe and the generated scenes, 2026-11-26): 0 to 1.6 % faster than
+// 4; single disparities cost up to 1 % at 1080p and 4K (more marking atomics).
+constexpr int kSpanShift = 1;
 // The row group of disparity d of a level searching from lo, and the groups
 // a list of list_cap disparities can touch (the kernel's s_rows words).
 __host__ __device__ constexpr int span_group(int d, int lo) { return (d - lo) >> kSpanShift; }
@@ -1906,7 +1912,10 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
     a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
   }
   const MatchScratch& sc = views[0].scratch;
-  pl.wide_list = !pl.full_range && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
+  // No list, and so no wide kernel, where no pixel can be wide (the default
+  // hole span): the launch cost 4 us a refined level on the H100.
+  const bool may_be_wide = p.hole_span <= 0 || p.hole_span > kMaxNarrowHoleSpan;
+  pl.wide_list = !pl.full_range && may_be_wide && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
   if (pl.wide_list) {
     a.wide_list = sc.wide_pixels;
     a.wide_count = sc.wide_counters;

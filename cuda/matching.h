@@ -103,10 +103,19 @@ struct MatchConfig {
   size_t dynamic_shared = 0;
   int registers = 0;              // a thread
   int blocks_per_sm = 0;          // on the limits' GPU
-  int wide_grid = 0;              // Refine with a wide-pixel list: the wide kernel's blocks
+  // Refine with a wide-pixel list: the wide kernel's blocks. 0 also where no
+  // pixel can be wide: a hole's candidates are at most hole_span, a parent's
+  // 5, and a pixel is wide only when they and its sub-pixel neighbours span
+  // more than 24 disparities, so with hole_span from 1 to kMaxNarrowHoleSpan
+  // (the default is 16) the level launches no wide kernel.
+  int wide_grid = 0;
   size_t wide_shared = 0;         // and their static plus dynamic shared bytes
   int wide_blocks_per_sm = 0;
 };
+
+// The largest bounded hole span (MatchParams::hole_span) with which no pixel
+// of a refined level can be wide (MatchConfig::wide_grid).
+constexpr int kMaxNarrowHoleSpan = 22;
 
 // The configuration for `count` views (1, or 2 for enqueue_match_pair) of
 // one level; cudaErrorInvalidConfiguration when none fits the GPU (a radius

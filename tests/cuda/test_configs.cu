@@ -379,6 +379,46 @@ void expect_engine_matches_reference(const Params& p, const SyntheticPair& pair,
   EXPECT_DOUBLE_EQ(cpu.stats().valid_fraction, gpu->stats().valid_fraction);
 }
 
+// The wide kernel is launched only where a pixel can be wide: a hole's
+// candidates are bounded by hole_span (0: no bound), a parent's are 5, and a
+// pixel is wide beyond 24 disparities with its two sub-pixel neighbours.
+TEST(MatchConfig, WideKernelOnlyWhereAPixelCanBeWide) {
+  ASSERT_CUDA(prepare_match(2));
+  const DeviceLimits hopper = target_limits(kTargets[5]);
+  auto wide_grid = [&](int hole_span, bool subpixel) {
+    Shape s{1024, 768, {0, 256}, true, subpixel, false, true, true, 1, 2};
+    const std::vector<MatchViews> views = shape_views(s);
+    MatchParams p;
+    p.range = s.range;
+    p.best = s.best;
+    p.hole_span = hole_span;
+    p.limits = &hopper;
+    MatchConfig c;
+    EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
+    EXPECT_EQ(c.kernel, MatchConfig::Refine);
+    return c.wide_grid;
+  };
+  for (bool subpixel : {true, false}) {
+    SCOPED_TRACE(subpixel ? "sub-pixel" : "no sub-pixel");
+    EXPECT_GT(wide_grid(0, subpixel), 0);  // unbounded holes
+    EXPECT_EQ(wide_grid(1, subpixel), 0);
+    EXPECT_EQ(wide_grid(kDefaultHoleSpan, subpixel), 0);
+    EXPECT_EQ(wide_grid(kMaxNarrowHoleSpan, subpixel), 0);
+    EXPECT_GT(wide_grid(kMaxNarrowHoleSpan + 1, subpixel), 0);
+    EXPECT_GT(wide_grid(64, subpixel), 0);
+  }
+  // The coarsest level (no coarser map) never lists wide pixels.
+  Shape s{512, 384, {0, 64}, false, true, false, true, true, 1, 2};
+  const std::vector<MatchViews> views = shape_views(s);
+  MatchParams p;
+  p.range = s.range;
+  p.hole_span = 0;
+  p.limits = &hopper;
+  MatchConfig c;
+  EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
+  EXPECT_EQ(c.wide_grid, 0);
+}
+
 TEST(MatchConfig, EveryArchitecturesConfigurationsMatchTheReference) {
   struct Case {
     const char* name;

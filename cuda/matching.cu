@@ -1052,9 +1052,11 @@ constexpr int kChunkPairs = 4;  // S planes held at once
 // The tile rows that need each group of 1 << kSpanShift disparities (a bit
 // per row; tiles have at most 32 rows): a pair's plane is streamed only over
 // the rows its pixels read.
-// Groups of 2 (against 4 and 1, H100, Aloe and the generated scenes, 2026-11-26): 0 to 1.6 % faster than
-// 4; single disparities cost up to 1 % at 1080p and 4K (more marking atomics).
-constexpr int kSpanShift = 1;
+// Groups of 4: on the H100 (2026-11-26) groups of 2 were 0 to 3 % faster up
+// to D = 256 but 2.4 and 5.7 % slower at 1080p and 4K x 512 (the row masks'
+// shared memory grows with the range), groups of 1 up to 1 % slower at 1080p
+// and 4K x 256 (bench/RESULTS.md).
+constexpr int kSpanShift = 2;
 // The row group of disparity d of a level searching from lo, and the groups
 // a list of list_cap disparities can touch (the kernel's s_rows words).
 __host__ __device__ constexpr int span_group(int d, int lo) { return (d - lo) >> kSpanShift; }

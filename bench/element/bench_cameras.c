@@ -1018,7 +1018,10 @@ static char *pool_buffer(Bench *b, Stream *s, GstCaps *caps, GstBuffer *frame, G
     return why;
   }
   GstMapInfo m;
-  gst_buffer_map(frame, &m, GST_MAP_READ);
+  if (!gst_buffer_map(frame, &m, GST_MAP_READ)) {
+    gst_buffer_unref(buf);
+    return g_strdup_printf("the frame for stereo%d cannot be mapped for reading", s->index);
+  }
   gst_buffer_fill(buf, 0, m.data, m.size);
   gst_buffer_unmap(frame, &m);
   *out = buf;
@@ -1257,7 +1260,10 @@ static int run(const Options *o, const Frame *frame) {
       }
     } else if (o->own_frames) {
       GstMapInfo m;
-      gst_buffer_map(frame_buf, &m, GST_MAP_READ);
+      if (!gst_buffer_map(frame_buf, &m, GST_MAP_READ)) {
+        set_error(&b, g_strdup_printf("the frame for stream %d cannot be mapped for its own copy", i));
+        break;
+      }
       buf = gst_buffer_new_wrapped(g_memdup2(m.data, m.size), m.size);
       gst_buffer_unmap(frame_buf, &m);
     } else {

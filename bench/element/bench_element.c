@@ -291,7 +291,11 @@ static const char *use_proposed_pool(Bench *b, int s, int distinct) {
       gst_buffer_unref(buf);
     } else {
       GstMapInfo m;
-      gst_buffer_map(proto, &m, GST_MAP_READ);
+      if (!gst_buffer_map(proto, &m, GST_MAP_READ)) {
+        why = "a frame could not be mapped for reading";
+        gst_buffer_unref(buf);
+        continue;
+      }
       gst_buffer_fill(buf, 0, m.data, m.size);
       gst_buffer_unmap(proto, &m);
       gst_buffer_unref(proto);

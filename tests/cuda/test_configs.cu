@@ -272,20 +272,28 @@ TEST(MatchConfig, SmallerGpusTakeSmallerTilesOrTheGenericKernel) {
   EXPECT_EQ(c.kernel, MatchConfig::Generic);
 }
 
+// The configuration chosen on the H100's limits (132 SMs) for a pair of
+// views of shape s, with the given hole span.
+MatchConfig hopper_config(const Shape& s, int hole_span = kDefaultHoleSpan) {
+  static const DeviceLimits hopper = target_limits(kTargets[5]);
+  const std::vector<MatchViews> views = shape_views(s);
+  MatchParams p;
+  p.range = s.range;
+  p.best = s.best;
+  p.hole_span = hole_span;
+  p.limits = &hopper;
+  MatchConfig c;
+  EXPECT_EQ(choose_match_config(views.data(), static_cast<int>(views.size()), p, &c), cudaSuccess);
+  return c;
+}
+
 // The low refine tiles (16 rows) go where the grid leaves most block slots
 // empty, and nowhere they would add a wave (the H100's limits: 132 SMs).
 TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   ASSERT_CUDA(prepare_match(2));
   const DeviceLimits hopper = target_limits(kTargets[5]);
   auto rows_of = [&](int w, int h, int d) {
-    Shape s{w, h, {0, d}, true, false, false, true, true, 1, 2};
-    const std::vector<MatchViews> views = shape_views(s);
-    MatchParams p;
-    p.range = s.range;
-    p.best = s.best;
-    p.limits = &hopper;
-    MatchConfig c;
-    EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
+    const MatchConfig c = hopper_config({w, h, {0, d}, true, false, false, true, true, 1, 2});
     EXPECT_EQ(c.kernel, MatchConfig::Refine);
     return c.tile_rows;
   };
@@ -300,14 +308,7 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   // x 64 (640x480 x 256) makes 128 blocks of 32 rows, 160 of 24; 480x270 x 64
   // (1920x1080 x 256) would take a third wave with them.
   auto coarse_rows_of = [&](int w, int h, int d) {
-    Shape s{w, h, {0, d}, false, false, false, true, true, 1, 2};
-    const std::vector<MatchViews> views = shape_views(s);
-    MatchParams p;
-    p.range = s.range;
-    p.best = s.best;
-    p.limits = &hopper;
-    MatchConfig c;
-    EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
+    const MatchConfig c = hopper_config({w, h, {0, d}, false, false, false, true, true, 1, 2});
     EXPECT_EQ(c.kernel, MatchConfig::FullRange);
     return c.tile_rows;
   };
@@ -384,17 +385,8 @@ void expect_engine_matches_reference(const Params& p, const SyntheticPair& pair,
 // pixel is wide beyond 24 disparities with its two sub-pixel neighbours.
 TEST(MatchConfig, WideKernelOnlyWhereAPixelCanBeWide) {
   ASSERT_CUDA(prepare_match(2));
-  const DeviceLimits hopper = target_limits(kTargets[5]);
   auto wide_grid = [&](int hole_span, bool subpixel) {
-    Shape s{1024, 768, {0, 256}, true, subpixel, false, true, true, 1, 2};
-    const std::vector<MatchViews> views = shape_views(s);
-    MatchParams p;
-    p.range = s.range;
-    p.best = s.best;
-    p.hole_span = hole_span;
-    p.limits = &hopper;
-    MatchConfig c;
-    EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
+    const MatchConfig c = hopper_config({1024, 768, {0, 256}, true, subpixel, false, true, true, 1, 2}, hole_span);
     EXPECT_EQ(c.kernel, MatchConfig::Refine);
     return c.wide_grid;
   };
@@ -408,15 +400,7 @@ TEST(MatchConfig, WideKernelOnlyWhereAPixelCanBeWide) {
     EXPECT_GT(wide_grid(64, subpixel), 0);
   }
   // The coarsest level (no coarser map) never lists wide pixels.
-  Shape s{512, 384, {0, 64}, false, true, false, true, true, 1, 2};
-  const std::vector<MatchViews> views = shape_views(s);
-  MatchParams p;
-  p.range = s.range;
-  p.hole_span = 0;
-  p.limits = &hopper;
-  MatchConfig c;
-  EXPECT_EQ(choose_match_config(views.data(), 2, p, &c), cudaSuccess);
-  EXPECT_EQ(c.wide_grid, 0);
+  EXPECT_EQ(hopper_config({512, 384, {0, 64}, false, true, false, true, true, 1, 2}, 0).wide_grid, 0);
 }
 
 TEST(MatchConfig, EveryArchitecturesConfigurationsMatchTheReference) {

@@ -19,12 +19,12 @@ __device__ __forceinline__ int checked_value(const int16_t* own, const int16_t* 
   return !lr_check || lr_consistent(d, x + sign * d, w, other, tolerance) ? d : -1;
 }
 
-// Stage 8b's support test of d: at least min_support of its 8 neighbours in
-// the block's shared tile of checked values (-1 outside the image, which
-// supports nothing) agree with it.
+// Stage 8b's support test of d (min_support > 0): at least min_support of
+// its 8 neighbours in the block's shared tile of checked values (-1 outside
+// the image, which supports nothing) agree with it.
 __device__ __forceinline__ int16_t supported(const int16_t (*tile)[kBlockX + 2], int tx, int ty, int d,
                                              int min_support) {
-  if (d < 0 || min_support <= 0) return static_cast<int16_t>(d);
+  if (d < 0) return static_cast<int16_t>(d);
   int agree = 0;
 #pragma unroll
   for (int j = 0; j < 3; ++j)
@@ -34,10 +34,12 @@ __device__ __forceinline__ int16_t supported(const int16_t (*tile)[kBlockX + 2],
   return static_cast<int16_t>(agree >= min_support ? d : -1);
 }
 
-// Each block first checks its pixels and a one-pixel border around them, in
-// both views, into shared tiles; then each pixel counts its supporting
-// neighbours there. A pixel's checked value is thus computed once, not once
-// for each of its 9 readers.
+// With a support test, each block first checks its pixels and a one-pixel
+// border around them, in both views, into shared tiles; then each pixel
+// counts its supporting neighbours there. A pixel's checked value is thus
+// computed once, not once for each of its 9 readers. Without one (the plain
+// cross-check: the block method's every frame, debug maps), each pixel is
+// checked alone, with no border.
 __global__ void __launch_bounds__(kBlockX * kBlockY)
     check_and_support_kernel(ImageView<const int16_t> left, ImageView<const int16_t> right, bool lr_check,
                              int tolerance, int min_support, ImageView<int16_t> left_out,
@@ -45,6 +47,16 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
   constexpr int kTileW = kBlockX + 2, kTileH = kBlockY + 2;
   __shared__ int16_t tiles[2][kTileH][kTileW];
   const int w = left.width, h = left.height;
+  const int x = blockIdx.x * kBlockX + threadIdx.x;
+  const int y = blockIdx.y * kBlockY + threadIdx.y;
+  if (min_support <= 0) {  // the same for the whole grid
+    if (x >= w || y >= h) return;
+    const int16_t* lrow = drow(left, y);
+    const int16_t* rrow = drow(right, y);
+    drow(left_out, y)[x] = static_cast<int16_t>(checked_value(lrow, rrow, x, w, -1, lr_check, tolerance));
+    drow(right_out, y)[x] = static_cast<int16_t>(checked_value(rrow, lrow, x, w, +1, lr_check, tolerance));
+    return;
+  }
   const int bx = blockIdx.x * kBlockX - 1, by = blockIdx.y * kBlockY - 1;
   const int tid = threadIdx.y * kBlockX + threadIdx.x;
   for (int i = tid; i < kTileW * kTileH; i += kBlockX * kBlockY) {
@@ -61,8 +73,6 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
     tiles[1][ty][tx] = static_cast<int16_t>(dr);
   }
   __syncthreads();
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= w || y >= h) return;
   const int tx = threadIdx.x, ty = threadIdx.y;
   drow(left_out, y)[x] = supported(tiles[0], tx, ty, tiles[0][ty + 1][tx + 1], min_support);

@@ -292,9 +292,10 @@ MatchConfig hopper_config(const Shape& s, int hole_span = kDefaultHoleSpan) {
 TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   ASSERT_CUDA(prepare_match(2));
   const DeviceLimits hopper = target_limits(kTargets[5]);
-  auto rows_of = [&](int w, int h, int d) {
-    const MatchConfig c = hopper_config({w, h, {0, d}, true, false, false, true, true, 1, 2});
-    EXPECT_EQ(c.kernel, MatchConfig::Refine);
+  // The tile height chosen for a refined level, or (refine false) a coarsest one.
+  auto rows_of = [&](int w, int h, int d, bool refine = true) {
+    const MatchConfig c = hopper_config({w, h, {0, d}, refine, false, false, true, true, 1, 2});
+    EXPECT_EQ(c.kernel, refine ? MatchConfig::Refine : MatchConfig::FullRange);
     return c.tile_rows;
   };
   // 320x240 (level 1 of 640x480 x 256): 140 blocks of 24 rows on 396 slots or
@@ -307,13 +308,8 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   // The coarsest level's low tiles (24 rows, no cost slots) likewise: 160x120
   // x 64 (640x480 x 256) makes 128 blocks of 32 rows, 160 of 24; 480x270 x 64
   // (1920x1080 x 256) would take a third wave with them.
-  auto coarse_rows_of = [&](int w, int h, int d) {
-    const MatchConfig c = hopper_config({w, h, {0, d}, false, false, false, true, true, 1, 2});
-    EXPECT_EQ(c.kernel, MatchConfig::FullRange);
-    return c.tile_rows;
-  };
-  EXPECT_EQ(coarse_rows_of(160, 120, 64), 24);
-  EXPECT_NE(coarse_rows_of(480, 270, 64), 24);
+  EXPECT_EQ(rows_of(160, 120, 64, false), 24);
+  EXPECT_NE(rows_of(480, 270, 64, false), 24);
   // Forced, in both forms.
   Shape s{320, 240, {0, 128}, true, false, false, true, true, 1, 2};
   const std::vector<MatchViews> views = shape_views(s);

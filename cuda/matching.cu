@@ -462,6 +462,9 @@ struct Args {
   // The rival forms of phased::refine_kernel at the coarsest level: every
   // pixel's candidates are the range (no coarser map), none is wide.
   bool full_range;
+  // Refinement: which tile each block takes, and where it records its time
+  // (tile_order.h); off: grid order.
+  TileSchedule schedule;
 };
 
 __device__ __forceinline__ uint32_t vmin(uint32_t a, uint32_t b) { return __vminu2(a, b); }
@@ -1234,6 +1237,12 @@ __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int
 // memory after the list, rival | before << 16), uniqueness applies and the
 // sweep's costs go out; with a.full_range the kernel matches the coarsest
 // level, every pixel over the range.
+// Whether a launch of the whole grid takes its tiles from `schedule` and
+// records their times (tile_order.h): only where the buffers hold the grid.
+__device__ __forceinline__ bool scheduled(const TileSchedule& schedule) {
+  return schedule.on() && gridDim.x * gridDim.y * gridDim.z <= schedule.capacity;
+}
+
 template <int kBest, bool kMasks, int kRows, bool kRival, int kMinBlocks = kBlocksPerSm>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
@@ -1249,13 +1258,26 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
   __shared__ unsigned s_wide_base;
   extern __shared__ __align__(16) unsigned char dyn[];
 
-  const int view = blockIdx.z;
+  // The tile: the block's own (grid order), or the one the schedule gives
+  // its place in the grid (longest last time first).
+  // (Whether there is a schedule is read from the arguments again at the
+  // end rather than held: the plain forms are at their register cap.)
+  __shared__ long long s_started;  // the block's start, for its time (in shared memory: no register held)
+  unsigned tile = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  if (scheduled(a.schedule)) {
+    const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    if (threadIdx.x == 0) s_started = clock64();
+    if (tile == 0 && threadIdx.x == 0) a.schedule.counts[0] = blocks;
+    if (a.schedule.counts[1] == blocks) tile = a.schedule.order[tile];
+  }
+  const int view = static_cast<int>(tile / (gridDim.x * gridDim.y));
+  const int tile_y = static_cast<int>(tile / gridDim.x % gridDim.y), tile_x = static_cast<int>(tile % gridDim.x);
   const MatchViews& v = a.v[view];
   const bool left = a.left[view];
   const int sign = left ? -1 : 1;
   const bool want_subpixel = a.subpixel[view];
   const int width = v.census_ref.width, height = v.census_ref.height;
-  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kRows;
+  const int x0 = tile_x * kTileW, y0 = tile_y * kRows;
   const int rows = mini(kRows, height - y0);
   const int tid = threadIdx.x, warp = tid >> 5;
   const Range range = a.range;
@@ -1490,6 +1512,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
       }
       drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
     }
+  }
+  if (scheduled(a.schedule) && tid == 0) {
+    const unsigned done = (static_cast<unsigned>(view) * gridDim.y + y0 / kRows) * gridDim.x + x0 / kTileW;
+    a.schedule.costs[done] = static_cast<uint32_t>(min(clock64() - s_started, static_cast<long long>(UINT32_MAX)));
   }
 }
 
@@ -1779,11 +1805,25 @@ const void* wide_kernel_of(int best, bool rival) {
 // rows, 2.55 waves of 396 slots, or 1176 of 28 rows, 2.97 waves (113
 // against 116 us). On a smaller GPU a height whose shared memory does not
 // fit is passed over, and the slots are that GPU's.
+//
+// A refinement that takes its tiles longest first (`scheduled`: a tile
+// schedule, tile_order.h) is costed otherwise. Its tiles differ: on real
+// content the slowest take about twice the average (kSlowestTile). Taken
+// longest first over several waves they even out, so the grid costs its
+// blocks' row steps over the slots, fractional waves and all; but a grid of
+// one wave lasts as long as its slowest tile, whatever the order. So a
+// scheduled grid costs the larger of its row steps over the slots and
+// kSlowestTile times a block's row steps. On the H100 (Aloe, tiles longest
+// first, bench/RESULTS.md) level 0 of 640x480 took 0.133 ms with 16-row
+// tiles (780 blocks, 1.5 waves) against 0.149 with 24 (520, one wave);
+// level 0 of 1024x768 and level 1 of 1920x1080 (2.5 and 1.7 waves of 24-row
+// tiles) were faster with 24 rows than with 16, as this cost says.
 // Returns false when no height fits.
+constexpr int kSlowestTile = 2;
 template <typename KernelOf, typename SharedOf>
 bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
-                    std::initializer_list<int> heights, int forced, KernelOf kernel_of, SharedOf dynamic_of,
-                    MatchConfig* out, long long* cost_out = nullptr) {
+                    std::initializer_list<int> heights, int forced, bool scheduled, KernelOf kernel_of,
+                    SharedOf dynamic_of, MatchConfig* out, long long* cost_out = nullptr) {
   bool found = false;
   long long best_cost = 0;
   for (int rows : heights) {
@@ -1795,7 +1835,10 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
     const long long slots = static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
     const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
                              blocks_per_tile;
-    const long long cost = (blocks + slots - 1) / slots * (rows + 2 * kMargin);
+    // In sixteenths of a row step, so that fractional waves compare.
+    const long long steps = 16LL * (rows + 2 * kMargin);
+    const long long cost = scheduled ? std::max((blocks * steps + slots - 1) / slots, kSlowestTile * steps)
+                                     : (blocks + slots - 1) / slots * steps;
     if (!found || cost < best_cost) {
       found = true;
       best_cost = cost;
@@ -1836,11 +1879,11 @@ bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, in
 template <typename KernelOf, typename SharedOf>
 bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int height, int blocks_per_tile,
                std::initializer_list<int> plain_heights, std::initializer_list<int> dense_heights, bool has_dense,
-               KernelOf kernel_of, SharedOf dynamic_of, MatchConfig* out) {
+               bool scheduled, KernelOf kernel_of, SharedOf dynamic_of, MatchConfig* out) {
   const bool forced_dense = p.kernel_form == MatchParams::kDenseForm;
   out->dense = false;
   long long cost = 0;
-  if (!forced_dense && !pick_tile_rows(limits, width, height, blocks_per_tile, plain_heights, p.tile_rows,
+  if (!forced_dense && !pick_tile_rows(limits, width, height, blocks_per_tile, plain_heights, p.tile_rows, scheduled,
                                        [&](int rows) { return kernel_of(rows, false); }, dynamic_of, out, &cost))
     return false;
   if (!has_dense) return !forced_dense;
@@ -1849,7 +1892,7 @@ bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int 
     return true;
   MatchConfig dense = *out;
   long long dense_cost = 0;
-  const bool fits = pick_tile_rows(limits, width, height, blocks_per_tile, dense_heights, p.tile_rows,
+  const bool fits = pick_tile_rows(limits, width, height, blocks_per_tile, dense_heights, p.tile_rows, scheduled,
                                    [&](int rows) { return kernel_of(rows, true); }, dynamic_of, &dense, &dense_cost);
   if (fits && (forced_dense || dense_cost < cost)) {
     *out = dense;
@@ -1918,6 +1961,7 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   // hole span): the launch cost 4 us a refined level on the H100.
   const bool may_be_wide = p.hole_span <= 0 || p.hole_span > kMaxNarrowHoleSpan;
   pl.wide_list = !pl.full_range && may_be_wide && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
+  if (!pl.full_range) a.schedule = sc.schedule;
   if (pl.wide_list) {
     a.wide_list = sc.wide_pixels;
     a.wide_count = sc.wide_counters;
@@ -1939,16 +1983,17 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     const std::initializer_list<int> low_heights = {kTallTileH, kMiddleTileH, kTileH, kLowTileH};
     return pick_form(
         p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights, !pl.slots,
-        [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
+        false, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
         [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
   }
   out->kernel = MatchConfig::Refine;
+  out->scheduled = a.schedule.on();
   const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH, phased::kLowTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
   // The rival forms have no register-capped form.
   if (!pick_form(
           p, limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, heights, !pl.rival,
-          [&](int rows, bool dense) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, dense); },
+          out->scheduled, [&](int rows, bool dense) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, dense); },
           [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); }, out))
     return false;
   if (pl.wide_list) {
@@ -2126,6 +2171,11 @@ cudaError_t prepare_match(int radius) {
 }
 
 int match_tile_count(int width, int height) { return streaming::tile_count(width, height); }
+
+unsigned refine_tile_capacity(int width, int height) {
+  using namespace streaming;
+  return static_cast<unsigned>((width + kTileW - 1) / kTileW) * ((height + phased::kLowTileH - 1) / phased::kLowTileH) * 2;
+}
 
 std::vector<KernelLaunch> match_kernel_launches(int range_width) {
   using streaming::dynamic_bytes;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_limits.h"
+#include "tile_order.h"
 #include "stages.h"
 
 namespace cs::cuda {
@@ -29,12 +30,20 @@ namespace cs::cuda {
 // both views (stages.h: one cost volume) when both have best_keys: the left
 // view's tiles offer every window to the key of the right pixel it matches
 // (same reset rule), and a last launch writes the right map from them.
+//
+// Refinement, optional: the order in which the grid's blocks take the
+// level's tiles (TileSchedule, tile_order.h). Each block records how long its
+// tile took; enqueue_tile_order turns those times into the next launch's
+// order, longest first, so that the slowest tiles start in the first wave
+// and short ones fill the end. The order changes only which block matches
+// which tile, never a result.
 struct MatchScratch {
   ImageView<uint32_t> best_keys;   // the level's size
   unsigned* tiles_done = nullptr;  // match_tile_count(width, height) counters
   uint32_t* wide_pixels = nullptr;
   unsigned wide_capacity = 0;
   unsigned* wide_counters = nullptr;
+  TileSchedule schedule;
 };
 
 struct MatchViews {
@@ -103,6 +112,9 @@ struct MatchConfig {
   size_t dynamic_shared = 0;
   int registers = 0;              // a thread
   int blocks_per_sm = 0;          // on the limits' GPU
+  // Refine: the tiles are taken longest first (MatchScratch::schedule), and
+  // the tile height is chosen for it (fuller grids over one wave).
+  bool scheduled = false;
   // Refine with a wide-pixel list: the wide kernel's blocks. 0 also where no
   // pixel can be wide: a hole's candidates are at most hole_span, a parent's
   // 5, and a pixel is wide only when they and its sub-pixel neighbours span
@@ -153,6 +165,10 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width);
 
 // Counters MatchScratch::tiles_done needs for a level of this size.
 int match_tile_count(int width, int height);
+
+// The most tiles a refinement grid of both views of a level of this size
+// has (MatchScratch::schedule's capacity).
+unsigned refine_tile_capacity(int width, int height);
 
 // cudaSuccess when the build carries code this device runs (SASS for it,
 // or PTX the driver compiles); else the driver's reason

@@ -66,6 +66,16 @@ class ProgressiveMethod final : public MatchingMethod {
       probe_raw_[v].release();  // made by the first probe of these sizes
       probe_checked_[v].release();
     }
+    // Each refined level's tile schedule (tile_order.h), empty until its
+    // first launch has run.
+    for (int l = 0; l + 1 < nl; ++l) {
+      Level& L = lv_[l];
+      const unsigned cap = refine_tile_capacity(f.levels[l].width, f.levels[l].height);
+      CS_CUDA_TRY(L.tile_costs.allocate(static_cast<int>(cap), 1));
+      CS_CUDA_TRY(L.tile_order.allocate(static_cast<int>(cap), 1));
+      CS_CUDA_TRY(L.tile_counts.allocate(2, 1));
+      CS_CUDA_TRY(cudaMemsetAsync(L.tile_counts.view().data, 0, L.tile_counts.bytes(), stream));
+    }
     CS_CUDA_TRY(match_wide_.allocate(2 * std::max(4096, w * h / 32), 1));
     CS_CUDA_TRY(match_wide_counters_.allocate(2, 1));
     CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters_.view().data, 0, match_wide_counters_.bytes(), stream));
@@ -106,17 +116,24 @@ class ProgressiveMethod final : public MatchingMethod {
     // In the graph, the finer levels' census runs on a branch beside the
     // coarsest level's matching, which leaves most of the GPU idle, and
     // joins before the first refinement; timed stage by stage, in order.
+    // So do the refined levels' tile orders (from the last frame's times).
     const bool branch = levels > 1 && !timer->on;
+    auto tile_orders = [&](cudaStream_t st) -> std::string {
+      for (int l = 0; l + 1 < levels; ++l) CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), st));
+      return {};
+    };
     std::string e;
     if (branch) {
       CS_CUDA_TRY(cudaEventRecord(f.fork, s));
       CS_CUDA_TRY(cudaStreamWaitEvent(f.side_stream, f.fork, 0));
       e = census(0, levels - 1, f.side_stream);
+      if (e.empty()) e = tile_orders(f.side_stream);
       if (!e.empty()) return e;
       CS_CUDA_TRY(cudaEventRecord(f.join, f.side_stream));
       e = census(levels - 1, levels, s);
     } else {
-      e = census(0, levels, s);
+      e = tile_orders(s);
+      if (e.empty()) e = census(0, levels, s);
     }
     if (!e.empty()) return e;
     timer->mark("census");
@@ -136,6 +153,7 @@ class ProgressiveMethod final : public MatchingMethod {
           mv[v].scratch.wide_pixels = match_wide_.view().data;
           mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide_.view().width);
           mv[v].scratch.wide_counters = match_wide_counters_.view().data;
+          mv[v].scratch.schedule = L.schedule();
         } else {
           mv[v].scratch.best_keys = match_keys_[v].view();
           mv[v].scratch.tiles_done = match_tiles_[v].view().data;
@@ -258,8 +276,10 @@ class ProgressiveMethod final : public MatchingMethod {
                rival_cost_.bytes();
     for (int v = 0; v < 2; ++v)
       n += match_keys_[v].bytes() + match_tiles_[v].bytes() + probe_raw_[v].bytes() + probe_checked_[v].bytes();
-    for (const Level& L : lv_)
+    for (const Level& L : lv_) {
+      n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes();
       for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
+    }
     return n;
   }
 
@@ -267,6 +287,17 @@ class ProgressiveMethod final : public MatchingMethod {
   struct Level {
     DeviceImage<uint32_t> census[2];
     DeviceImage<int16_t> raw[2], checked[2];
+    // Refined levels: the tile schedule's times, order and counts (tile_order.h).
+    DeviceImage<uint32_t> tile_costs, tile_order;
+    DeviceImage<unsigned> tile_counts;
+    TileSchedule schedule() {
+      TileSchedule t;
+      t.costs = tile_costs.view().data;
+      t.order = tile_order.view().data;
+      t.counts = tile_counts.view().data;
+      t.capacity = static_cast<unsigned>(tile_costs.view().width);
+      return t;
+    }
     // What the next finer level refines from: the checked and supported map
     // when either step runs (above level 0), else the raw one.
     ImageView<const int16_t> final_view(int v, bool filtered) const {

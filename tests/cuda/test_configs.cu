@@ -87,6 +87,8 @@ struct Shape {
   // The rival forms: a uniqueness ratio, the first view's sweep costs.
   int uniqueness_ratio = 0;
   bool costs = false;
+  // Refinement with a tile schedule (longest tiles first, tile_order.h).
+  bool schedule = false;
 };
 
 std::vector<MatchViews> shape_views(const Shape& s) {
@@ -116,6 +118,12 @@ std::vector<MatchViews> shape_views(const Shape& s) {
         v.scratch.wide_pixels = dummy_words;
         v.scratch.wide_capacity = 4096;
         v.scratch.wide_counters = reinterpret_cast<unsigned*>(dummy_words);
+        if (s.schedule) {
+          v.scratch.schedule.costs = dummy_words;
+          v.scratch.schedule.order = dummy_words;
+          v.scratch.schedule.counts = reinterpret_cast<unsigned*>(dummy_words);
+          v.scratch.schedule.capacity = refine_tile_capacity(s.w, s.h);
+        }
       } else {
         v.scratch.best_keys = {dummy_words, s.w, s.h, 4 * s.w};
         v.scratch.tiles_done = reinterpret_cast<unsigned*>(dummy_words);
@@ -310,6 +318,23 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   // (1920x1080 x 256) would take a third wave with them.
   EXPECT_EQ(rows_of(160, 120, 64, false), 24);
   EXPECT_NE(rows_of(480, 270, 64, false), 24);
+  // With a tile schedule (the engine's refinement) a grid of one wave costs
+  // its slowest tile: 640x480 takes 16 rows (780 blocks, 1.5 waves), longest
+  // first. Grids of more waves keep their heights: level 0 of 1024x768 (1344
+  // blocks of 24 rows) and level 1 of 1920x1080 (920). 320x240 and 512x384
+  // take 16 rows with or without it.
+  auto scheduled_rows = [&](int w, int h, int d) {
+    const MatchConfig c = hopper_config({w, h, {0, d}, true, true, false, true, true, 1, 2, 0, false, true});
+    EXPECT_TRUE(c.scheduled);
+    return c.tile_rows;
+  };
+  EXPECT_EQ(scheduled_rows(640, 480, 128), 16);
+  EXPECT_EQ(scheduled_rows(320, 240, 128), 16);
+  EXPECT_EQ(scheduled_rows(512, 384, 128), 16);
+  EXPECT_EQ(scheduled_rows(1024, 768, 128), 24);
+  EXPECT_EQ(scheduled_rows(960, 540, 64), 24);
+  EXPECT_NE(scheduled_rows(1920, 1080, 128), 16);
+  EXPECT_FALSE(hopper_config({640, 480, {0, 128}, true, true, false, true, true, 1, 2}).scheduled);
   // Forced, in both forms.
   Shape s{320, 240, {0, 128}, true, false, false, true, true, 1, 2};
   const std::vector<MatchViews> views = shape_views(s);

@@ -625,6 +625,143 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
   }
 }
 
+// The refinement in any tile order (matching.h MatchScratch::schedule,
+// tile_order.h): which block takes which tile must never change a result.
+// The first launch records each tile's time; enqueue_tile_order sorts them
+// longest first; launches in that order, in reverse grid order and with an
+// order made for another grid all equal the reference.
+TEST(CudaStages, RefineInAnyTileOrder) {
+  struct Case {
+    int w, h, best;
+    bool masks;
+    Range range;
+    int hole_span;
+  };
+  const Case cases[] = {{163, 71, 2, true, {0, 90}, kDefaultHoleSpan}, {300, 70, 1, false, {2, 300}, 0},
+                        {131, 75, 2, false, {3, 70}, 7}};
+  ASSERT_CUDA(prepare_match(2));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " best=" << c.best << " masks=" << c.masks
+                                      << " hole_span=" << c.hole_span);
+    const MatchInputs in = scene_inputs(c.w, c.h, 500 + c.w, c.masks);
+    const DeviceMatchInputs din(in, c.masks);
+    std::mt19937 rng(c.h);
+    Image<int16_t> coarser(c.w / 2, c.h / 2);
+    for (auto& d : coarser.pixels) d = static_cast<int16_t>(rng() % 9 == 0 ? -1 : rng() % (c.range.hi / 2 + 1));
+    auto dcoarse = upload(coarser);
+    const Image<uint8_t>* ml = c.masks ? &in.mask_left : nullptr;
+    const Image<uint8_t>* mr = c.masks ? &in.mask_right : nullptr;
+    Image<int16_t> want[2];
+    refine_level(in.census_left, in.census_right, Reference::Left, ml, mr, coarser, c.range, 2, c.best, 2,
+                 c.hole_span, want[0]);
+    refine_level(in.census_right, in.census_left, Reference::Right, mr, ml, coarser, c.range, 2, c.best, 2,
+                 c.hole_span, want[1]);
+    Image<uint16_t> want_q4(c.w, c.h);
+    finish_disparity(in.census_left, in.census_right, want[0], c.range, 2, c.best, true, want_q4.view());
+
+    const unsigned capacity = refine_tile_capacity(c.w, c.h);
+    auto costs = make_device<uint32_t>(static_cast<int>(capacity), 1, 0);
+    auto order = make_device<uint32_t>(static_cast<int>(capacity), 1, 0);
+    auto counts = make_device<unsigned>(2, 1, 0);
+    TileSchedule schedule;
+    schedule.costs = costs.view().data;
+    schedule.order = order.view().data;
+    schedule.counts = counts.view().data;
+    schedule.capacity = capacity;
+    DeviceImage<int16_t> out[2];
+    MatchViews v[2];
+    auto sub = make_device<int8_t>(c.w, c.h);
+    for (int i = 0; i < 2; ++i) {
+      out[i] = make_device<int16_t>(c.w, c.h);
+      v[i] = din.views(i == 0);
+      v[i].coarser = dcoarse.cview();
+      v[i].disparity = out[i].view();
+      v[i].scratch.schedule = schedule;
+    }
+    v[0].subpixel_offset = sub.view();
+    MatchParams mp;
+    mp.range = c.range;
+    mp.radius = 2;
+    mp.best = c.best;
+    mp.hole_radius = 2;
+    mp.hole_span = c.hole_span;
+    auto check = [&](const char* what) {
+      EXPECT_TRUE(same_image(want[0], download(out[0]))) << "left, " << what;
+      EXPECT_TRUE(same_image(want[1], download(out[1]))) << "right, " << what;
+      auto q4 = make_device<uint16_t>(c.w, c.h);
+      FrameCounters* counters = nullptr;
+      ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
+      ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
+      ASSERT_CUDA(enqueue_finish(out[0].cview(), sub.cview(), {}, q4.view(), counters, nullptr));
+      cudaFree(counters);
+      EXPECT_TRUE(same_image(want_q4, download(q4))) << "sub-pixel, " << what;
+    };
+    auto host_counts = [&] {
+      unsigned h[2] = {0, 0};
+      EXPECT_EQ(cudaMemcpy(h, counts.view().data, sizeof(h), cudaMemcpyDeviceToHost), cudaSuccess);
+      return std::vector<unsigned>{h[0], h[1]};
+    };
+    auto host_words = [&](const DeviceImage<uint32_t>& d, unsigned n) {
+      std::vector<uint32_t> h(n);
+      EXPECT_EQ(cudaMemcpy(h.data(), d.view().data, n * sizeof(uint32_t), cudaMemcpyDeviceToHost), cudaSuccess);
+      return h;
+    };
+
+    for (int rows : {32, 24, 16}) {
+      SCOPED_TRACE(::testing::Message() << "tile rows " << rows);
+      mp.tile_rows = rows;
+      ASSERT_CUDA(cudaMemset(counts.view().data, 0, 2 * sizeof(unsigned)));
+      ASSERT_CUDA(cudaMemset(costs.view().data, 0, capacity * sizeof(uint32_t)));
+      // No order yet: grid order, and every tile's time recorded.
+      ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
+      check("grid order");
+      const unsigned n = host_counts()[0];
+      const unsigned tiles = static_cast<unsigned>((c.w + 49) / 50 * ((c.h + rows - 1) / rows) * 2);
+      ASSERT_EQ(n, tiles) << "blocks of the last launch";
+      const std::vector<uint32_t> times = host_words(costs, n);
+      EXPECT_EQ(std::count(times.begin(), times.end(), 0u), 0) << "a tile without a time";
+
+      // The order from those times: a permutation, longest first within a
+      // quarter of an octave (the kernel's buckets).
+      ASSERT_CUDA(enqueue_tile_order(schedule, nullptr));
+      ASSERT_EQ(host_counts()[1], n);
+      const std::vector<uint32_t> sorted = host_words(order, n);
+      std::vector<uint32_t> seen(sorted);
+      std::sort(seen.begin(), seen.end());
+      for (unsigned i = 0; i < n; ++i) ASSERT_EQ(seen[i], i) << "not a permutation";
+      uint64_t least = UINT32_MAX;
+      for (unsigned i = 0; i < n; ++i) {
+        const uint64_t t = times[sorted[i]];
+        EXPECT_LT(4 * t, 5 * least) << "place " << i << " takes a longer tile than one before it";
+        least = std::min(least, t);
+      }
+      ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
+      check("longest first");
+
+      // Reverse grid order, written by hand.
+      std::vector<uint32_t> reverse(n);
+      for (unsigned i = 0; i < n; ++i) reverse[i] = n - 1 - i;
+      ASSERT_CUDA(cudaMemcpy(order.view().data, reverse.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+      ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
+      check("reverse order");
+
+      // An order for a grid of another size is not used.
+      const unsigned other[2] = {n, n + 1};
+      std::vector<uint32_t> junk(capacity, 0);
+      ASSERT_CUDA(cudaMemcpy(order.view().data, junk.data(), capacity * sizeof(uint32_t), cudaMemcpyHostToDevice));
+      ASSERT_CUDA(cudaMemcpy(counts.view().data, other, sizeof(other), cudaMemcpyHostToDevice));
+      ASSERT_CUDA(enqueue_match_pair(v[0], v[1], mp, nullptr));
+      check("an order for another grid");
+
+      // Times of more tiles than the buffers hold give no order.
+      const unsigned too_many[2] = {capacity + 1, n};
+      ASSERT_CUDA(cudaMemcpy(counts.view().data, too_many, sizeof(too_many), cudaMemcpyHostToDevice));
+      ASSERT_CUDA(enqueue_tile_order(schedule, nullptr));
+      EXPECT_EQ(host_counts()[1], 0u);
+    }
+  }
+}
+
 // Uniqueness and the sweep's costs (stages.h, stages 6 and 7 with
 // uniqueness_ratio and SweepCosts; B3): every kernel form that tracks the
 // rival against the reference, at ratios 0 (the costs alone: what the

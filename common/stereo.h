@@ -232,13 +232,16 @@ constexpr int kAutoCoarseRange = 64;
 //  - pixels: 1920x1080 x 32 takes 3 levels (480x270 x 8) rather than 2
 //    (960x540 x 16: 8.3 M pixel-disparities, but twice the time on the H100,
 //    bench/RESULTS.md), 640x480 x 64 takes 2 rather than a full search at
-//    full size;
+//    full size; 384 x 384 since the refinement takes its tiles longest
+//    first (tile_order.h): 1024x768 x 64 then cost more with a full search
+//    of 512x384 x 32 than x 128 with three levels (H100, bench/RESULTS.md),
+//    so it takes three (256x192 x 16);
 //  - work: 1024x768 x 128 takes 3 levels (256x192 x 32), as x 256 does,
 //    rather than a full search of 512x384 x 64 (12.6 M), which cost more
 //    than x 256's three levels on the H100.
 // Aloe's accuracy configurations (1282x1110 x 256 and 641x555 x 128, both
 // coarsest 320x277 x 64 = 5.7 M) keep their levels.
-constexpr int kAutoCoarsePixels = 512 * 512;
+constexpr int kAutoCoarsePixels = 384 * 384;
 constexpr int64_t kAutoCoarseWork = int64_t{1} << 23;
 constexpr int kMinLevelSize = 16;
 constexpr int kMinViewWidth = 16;

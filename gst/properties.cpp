@@ -167,7 +167,7 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
       gobject_class, PROP_LEVELS,
       g_param_spec_int("levels", "Pyramid levels",
                        "Pyramid levels including full size; 0 = automatic: the fewest that bring the coarsest level, "
-                       "the only one searched over its whole range, to at most 64 disparities, 512x512 pixels and "
+                       "the only one searched over its whole range, to at most 64 disparities, 384x384 pixels and "
                        "8 Mi pixel-disparities",
                        0,
                        cs::kMaxLevels, d.levels, playing));

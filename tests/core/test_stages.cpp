@@ -241,14 +241,18 @@ TEST(Pyramid, LevelRangeAndAutomaticLevels) {
   EXPECT_EQ(resolve_levels(p, 640, 480), 2);    // range fits, 640x480 > kAutoCoarsePixels
   EXPECT_EQ(resolve_levels(p, 512, 256), 1);    // exactly kAutoCoarseWork
   EXPECT_EQ(resolve_levels(p, 513, 256), 2);
-  EXPECT_EQ(resolve_levels(p, 512, 512), 2);    // kAutoCoarsePixels, but 16.8 M > kAutoCoarseWork
-  EXPECT_EQ(resolve_levels(p, 1024, 768), 2);   // 512x384 x 32 = 6.3 M
+  EXPECT_EQ(resolve_levels(p, 384, 384), 2);    // kAutoCoarsePixels, but 9.4 M > kAutoCoarseWork
+  EXPECT_EQ(resolve_levels(p, 512, 384), 2);    // 196 k > kAutoCoarsePixels (and 12.6 M)
+  EXPECT_EQ(resolve_levels(p, 1024, 768), 3);   // 512x384 > kAutoCoarsePixels: 256x192 x 16
+  EXPECT_EQ(resolve_levels(p, 800, 600), 2);    // 400x300 x 32 = 3.8 M
+  EXPECT_EQ(resolve_levels(p, 1280, 720), 3);   // 640x360 > kAutoCoarsePixels: 320x180 x 16
   EXPECT_EQ(resolve_levels(p, 3840, 2160), 4);  // 960x540 x 16 = 8.3 M, but 960x540 > kAutoCoarsePixels: 480x270 x 8
   p.max_disparity = 32;
   EXPECT_EQ(resolve_levels(p, 1920, 1080), 3);  // likewise: 480x270 x 8
   p.max_disparity = 16;
-  EXPECT_EQ(resolve_levels(p, 512, 512), 1);    // exactly kAutoCoarsePixels, 4.2 M
-  EXPECT_EQ(resolve_levels(p, 513, 512), 2);
+  EXPECT_EQ(resolve_levels(p, 384, 384), 1);    // exactly kAutoCoarsePixels, 2.4 M
+  EXPECT_EQ(resolve_levels(p, 385, 384), 2);
+  EXPECT_EQ(resolve_levels(p, 512, 512), 2);
   p.max_disparity = 32;
   EXPECT_EQ(resolve_levels(p, 320, 240), 1);
   p.levels = 3;

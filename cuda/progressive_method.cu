@@ -133,7 +133,9 @@ class ProgressiveMethod final : public MatchingMethod {
       e = census(levels - 1, levels, s);
     } else {
       e = tile_orders(s);
-      if (e.empty()) e = census(0, levels, s);
+      if (!e.empty()) return e;
+      if (levels > 1) timer->mark("tile order");
+      e = census(0, levels, s);
     }
     if (!e.empty()) return e;
     timer->mark("census");

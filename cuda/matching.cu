@@ -1233,16 +1233,16 @@ __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int
   if (kRival) s_rival[q] = s.rival | s.before << 16;
 }
 
-// kRival: each pixel's rival is tracked too (its state in dynamic shared
-// memory after the list, rival | before << 16), uniqueness applies and the
-// sweep's costs go out; with a.full_range the kernel matches the coarsest
-// level, every pixel over the range.
 // Whether a launch of the whole grid takes its tiles from `schedule` and
 // records their times (tile_order.h): only where the buffers hold the grid.
 __device__ __forceinline__ bool scheduled(const TileSchedule& schedule) {
   return schedule.on() && gridDim.x * gridDim.y * gridDim.z <= schedule.capacity;
 }
 
+// kRival: each pixel's rival is tracked too (its state in dynamic shared
+// memory after the list, rival | before << 16), uniqueness applies and the
+// sweep's costs go out; with a.full_range the kernel matches the coarsest
+// level, every pixel over the range.
 template <int kBest, bool kMasks, int kRows, bool kRival, int kMinBlocks = kBlocksPerSm>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
@@ -1814,10 +1814,11 @@ const void* wide_kernel_of(int best, bool rival) {
 // one wave lasts as long as its slowest tile, whatever the order. So a
 // scheduled grid costs the larger of its row steps over the slots and
 // kSlowestTile times a block's row steps. On the H100 (Aloe, tiles longest
-// first, bench/RESULTS.md) level 0 of 640x480 took 0.133 ms with 16-row
-// tiles (780 blocks, 1.5 waves) against 0.149 with 24 (520, one wave);
-// level 0 of 1024x768 and level 1 of 1920x1080 (2.5 and 1.7 waves of 24-row
-// tiles) were faster with 24 rows than with 16, as this cost says.
+// first, bench/RESULTS.md) a 640x480 frame took 0.133 ms with 16-row tiles
+// at level 0 (780 blocks, 1.5 waves) against 0.149 with 24 (520, one wave);
+// with level 0 of 1024x768 and level 1 of 1920x1080 (2.5 and 1.7 waves of
+// 24-row tiles) frames were faster with 24 rows than with 16, as this cost
+// says.
 // Returns false when no height fits.
 constexpr int kSlowestTile = 2;
 template <typename KernelOf, typename SharedOf>

@@ -77,6 +77,18 @@ __device__ __forceinline__ unsigned warp_sum(unsigned v) {
 __device__ __forceinline__ int warp_sum(int v) {
   return static_cast<int>(warp_sum(static_cast<unsigned>(v)));
 }
+// Inclusive prefix sum over the 32 lanes in lane order (every lane must
+// call, in a block whose x extent is whole warps): lane i gets the sum of
+// lanes 0 .. i.
+__device__ __forceinline__ unsigned warp_inclusive_sum(unsigned v) {
+  const unsigned lane = threadIdx.x & 31;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned t = __shfl_up_sync(0xFFFFFFFFu, v, o);
+    if (lane >= static_cast<unsigned>(o)) v += t;
+  }
+  return v;
+}
 #endif
 
 // True when a plane's first row and its row pitch are both multiples of

@@ -579,12 +579,7 @@ __device__ void list_needed(const unsigned* needed, int mask_words, int base, ui
     const int word = w0 + lane;
     unsigned bits = word < mask_words ? needed[word] : 0u;
     const int c = __popc(bits);
-    int incl = c;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int t = __shfl_up_sync(kFull, incl, o);
-      if (lane >= o) incl += t;
-    }
+    const int incl = static_cast<int>(warp_inclusive_sum(static_cast<unsigned>(c)));
     int pos = count + incl - c;
     while (bits) {
       const int b = __ffs(bits) - 1;

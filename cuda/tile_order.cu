@@ -1,5 +1,7 @@
 #include "tile_order.h"
 
+#include "cuda_util.h"
+
 namespace cs::cuda {
 namespace {
 
@@ -37,13 +39,7 @@ __global__ void __launch_bounds__(kThreads) tile_order_kernel(TileSchedule s) {
       v[k] = s_start[kBuckets - 1 - (tid * (kBuckets / 32) + k)];
       sum += v[k];
     }
-    unsigned incl = sum;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const unsigned t = __shfl_up_sync(0xFFFFFFFFu, incl, o);
-      if (tid >= o) incl += t;
-    }
-    unsigned at = incl - sum;
+    unsigned at = warp_inclusive_sum(sum) - sum;
 #pragma unroll
     for (int k = 0; k < kBuckets / 32; ++k) {
       s_start[kBuckets - 1 - (tid * (kBuckets / 32) + k)] = at;

@@ -45,6 +45,28 @@ struct TestFrame {
   FrameView device;
 };
 
+// The finish (enqueue_finish) on the device into a fresh Q4 image and fresh
+// counters: what it wrote, downloaded.
+struct DeviceFinish {
+  Image<uint16_t> q4;
+  FrameCounters counters{};
+};
+DeviceFinish finish_on_device(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
+                              ImageView<const int16_t> right = {}, int tolerance = 0,
+                              const FinishConfidence& confidence = {}) {
+  auto q4 = make_device<uint16_t>(disparity.width, disparity.height);
+  FrameCounters* counters = nullptr;
+  DeviceFinish out;
+  EXPECT_EQ(cudaMalloc(&counters, sizeof(FrameCounters)), cudaSuccess);
+  EXPECT_EQ(cudaMemset(counters, 0, sizeof(FrameCounters)), cudaSuccess);
+  EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, {}, q4.view(), counters, nullptr, right, tolerance, confidence),
+            cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(&out.counters, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(counters);
+  out.q4 = download(q4);
+  return out;
+}
+
 void make_frame(PixelFormat f, int w, int h, uint32_t seed, TestFrame* t) {
   std::mt19937 rng(seed);
   t->host = FrameView{};
@@ -308,16 +330,9 @@ TEST(CudaStages, CrossCheck) {
       want_q4.pixels[i] = static_cast<uint16_t>(el.pixels[i] >= 0 ? el.pixels[i] * 16 : 0);
       want_valid += el.pixels[i] >= 0;
     }
-    auto q4 = make_device<uint16_t>(61, 17);
-    FrameCounters* counters = nullptr;
-    ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
-    ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
-    ASSERT_CUDA(enqueue_finish(dl.cview(), {}, {}, q4.view(), counters, nullptr, dr.cview(), tol));
-    FrameCounters host{};
-    ASSERT_CUDA(cudaMemcpy(&host, counters, sizeof(host), cudaMemcpyDeviceToHost));
-    cudaFree(counters);
-    EXPECT_TRUE(same_image(want_q4, download(q4))) << "finish with the check, tolerance " << tol;
-    EXPECT_EQ(host.valid_pixels, want_valid) << "finish with the check, tolerance " << tol;
+    const DeviceFinish got = finish_on_device(dl.cview(), {}, dr.cview(), tol);
+    EXPECT_TRUE(same_image(want_q4, got.q4)) << "finish with the check, tolerance " << tol;
+    EXPECT_EQ(got.counters.valid_pixels, want_valid) << "finish with the check, tolerance " << tol;
   }
 }
 
@@ -434,19 +449,12 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
                                 const DeviceImage<int8_t>& offsets, const char* what) {
         Image<uint16_t> q4(c.w, c.h);
         finish_disparity(in.census_left, in.census_right, disparity, c.range, c.radius, c.best, true, q4.view());
-        auto dq4 = make_device<uint16_t>(c.w, c.h);
-        FrameCounters* counters = nullptr;
-        ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
-        ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
-        ASSERT_CUDA(enqueue_finish(out.cview(), offsets.cview(), {}, dq4.view(), counters, nullptr));
-        EXPECT_TRUE(same_image(q4, download(dq4))) << "sub-pixel, " << what;
-        FrameCounters host{};
-        ASSERT_CUDA(cudaMemcpy(&host, counters, sizeof(host), cudaMemcpyDeviceToHost));
+        const DeviceFinish got = finish_on_device(out.cview(), offsets.cview());
+        EXPECT_TRUE(same_image(q4, got.q4)) << "sub-pixel, " << what;
         size_t valid = 0;
         for (auto d : disparity.pixels) valid += d >= 0;
-        EXPECT_EQ(host.valid_pixels, valid) << what;
-        EXPECT_EQ(host.foreground_pixels, static_cast<unsigned long long>(c.w) * c.h) << what;
-        cudaFree(counters);
+        EXPECT_EQ(got.counters.valid_pixels, valid) << what;
+        EXPECT_EQ(got.counters.foreground_pixels, static_cast<unsigned long long>(c.w) * c.h) << what;
       };
 
       // The radius-2 kernels come in two tile heights a level, chosen per
@@ -688,13 +696,7 @@ TEST(CudaStages, RefineInAnyTileOrder) {
     auto check = [&](const char* what) {
       EXPECT_TRUE(same_image(want[0], download(out[0]))) << "left, " << what;
       EXPECT_TRUE(same_image(want[1], download(out[1]))) << "right, " << what;
-      auto q4 = make_device<uint16_t>(c.w, c.h);
-      FrameCounters* counters = nullptr;
-      ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
-      ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
-      ASSERT_CUDA(enqueue_finish(out[0].cview(), sub.cview(), {}, q4.view(), counters, nullptr));
-      cudaFree(counters);
-      EXPECT_TRUE(same_image(want_q4, download(q4))) << "sub-pixel, " << what;
+      EXPECT_TRUE(same_image(want_q4, finish_on_device(out[0].cview(), sub.cview()).q4)) << "sub-pixel, " << what;
     };
     auto host_counts = [&] {
       unsigned h[2] = {0, 0};
@@ -894,13 +896,7 @@ TEST(CudaStages, MatchUniquenessAndSweepCosts) {
                 EXPECT_TRUE(same_image(costs.rival, download(rival))) << "rival";
               }
               if (left) {
-                auto q4 = make_device<uint16_t>(c.w, c.h);
-                FrameCounters* fc = nullptr;
-                ASSERT_CUDA(cudaMalloc(&fc, sizeof(FrameCounters)));
-                ASSERT_CUDA(cudaMemset(fc, 0, sizeof(FrameCounters)));
-                ASSERT_CUDA(enqueue_finish(out.cview(), offsets.cview(), {}, q4.view(), fc, nullptr));
-                EXPECT_TRUE(same_image(want_q4, download(q4))) << "sub-pixel";
-                cudaFree(fc);
+                EXPECT_TRUE(same_image(want_q4, finish_on_device(out.cview(), offsets.cview()).q4)) << "sub-pixel";
               }
               if (wide) cudaFree(wide);
               if (counters) cudaFree(counters);
@@ -1043,19 +1039,14 @@ TEST(CudaStages, FinishConfidence) {
       Image<uint8_t> want;
       confidence_map(costs, el, want);
       auto conf = make_device<uint8_t>(w, h);
-      auto q4 = make_device<uint16_t>(w, h);
-      FrameCounters* counters = nullptr;
-      ASSERT_CUDA(cudaMalloc(&counters, sizeof(FrameCounters)));
-      ASSERT_CUDA(cudaMemset(counters, 0, sizeof(FrameCounters)));
-      FinishConfidence fc{db.cview(), drv.cview(), conf.view()};
-      ASSERT_CUDA(enqueue_finish(dl.cview(), {}, {}, q4.view(), counters, nullptr,
-                                 lr ? dr.cview() : ImageView<const int16_t>{}, tol, fc));
-      cudaFree(counters);
+      const FinishConfidence fc{db.cview(), drv.cview(), conf.view()};
+      const DeviceFinish got =
+          finish_on_device(dl.cview(), {}, lr ? dr.cview() : ImageView<const int16_t>{}, tol, fc);
       EXPECT_TRUE(same_image(want, download(conf)));
       Image<uint16_t> want_q4(w, h);
       for (size_t i = 0; i < el.pixels.size(); ++i)
         want_q4.pixels[i] = static_cast<uint16_t>(el.pixels[i] >= 0 ? el.pixels[i] * 16 : 0);
-      EXPECT_TRUE(same_image(want_q4, download(q4)));
+      EXPECT_TRUE(same_image(want_q4, got.q4));
     }
 }
 

@@ -87,10 +87,14 @@ CS_HD uint8_t average4(int a, int b, int c, int d) {
 // of one view's map stays valid iff its matched column x_other (x - d for
 // the left map, x + d for the right) lies in the image of width w and the
 // other map's input value there is valid and within tolerance of d.
+// The other view's disparity d_other at the matched pixel agrees with d.
+CS_HD bool lr_agree(int d, int d_other, int tolerance) {
+  return d_other >= 0 && (d > d_other ? d - d_other : d_other - d) <= tolerance;
+}
+
 CS_HD bool lr_consistent(int d, int x_other, int w, const int16_t* other_row, int tolerance) {
   if (x_other < 0 || x_other >= w) return false;
-  const int d_other = other_row[x_other];
-  return d_other >= 0 && (d > d_other ? d - d_other : d_other - d) <= tolerance;
+  return lr_agree(d, other_row[x_other], tolerance);
 }
 
 // ---------------------------------------------------------------- refinement

@@ -28,23 +28,50 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   unsigned valid = 0, foreground = 0;
   if (y < disparity.height) {
+    // In phases over the thread's pixels, so that each phase's loads are in
+    // flight together: the compiler cannot move a pixel's loads above the
+    // last pixel's store (the views might overlap), and one pixel after the
+    // other the frame's last kernel waited on twelve dependent loads a thread.
+    const int x_first = blockIdx.x * kBlockX * kPixelsPerThread + threadIdx.x;
+    int d[kPixelsPerThread];
 #pragma unroll
     for (int k = 0; k < kPixelsPerThread; ++k) {
-      const int x = blockIdx.x * kBlockX * kPixelsPerThread + k * kBlockX + threadIdx.x;
-      if (x >= disparity.width) break;
-      int d = drow(disparity, y)[x];
-      if (right.data && d >= 0 && !lr_consistent(d, x - d, disparity.width, drow(right, y), tolerance)) d = -1;
-      int q4 = 0;
-      if (d >= 0) {
-        q4 = d * 16;
-        if (subpixel_offset.data) q4 += drow(subpixel_offset, y)[x];
+      const int x = x_first + k * kBlockX;
+      d[k] = x < disparity.width ? drow(disparity, y)[x] : -1;
+    }
+    if (right.data) {
+      int dr[kPixelsPerThread];
+#pragma unroll
+      for (int k = 0; k < kPixelsPerThread; ++k) {
+        const int xr = x_first + k * kBlockX - d[k];
+        dr[k] = d[k] >= 0 && xr >= 0 ? drow(right, y)[xr] : -1;
       }
+      // lr_consistent (stereo_math.h) with the other view's value read above.
+#pragma unroll
+      for (int k = 0; k < kPixelsPerThread; ++k)
+        if (d[k] >= 0 && !lr_agree(d[k], dr[k], tolerance)) d[k] = -1;
+    }
+    int offset[kPixelsPerThread] = {};
+    unsigned fg[kPixelsPerThread];
+    int conf[kPixelsPerThread] = {};
+#pragma unroll
+    for (int k = 0; k < kPixelsPerThread; ++k) {
+      const int x = x_first + k * kBlockX;
+      const bool inside = x < disparity.width;
+      if (subpixel_offset.data && d[k] >= 0) offset[k] = drow(subpixel_offset, y)[x];
+      fg[k] = inside && (!mask.data || drow(mask, y)[x] != 0);
+      if (kConfidence && d[k] >= 0)
+        conf[k] = confidence_from_costs(drow(confidence.best, y)[x], drow(confidence.rival, y)[x]);
+    }
+#pragma unroll
+    for (int k = 0; k < kPixelsPerThread; ++k) {
+      const int x = x_first + k * kBlockX;
+      if (x >= disparity.width) break;
+      const int q4 = d[k] >= 0 ? d[k] * 16 + offset[k] : 0;
       drow(disparity_q4, y)[x] = static_cast<uint16_t>(q4 < 0 ? 0 : q4);
-      if (kConfidence)
-        drow(confidence.confidence, y)[x] =
-            d >= 0 ? confidence_from_costs(drow(confidence.best, y)[x], drow(confidence.rival, y)[x]) : 0;
-      valid += d >= 0;
-      foreground += mask.data ? drow(mask, y)[x] != 0 : 1u;
+      if (kConfidence) drow(confidence.confidence, y)[x] = static_cast<uint8_t>(conf[k]);
+      valid += d[k] >= 0;
+      foreground += fg[k];
     }
   }
   add_frame_counts(valid, foreground, block_valid, block_foreground, counters);

@@ -22,7 +22,7 @@ constexpr int kSharedY = kTileY + 2 * kR;
 // SIMD instruction (__vcmpltu4), and bit b of pixel k is gathered into byte
 // k of an accumulator (bits 0-7, 8-15, 16-23 in three words).
 __device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray, const ImageView<uint32_t>& census,
-                                            int bx, int by) {
+                                            const ImageView<uint32_t>& clear, int bx, int by) {
   __shared__ __align__(16) uint8_t tile[kSharedY][kSharedX];
   const int x0 = bx * kTileX - kLeft;
   const int y0 = by * kTileY - kR;
@@ -74,6 +74,11 @@ __device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray
 #pragma unroll
   for (int k = 0; k < kPixelsPerThread; ++k)
     code[k] = ((acc[0] >> (8 * k)) & 0xFFu) | ((acc[1] >> (8 * k)) & 0xFFu) << 8 | ((acc[2] >> (8 * k)) & 0xFFu) << 16;
+  if (clear.data) {
+#pragma unroll
+    for (int k = 0; k < kPixelsPerThread; ++k)
+      if (x + k < gray.width) drow(clear, y)[x + k] = 0xFFFFFFFFu;
+  }
   uint32_t* out = drow(census, y) + x;
   if (x + kPixelsPerThread <= gray.width && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
     *reinterpret_cast<uint4*>(out) = make_uint4(code[0], code[1], code[2], code[3]);
@@ -89,6 +94,7 @@ __device__ __forceinline__ void census_tile(const ImageView<const uint8_t>& gray
 struct Batch {
   ImageView<const uint8_t> gray[kMaxCensusBatch];
   ImageView<uint32_t> census[kMaxCensusBatch];
+  ImageView<uint32_t> clear[kMaxCensusBatch];
   int first[kMaxCensusBatch + 1];
   int tiles_x[kMaxCensusBatch];
   int count;
@@ -98,7 +104,7 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) census_batch_kernel(con
   int j = 0;
   while (j + 1 < b.count && static_cast<int>(blockIdx.x) >= b.first[j + 1]) ++j;
   const int t = static_cast<int>(blockIdx.x) - b.first[j];
-  census_tile(b.gray[j], b.census[j], t % b.tiles_x[j], t / b.tiles_x[j]);
+  census_tile(b.gray[j], b.census[j], b.clear[j], t % b.tiles_x[j], t / b.tiles_x[j]);
 }
 
 }  // namespace
@@ -108,7 +114,7 @@ cudaError_t enqueue_census(ImageView<const uint8_t> gray, ImageView<uint32_t> ce
 }
 
 cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const ImageView<uint32_t>* census, int count,
-                                 cudaStream_t stream) {
+                                 cudaStream_t stream, const ImageView<uint32_t>* clear) {
   if (count < 1 || count > kMaxCensusBatch) return cudaErrorInvalidValue;
   Batch b{};
   b.count = count;
@@ -116,6 +122,7 @@ cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const Ima
   for (int j = 0; j < count; ++j) {
     b.gray[j] = gray[j];
     b.census[j] = census[j];
+    if (clear) b.clear[j] = clear[j];
     b.tiles_x[j] = (gray[j].width + kTileX - 1) / kTileX;
     b.first[j] = blocks;
     blocks += b.tiles_x[j] * ((gray[j].height + kTileY - 1) / kTileY);

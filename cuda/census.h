@@ -11,8 +11,12 @@ cudaError_t enqueue_census(ImageView<const uint8_t> gray, ImageView<uint32_t> ce
 
 // Several images (every level of both views) in one launch; each pair
 // gray[j] -> census[j] as enqueue_census. count <= kMaxCensusBatch.
+// clear (optional, count views; data == nullptr: none): a buffer of image
+// j's size whose words the launch sets to all ones as it goes, which saves
+// the coarsest level a launch of its own to reset the right view's match
+// keys (matching.h enqueue_match_pair, right_keys_kept).
 constexpr int kMaxCensusBatch = 16;
 cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const ImageView<uint32_t>* census, int count,
-                                 cudaStream_t stream);
+                                 cudaStream_t stream, const ImageView<uint32_t>* clear = nullptr);
 
 }  // namespace cs::cuda

@@ -9,14 +9,32 @@ namespace {
 constexpr int kBlockX = 64;
 constexpr int kBlockY = 4;
 
+// A row of a disparity map: int16 values, or the right view's match keys
+// (cost << 16 | d, all ones for none: matching.h right_keys_kept), read as
+// the map they stand for.
+struct MapRow {
+  const int16_t* values;
+  __device__ __forceinline__ int operator[](int x) const { return values[x]; }
+};
+struct KeyRow {
+  const uint32_t* keys;
+  __device__ __forceinline__ int operator[](int x) const {
+    const uint32_t k = keys[x];
+    return k == 0xFFFFFFFFu ? -1 : static_cast<int>(k & 0xFFFFu);
+  }
+};
+
 // Pixel x of a view's checked map (stage 8; the raw value without lr_check):
 // `own` is the view's input row, `other` the other view's, sign -1 for the
 // left view (matched column x - d), +1 for the right.
-__device__ __forceinline__ int checked_value(const int16_t* own, const int16_t* other, int x, int w, int sign,
+template <typename Own, typename Other>
+__device__ __forceinline__ int checked_value(const Own& own, const Other& other, int x, int w, int sign,
                                              bool lr_check, int tolerance) {
   const int d = own[x];
   if (d < 0) return -1;
-  return !lr_check || lr_consistent(d, x + sign * d, w, other, tolerance) ? d : -1;
+  if (!lr_check) return d;
+  const int xo = x + sign * d;
+  return xo >= 0 && xo < w && lr_agree(d, other[xo], tolerance) ? d : -1;
 }
 
 // Stage 8b's support test of d (min_support > 0): at least min_support of
@@ -40,19 +58,23 @@ __device__ __forceinline__ int16_t supported(const int16_t (*tile)[kBlockX + 2],
 // computed once, not once for each of its 9 readers. Without one (the plain
 // cross-check: the block method's every frame, debug maps), each pixel is
 // checked alone, with no border.
+// RightRow: MapRow, or KeyRow where the right map is still match keys; then
+// right_raw gets the map they stand for.
+template <typename RightRow, typename RightView>
 __global__ void __launch_bounds__(kBlockX * kBlockY)
-    check_and_support_kernel(ImageView<const int16_t> left, ImageView<const int16_t> right, bool lr_check,
-                             int tolerance, int min_support, ImageView<int16_t> left_out,
-                             ImageView<int16_t> right_out) {
+    check_and_support_kernel(ImageView<const int16_t> left, RightView right, bool lr_check, int tolerance,
+                             int min_support, ImageView<int16_t> left_out, ImageView<int16_t> right_out,
+                             ImageView<int16_t> right_raw) {
   constexpr int kTileW = kBlockX + 2, kTileH = kBlockY + 2;
   __shared__ int16_t tiles[2][kTileH][kTileW];
   const int w = left.width, h = left.height;
   const int x = blockIdx.x * kBlockX + threadIdx.x;
   const int y = blockIdx.y * kBlockY + threadIdx.y;
+  if (right_raw.data && x < w && y < h) drow(right_raw, y)[x] = static_cast<int16_t>(RightRow{drow(right, y)}[x]);
   if (min_support <= 0) {  // the same for the whole grid
     if (x >= w || y >= h) return;
-    const int16_t* lrow = drow(left, y);
-    const int16_t* rrow = drow(right, y);
+    const MapRow lrow{drow(left, y)};
+    const RightRow rrow{drow(right, y)};
     drow(left_out, y)[x] = static_cast<int16_t>(checked_value(lrow, rrow, x, w, -1, lr_check, tolerance));
     drow(right_out, y)[x] = static_cast<int16_t>(checked_value(rrow, lrow, x, w, +1, lr_check, tolerance));
     return;
@@ -64,8 +86,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
     const int u = bx + tx, v = by + ty;
     int dl = -1, dr = -1;
     if (u >= 0 && u < w && v >= 0 && v < h) {
-      const int16_t* lrow = drow(left, v);
-      const int16_t* rrow = drow(right, v);
+      const MapRow lrow{drow(left, v)};
+      const RightRow rrow{drow(right, v)};
       dl = checked_value(lrow, rrow, u, w, -1, lr_check, tolerance);
       dr = checked_value(rrow, lrow, u, w, +1, lr_check, tolerance);
     }
@@ -85,8 +107,18 @@ cudaError_t enqueue_check_and_support(ImageView<const int16_t> left, ImageView<c
                                       int tolerance, int min_support, ImageView<int16_t> left_out,
                                       ImageView<int16_t> right_out, cudaStream_t stream) {
   const dim3 block(kBlockX, kBlockY);
-  check_and_support_kernel<<<grid_for(left.width, left.height, block), block, 0, stream>>>(
-      left, right, lr_check, tolerance, min_support, left_out, right_out);
+  check_and_support_kernel<MapRow><<<grid_for(left.width, left.height, block), block, 0, stream>>>(
+      left, right, lr_check, tolerance, min_support, left_out, right_out, ImageView<int16_t>{});
+  return cudaGetLastError();
+}
+
+cudaError_t enqueue_check_and_support_keys(ImageView<const int16_t> left, ImageView<const uint32_t> right_keys,
+                                           bool lr_check, int tolerance, int min_support,
+                                           ImageView<int16_t> right_raw, ImageView<int16_t> left_out,
+                                           ImageView<int16_t> right_out, cudaStream_t stream) {
+  const dim3 block(kBlockX, kBlockY);
+  check_and_support_kernel<KeyRow><<<grid_for(left.width, left.height, block), block, 0, stream>>>(
+      left, right_keys, lr_check, tolerance, min_support, left_out, right_out, right_raw);
   return cudaGetLastError();
 }
 

@@ -21,4 +21,13 @@ cudaError_t enqueue_check_and_support(ImageView<const int16_t> left, ImageView<c
                                       int tolerance, int min_support, ImageView<int16_t> left_out,
                                       ImageView<int16_t> right_out, cudaStream_t stream);
 
+// The same where the right map is still the right view's match keys
+// (matching.h enqueue_match_pair, right_keys_kept: cost << 16 | d, all ones
+// for none), which it reads as the map they stand for and writes to
+// right_raw; the keys are left as they are.
+cudaError_t enqueue_check_and_support_keys(ImageView<const int16_t> left, ImageView<const uint32_t> right_keys,
+                                           bool lr_check, int tolerance, int min_support,
+                                           ImageView<int16_t> right_raw, ImageView<int16_t> left_out,
+                                           ImageView<int16_t> right_out, cudaStream_t stream);
+
 }  // namespace cs::cuda

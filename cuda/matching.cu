@@ -422,6 +422,13 @@ static_assert(kMaxNarrowHoleSpan + 2 == kWideWidth && 5 + 2 <= kWideWidth, "matc
 // 1024x768x256 0.320 against 0.329-0.367), unless wide pixels are
 // everywhere: the list's room is its budget (cuda_engine.cu).
 constexpr int kMaxSlices = 16;
+// Columns of a block's shared right-view keys for runs of `pairs` pairs;
+// runs of more than kMaxSharedRightPairs (a single level's whole range, which
+// cannot be split) offer theirs to the level's keys directly.
+constexpr int kMaxSharedRightPairs = 32;
+__host__ __device__ constexpr int right_key_columns(int pairs) {
+  return pairs <= kMaxSharedRightPairs ? kTileW + 2 * pairs : 0;
+}
 // stream_match_kernel's launch bounds: 2 blocks an SM (about 115 registers
 // a thread), or the register-capped form without cost slots, 3 (80),
 // chosen where the grid's cost model says it costs less.
@@ -458,6 +465,7 @@ struct Args {
   // map. Null: each view matches its own tiles.
   ImageView<uint32_t> right_keys;
   int segments;  // full range: warps that stream one pair, each over a share of the tile's rows
+  int pairs_per_slice;  // slices > 1: the run of a tile's pairs each block takes; else the range's pairs
   int uniqueness_ratio;  // MatchParams::uniqueness_ratio (the rival forms of the kernels)
   // The rival forms of phased::refine_kernel at the coarsest level: every
   // pixel's candidates are the range (no coarser map), none is wide.
@@ -707,34 +715,55 @@ __device__ __forceinline__ uint2 horizontal_sums(uint32_t vsum) {
 // pixel xa - d0 takes (xa, d0) and (xa + 1, d1) from this lane, right pixel
 // xa + 1 - d0 takes (xa + 1, d0) and (xa + 2, d1) from the next, so each
 // right pixel gets one atomic a row. Every lane calls it.
+// kUntested: the block's shared rows, where a key of all ones (kNoKey) may
+// go in as it is: the lanes whose columns lie in the tile (out_a, out_b)
+// offer theirs with no test of the keys (the first right pixel's keys come
+// from column a or b, the second's from b and the next lane's a, which is in
+// the tile exactly where this lane's b is). Otherwise only admissible keys go.
+template <bool kUntested>
 __device__ __forceinline__ void offer_right(uint32_t* row, int xa, int d0, int d1, uint32_t ka0, uint32_t ka1,
-                                            uint32_t kb0, uint32_t kb1) {
+                                            uint32_t kb0, uint32_t kb1, bool out_a = true, bool out_b = true) {
+  auto offer = [&](int x, uint32_t key, bool lane_in) {
+    if (kUntested ? lane_in : key != kNoKey) atomicMin(row + x, key);
+  };
   if (d1 == d0 + 1) {
     const uint32_t next_a1 = __shfl_down_sync(kFull, ka1, 1);
-    const uint32_t ra = min(ka0, kb1);
-    const uint32_t rb = min(kb0, (threadIdx.x & 31) < 31 ? next_a1 : kNoKey);
-    if (ra != kNoKey) atomicMin(row + (xa - d0), ra);
-    if (rb != kNoKey) atomicMin(row + (xa + 1 - d0), rb);
+    offer(xa - d0, min(ka0, kb1), out_a || out_b);
+    offer(xa + 1 - d0, min(kb0, (threadIdx.x & 31) < 31 ? next_a1 : kNoKey), out_b);
     return;
   }
-  if (ka0 != kNoKey) atomicMin(row + (xa - d0), ka0);
-  if (kb0 != kNoKey) atomicMin(row + (xa + 1 - d0), kb0);
+  offer(xa - d0, ka0, out_a);
+  offer(xa + 1 - d0, kb0, out_b);
   if (d1 == d0) return;
-  if (ka1 != kNoKey) atomicMin(row + (xa - d1), ka1);
-  if (kb1 != kNoKey) atomicMin(row + (xa + 1 - d1), kb1);
+  offer(xa - d1, ka1, out_a);
+  offer(xa + 1 - d1, kb1, out_b);
 }
+
+// The right view's keys a block gathers before they go to the level's
+// (see the end of stream_match_kernel): rows of `width` words, word i of row
+// o for right pixel (base + i, y0 + o). Null rows and level: no right view.
+struct RightKeys {
+  uint32_t* rows;
+  int width;
+  int base;
+  ImageView<uint32_t> level;  // without shared rows: the level's keys, offered directly
+};
 
 // One pass of one warp over tile rows [row_begin, row_end) for disparities
 // d0 and d1 (d1 may repeat d0). kMasks: the other view has a foreground mask
-// (background mode). right_keys: the right view's keys, offered every
-// admissible window (left reference only), or null.
+// (background mode). right: the block's right-view keys, offered every
+// admissible window (left reference only), or none.
+// kSpanOnly: every pixel's candidates are the range clipped to the image (no
+// masks, no second round), so admissibility is worked out here rather than
+// read from s_info.
 // Columns: where the lane reads its census words (LaneColumns or DirectColumns).
-template <int kBest, bool kWithSlots, bool kMasks, typename Columns>
+template <int kBest, bool kWithSlots, bool kMasks, bool kSpanOnly, typename Columns>
 __device__ __forceinline__ void stream_pair_from(const MatchViews& v, const Columns& c, int sign, int x0, int y0,
                                                  int row_begin, int row_end, int d0, int d1, const uint32_t* s_info,
                                                  uint32_t* s_keys, const uint16_t* s_base, uint16_t* s_slots,
-                                                 bool slots, const ImageView<uint32_t>& right_keys) {
+                                                 bool slots, const RightKeys& right) {
   const int height = v.census_ref.height;
+  const int width = v.census_ref.width;
   const int lane = threadIdx.x & 31;
   // Pixel costs travel as four bytes (column a, column b for d0; a, b for
   // d1), as do the vertical sums (<= 120): one register for all four.
@@ -745,8 +774,24 @@ __device__ __forceinline__ void stream_pair_from(const MatchViews& v, const Colu
   uint32_t ring[5] = {0, 0, 0, 0, 0};
   ColumnWindow<kBest> win_a, win_b;
 
-  // Emits the window costs of one output pixel (region column col, tile row
-  // o); k0 and k1 get the admissible keys (kNoKey where not).
+  const int gxa = x0 - kMargin + 2 * lane;
+  // kSpanOnly: a column's candidates are [range.lo, its image bound) and d0,
+  // d1 come from the range, so whether a column admits them holds for the
+  // whole pass: a key is then its cost << 16 or'd with the disparity, or with
+  // all ones (kNoKey) where not admitted (and in lanes outside the tile).
+  uint32_t dkey[4] = {kNoKey, kNoKey, kNoKey, kNoKey};  // a d0, a d1, b d0, b d1
+  if constexpr (kSpanOnly) {
+    const int bound_a = sign < 0 ? gxa + 1 : width - gxa;  // first inadmissible d of column a
+    const int bound_b = sign < 0 ? gxa + 2 : width - gxa - 1;
+    const bool in_a = out_a && gxa < width, in_b = out_b && gxa + 1 < width;
+    if (in_a && d0 < bound_a) dkey[0] = static_cast<uint32_t>(d0);
+    if (in_a && d1 < bound_a) dkey[1] = static_cast<uint32_t>(d1);
+    if (in_b && d0 < bound_b) dkey[2] = static_cast<uint32_t>(d0);
+    if (in_b && d1 < bound_b) dkey[3] = static_cast<uint32_t>(d1);
+  }
+  // Otherwise emit() gives the window costs of one output pixel (region
+  // column col, tile row o) from its candidates in s_info; k0 and k1 get the
+  // admissible keys (kNoKey where not).
   auto emit = [&](uint32_t costs, int o, int col, uint32_t& k0, uint32_t& k1) {
     const uint32_t info = s_info[o * kRegionW + col];
     const uint32_t lo = info & 0xFFFFu, span = (info >> 16) - lo;
@@ -792,10 +837,26 @@ __device__ __forceinline__ void stream_pair_from(const MatchViews& v, const Colu
     const int o = row_begin + i - 2 * kMargin;
     if (o >= row_begin) {
       uint32_t ka0 = kNoKey, ka1 = kNoKey, kb0 = kNoKey, kb1 = kNoKey;
-      if (out_a) emit(wa, o, 2 * lane, ka0, ka1);
-      if (out_b) emit(wb, o, 2 * lane + 1, kb0, kb1);
-      if (right_keys.data)
-        offer_right(drow(right_keys, y0 + o), x0 - kMargin + 2 * lane, d0, d1, ka0, ka1, kb0, kb1);
+      if constexpr (kSpanOnly) {
+        ka0 = wa << 16 | dkey[0];
+        ka1 = (wa & 0xFFFF0000u) | dkey[1];
+        kb0 = wb << 16 | dkey[2];
+        kb1 = (wb & 0xFFFF0000u) | dkey[3];
+        // A key of all ones changes nothing: no test before the atomics.
+        if (out_a) atomicMin(&s_keys[o * kRegionW + 2 * lane], min(ka0, ka1));
+        if (out_b) atomicMin(&s_keys[o * kRegionW + 2 * lane + 1], min(kb0, kb1));
+        if (right.rows)
+          offer_right<true>(right.rows + o * right.width - right.base, gxa, d0, d1, ka0, ka1, kb0, kb1, out_a, out_b);
+        else if (right.level.data)
+          offer_right<false>(drow(right.level, y0 + o), gxa, d0, d1, ka0, ka1, kb0, kb1);
+      } else {
+        if (out_a) emit(wa, o, 2 * lane, ka0, ka1);
+        if (out_b) emit(wb, o, 2 * lane + 1, kb0, kb1);
+        if (right.rows)
+          offer_right<false>(right.rows + o * right.width - right.base, gxa, d0, d1, ka0, ka1, kb0, kb1);
+        else if (right.level.data)
+          offer_right<false>(drow(right.level, y0 + o), gxa, d0, d1, ka0, ka1, kb0, kb1);
+      }
     }
   };
   auto load = [&](int i) { return row_words(v, c, clampi(top + i, 0, height - 1)); };
@@ -818,29 +879,34 @@ __device__ __forceinline__ void stream_pair_from(const MatchViews& v, const Colu
 }
 
 // One pass (stream_pair_from) with the direct columns where they apply.
-template <int kBest, bool kWithSlots, bool kMasks>
+template <int kBest, bool kWithSlots, bool kMasks, bool kSpanOnly>
 __device__ __forceinline__ void stream_pair(const MatchViews& v, int sign, int x0, int y0, int row_begin,
                                             int row_end, int d0, int d1, const uint32_t* s_info, uint32_t* s_keys,
                                             const uint16_t* s_base, uint16_t* s_slots, bool slots,
-                                            const ImageView<uint32_t>& right_keys) {
+                                            const RightKeys& right) {
   with_columns(v, x0, sign, d0, d1, [&](const auto& columns) {
-    stream_pair_from<kBest, kWithSlots, kMasks>(v, columns, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys,
-                                                s_base, s_slots, slots, right_keys);
+    stream_pair_from<kBest, kWithSlots, kMasks, kSpanOnly>(v, columns, sign, x0, y0, row_begin, row_end, d0, d1,
+                                                           s_info, s_keys, s_base, s_slots, slots, right);
   });
 }
 
-// Both template forms of stream_pair behind one run-time choice.
+// The template forms of stream_pair behind one run-time choice: without
+// masks and cost slots a pixel's candidates are the range clipped to the
+// image (kSpanOnly).
 template <int kBest, bool kWithSlots>
 __device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, int x0, int y0, int row_begin,
                                                 int row_end, int d0, int d1, const uint32_t* s_info,
                                                 uint32_t* s_keys, const uint16_t* s_base, uint16_t* s_slots,
-                                                bool slots, const ImageView<uint32_t>& right_keys) {
+                                                bool slots, const RightKeys& right) {
   if (v.mask_other.data)
-    stream_pair<kBest, kWithSlots, true>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
-                                         s_slots, slots, right_keys);
+    stream_pair<kBest, kWithSlots, true, false>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
+                                                s_slots, slots, right);
+  else if (kWithSlots || v.mask_ref.data)
+    stream_pair<kBest, kWithSlots, false, false>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
+                                                 s_slots, slots, right);
   else
-    stream_pair<kBest, kWithSlots, false>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
-                                          s_slots, slots, right_keys);
+    stream_pair<kBest, kWithSlots, false, true>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
+                                                s_slots, slots, right);
 }
 
 // One warp writes a wide pixel's result from its key (best cost << 16 | d)
@@ -897,19 +963,33 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
   uint16_t* s_slots = reinterpret_cast<uint16_t*>(dyn);
   unsigned* s_needed = reinterpret_cast<unsigned*>(dyn + slot_bytes);
   uint16_t* s_list = reinterpret_cast<uint16_t*>(s_needed + a.mask_words);
+  // The block's pairs: a run of pairs_per_slice of the tile's (slices > 1),
+  // all of them otherwise. With the right view, its keys gather in shared
+  // rows first: a run's disparities [dlo, dlo + 2 pairs_per_slice) reach
+  // right pixels x0 - dlo - 2 pairs_per_slice + 1 .. x0 + kTileW - 1 - dlo.
+  RightKeys right{};
+  if (a.right_keys.data && right_key_columns(a.pairs_per_slice) > 0) {
+    right.rows = reinterpret_cast<uint32_t*>(reinterpret_cast<unsigned char*>(s_list) + ((a.list_cap * 2 + 3) & ~3));
+    right.width = right_key_columns(a.pairs_per_slice);
+    for (int i = tid; i < rows * right.width; i += kThreads) right.rows[i] = kNoKey;
+  } else {
+    right.level = a.right_keys;
+  }
 
-  for (int i = tid; i < a.mask_words; i += kThreads) s_needed[i] = 0;
   if (tid == 0) {
     s_count = 0;
     s_flag = 0;
   }
   __syncthreads();
 
-  // Every pixel's candidates; the needed set from their evaluation intervals.
+  // Every pixel's candidates. At full range they all start at the range's
+  // first admissible disparity (stages.h stage 6: [lo, hi) clipped to the
+  // image; the sub-pixel's lo - 1 is clipped to the range again), so the
+  // tile's union of evaluation intervals is one run [range.lo, the largest end).
   constexpr int kRounds = (kTilePixels + kThreads - 1) / kThreads;
+  int union_end = 0;
   for (int r = 0; r < kRounds; ++r) {
     const int q = r * kThreads + tid;
-    int first = 0, end = 0;
     if (q < kTilePixels) {
       const int ty = q / kTileW, tx = q - ty * kTileW;
       const int gx = x0 + tx, gy = y0 + ty;
@@ -920,9 +1000,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
       if (gx < width && gy < height) {
         state = kMatched;
         if (candidates(v, left, range, a.hole_radius, a.hole_span, gx, gy, &lo, &hi)) {
+          int first, end;
           evaluation_interval(lo, hi, gx, range, want_subpixel, &first, &end);
           if (want_subpixel) base = static_cast<uint16_t>(first);
           info = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
+          union_end = maxi(union_end, end);
         }
       }
       s_info[ty * kRegionW + kMargin + tx] = info;
@@ -930,29 +1012,36 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
       s_base[q] = base;
       s_state[q] = state;
     }
-    mark_needed(s_needed, first, end, range.lo);
   }
+  union_end = warp_max(union_end);
+  if ((tid & 31) == 0 && union_end > 0) atomicMax(&s_count, union_end - maxi(range.lo, 0));
   __syncthreads();
 
   // The first round matches. Sub-pixel keeps costs of the first disparities
   // only: a second round evaluates [d - 1, d + 2) around the winners whose
   // neighbours fell outside the slots.
+  const int first_d = maxi(range.lo, 0);
   for (int round = 0; round < 2; ++round) {
-    if (warp == 0) list_needed(s_needed, a.mask_words, range.lo, s_list, &s_count);
-    __syncthreads();
+    if (round > 0) {
+      if (warp == 0) list_needed(s_needed, a.mask_words, range.lo, s_list, &s_count);
+      __syncthreads();
+    }
     // The block takes kWarps / segments pairs at a time, each streamed by
     // `segments` warps over a share of the tile's rows.
     const int n = s_count, pairs = (n + 1) >> 1;
     const int segments = a.segments, per_pass = kWarps / segments;
     const int seg = warp % segments;
     const int row_begin = rows * seg / segments, row_end = rows * (seg + 1) / segments;
-    for (int pi = slice * per_pass + warp / segments; pi < pairs; pi += slices * per_pass) {
-      const int d0 = s_list[2 * pi];
-      const int d1 = 2 * pi + 1 < n ? s_list[2 * pi + 1] : d0;
+    const int run = slices > 1 ? a.pairs_per_slice : pairs;
+    const int run_begin = slices > 1 ? slice * run : 0, run_end = mini(pairs, run_begin + run);
+    if (round == 0 && right.rows) right.base = x0 - (first_d + 2 * (run_begin + run)) + 1;
+    for (int pi = run_begin + warp / segments; pi < run_end; pi += per_pass) {
+      // The first round's run is [first_d, first_d + n); the second's, the list.
+      const int d0 = round == 0 ? first_d + 2 * pi : s_list[2 * pi];
+      const int d1 = 2 * pi + 1 < n ? (round == 0 ? d0 + 1 : s_list[2 * pi + 1]) : d0;
       if (row_begin < row_end)
         stream_pair_any<kBest, kWithSlots>(v, sign, x0, y0, row_begin, row_end, d0, d1, s_info, s_keys, s_base,
-                                           s_slots, want_subpixel,
-                                           round == 0 ? a.right_keys : ImageView<uint32_t>{});
+                                           s_slots, want_subpixel, round == 0 ? right : RightKeys{});
     }
     __syncthreads();
     if (!want_subpixel || round == 1) break;
@@ -985,6 +1074,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
     }
     __syncthreads();
     if (!s_flag) break;
+  }
+
+  // The right view's keys to the level's: one atomic a right pixel and block.
+  if (right.rows) {
+    for (int i = tid; i < rows * right.width; i += kThreads) {
+      const uint32_t key = right.rows[i];
+      const int o = i / right.width;
+      if (key != kNoKey) atomicMin(&drow(a.right_keys, y0 + o)[right.base + i - o * right.width], key);
+    }
   }
 
   // Results: straight from the block's keys, or through the level's keys when
@@ -1662,11 +1760,17 @@ cudaError_t resolve_keys(const ImageView<uint32_t>& keys, const ImageView<int16_
   return cudaGetLastError();
 }
 
-size_t dynamic_bytes(bool slots, int rows, int mask_words, int list_cap) {
+// right_columns: the shared right-view keys' row width (right_key_columns),
+// 0 without them.
+size_t dynamic_bytes(bool slots, int rows, int mask_words, int list_cap, int right_columns) {
   const size_t slot_bytes = slots ? static_cast<size_t>(kTileW) * rows * kCostSlots * sizeof(uint16_t) : 0;
-  // Cost slots, needed set, list.
-  return slot_bytes + static_cast<size_t>(mask_words) * 4 + ((list_cap * 2 + 3) & ~3);
+  // Cost slots, needed set, list, right keys.
+  return slot_bytes + static_cast<size_t>(mask_words) * 4 + ((list_cap * 2 + 3) & ~3) +
+         static_cast<size_t>(rows) * right_columns * sizeof(uint32_t);
 }
+
+// The shared right keys' width of a launch's Args (0: none).
+int right_columns_of(const Args& a) { return a.right_keys.data ? right_key_columns(a.pairs_per_slice) : 0; }
 
 bool applies(const MatchParams& p) { return p.radius == 2 && (p.best == 0 || p.best == 1 || p.best == 2); }
 
@@ -1679,7 +1783,7 @@ template <int kBest, bool kWithSlots, int kMinBlocks = kStreamBlocksPerSm>
 cudaError_t launch_full_range(const Args& a, int rows, int views, cudaStream_t stream) {
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + rows - 1) / rows, views * a.slices);
-  const size_t shared = dynamic_bytes(kWithSlots, rows, a.mask_words, a.list_cap);
+  const size_t shared = dynamic_bytes(kWithSlots, rows, a.mask_words, a.list_cap, right_columns_of(a));
   if constexpr (!kWithSlots) {
     if (rows == kLowTileH) {
       stream_match_kernel<kBest, false, kLowTileH, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
@@ -1948,10 +2052,12 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   // pair's rows, so that as many warps are in flight.
   a.segments = pl.shared_costs ? 2 : 1;
   a.slices = 1;
+  const int pairs = (range_width + 1) / 2;
   if (pl.full_range && !pl.rival && scratch && !pl.slots) {
-    const int pairs = (range_width + 1) / 2, per_pass = kWarps / a.segments;
+    const int per_pass = kWarps / a.segments;
     a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
   }
+  a.pairs_per_slice = (pairs + a.slices - 1) / a.slices;
   const MatchScratch& sc = views[0].scratch;
   // No list, and so no wide kernel, where no pixel can be wide (the default
   // hole span): the launch cost 4 us a refined level on the H100.
@@ -1980,7 +2086,7 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     return pick_form(
         p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights, !pl.slots,
         false, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
-        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap); }, out);
+        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap, right_columns_of(a)); }, out);
   }
   out->kernel = MatchConfig::Refine;
   out->scheduled = a.schedule.on();
@@ -2052,7 +2158,9 @@ cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool r
 }
 
 // Launches a plan in the configuration chosen for it.
-cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, cudaStream_t stream) {
+// right_keys_kept: see enqueue_match_pair.
+cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, cudaStream_t stream,
+                   bool* right_keys_kept = nullptr) {
   Args a = pl.a;
   if (pl.refine_kernel) {
     // No room for the wide kernel: every tile matches its own wide pixels.
@@ -2079,6 +2187,10 @@ cudaError_t launch(const Plan& pl, const MatchParams& p, const MatchConfig& c, c
     default: break;
   }
   if (e != cudaSuccess || !pl.shared_costs) return e;
+  if (right_keys_kept) {
+    *right_keys_kept = true;
+    return cudaSuccess;
+  }
   return resolve_keys(pl.a.v[1].scratch.best_keys, pl.a.v[1].disparity, stream);
 }
 
@@ -2184,6 +2296,13 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
   std::vector<KernelLaunch> out;
   const int mask_words = (range_width + 31) / 32;
   const std::string at = " at " + std::to_string(range_width) + " disparities";
+  // The full-range kernel's shared right keys with both views at this range
+  // (plan(): two warps a pair, the pairs split over slices without cost slots).
+  const int pairs = (range_width + 1) / 2;
+  const int slices = std::clamp((pairs + streaming::kWarps / 2 - 1) / (streaming::kWarps / 2), 1, streaming::kMaxSlices);
+  auto right_columns = [&](bool slots) {
+    return streaming::right_key_columns(slots ? pairs : (pairs + slices - 1) / slices);
+  };
   auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
   // The engine falls back to the generic kernel where no radius-2 tile fits,
   // and takes the smallest tiles where the taller ones do not: those must
@@ -2203,12 +2322,12 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
         if (slots && rows == streaming::kLowTileH) continue;  // no low form with cost slots
         out.push_back({"streaming::stream_match_kernel<" + b + ", " + flag(slots) + ", " + std::to_string(rows) + ", " +
                            std::to_string(streaming::kStreamBlocksPerSm) + ">",
-                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width),
+                       streaming::kThreads, dynamic_bytes(slots, rows, mask_words, range_width, right_columns(slots)),
                        streaming::kStreamBlocksPerSm, rows == kTileH, std::to_string(rows) + " rows" + at});
         if (!slots)  // the register-capped form: taken only where it fits better
           out.push_back({"streaming::stream_match_kernel<" + b + ", false, " + std::to_string(rows) + ", " +
                              std::to_string(streaming::kDenseStreamBlocksPerSm) + ">",
-                         streaming::kThreads, dynamic_bytes(false, rows, mask_words, range_width),
+                         streaming::kThreads, dynamic_bytes(false, rows, mask_words, range_width, right_columns(false)),
                          streaming::kDenseStreamBlocksPerSm, false,
                          std::to_string(rows) + " rows, register-capped" + at});
       }
@@ -2343,7 +2462,8 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
 }
 
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, bool* right_keys_kept) {
+  if (right_keys_kept) *right_keys_kept = false;
   const bool same_size =
       left.census_ref.width == right.census_ref.width && left.census_ref.height == right.census_ref.height;
   const bool same_level = (left.coarser.data == nullptr) == (right.coarser.data == nullptr);
@@ -2356,7 +2476,8 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
     const bool is_left[2] = {true, false};
     const streaming::Plan plan = streaming::plan(views, is_left, 2, params);
     MatchConfig config;
-    if (streaming::choose(plan, params, *limits, &config)) return streaming::launch(plan, params, config, stream);
+    if (streaming::choose(plan, params, *limits, &config))
+      return streaming::launch(plan, params, config, stream, right_keys_kept);
     if (params.tile_rows != 0) return cudaErrorInvalidConfiguration;
     // No tile height fits this GPU: each view on its own (the generic kernel).
   }

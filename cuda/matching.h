@@ -29,7 +29,8 @@ namespace cs::cuda {
 // At the coarsest level enqueue_match_pair evaluates each window once for
 // both views (stages.h: one cost volume) when both have best_keys: the left
 // view's tiles offer every window to the key of the right pixel it matches
-// (same reset rule), and a last launch writes the right map from them.
+// (same reset rule), and a last launch writes the right map from them
+// (unless the caller reads the keys itself: right_keys_kept below).
 //
 // Refinement, optional: the order in which the grid's blocks take the
 // level's tiles (TileSchedule, tile_order.h). Each block records how long its
@@ -143,8 +144,14 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
 
 // Both views of one level in one launch where the kernel allows it (left
 // reference for `left`, right for `right`; params.reference is ignored).
+// right_keys_kept (optional): where the launch shares the cost volume
+// (both views' best_keys at the coarsest level) it sets *right_keys_kept and
+// leaves the right view's map as its keys in right.scratch.best_keys, for
+// the caller to read (cross_check.h enqueue_check_and_support_keys) and to
+// set to all ones before the next launch (census.h, clear); else false, and
+// right.disparity holds the map.
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
-                               cudaStream_t stream);
+                               cudaStream_t stream, bool* right_keys_kept = nullptr);
 
 // The launch configurations of the matching kernels, for the build-time
 // resource check (tests/cuda/kernel_resources.py, which reads registers and

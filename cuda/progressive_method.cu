@@ -101,16 +101,20 @@ class ProgressiveMethod final : public MatchingMethod {
     const int levels = static_cast<int>(f.levels.size());
     const bool bg = p.background;
     // Census, both views of levels [first, end) in one launch.
+    // The coarsest level's right census also sets the right view's match
+    // keys to all ones, for the check that reads them (right_keys_kept).
     auto census = [&](int first, int end, cudaStream_t st) -> std::string {
       ImageView<const uint8_t> gray[2 * kMaxLevels];
       ImageView<uint32_t> census[2 * kMaxLevels];
+      ImageView<uint32_t> clear[2 * kMaxLevels];
       int count = 0;
       for (int l = first; l < end; ++l)
         for (int v = 0; v < 2; ++v, ++count) {
           gray[count] = f.levels[l].gray[v];
           census[count] = lv_[l].census[v].view();
+          if (l == levels - 1 && v == 1) clear[count] = match_keys_[1].view();
         }
-      CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st));
+      CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st, clear));
       return {};
     };
     // In the graph, the finer levels' census runs on a branch beside the
@@ -175,13 +179,23 @@ class ProgressiveMethod final : public MatchingMethod {
       mp.hole_span = p.hole_span;
       mp.uniqueness_ratio = resolve_uniqueness_ratio(p);
       mp.limits = f.limits;
-      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
-      timer->mark(l == levels - 1 ? "match coarsest" : "refine");
       // Level 0's check is part of the finish (its left map alone is used;
-      // download_debug makes the checked maps when asked).
-      if ((p.lr_check || p.min_support > 0) && l > 0) {
-        CS_CUDA_TRY(enqueue_check_and_support(L.raw[0].cview(), L.raw[1].cview(), p.lr_check, p.lr_tolerance,
-                                              p.min_support, L.checked[0].view(), L.checked[1].view(), s));
+      // download_debug makes the checked maps when asked). Above it, the
+      // coarsest level's right map may stay as its match keys, which the
+      // check reads (and writes out as the raw right map) without a launch
+      // of its own to turn them into the map.
+      const bool check = (p.lr_check || p.min_support > 0) && l > 0;
+      bool right_keys = false;
+      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s, check && l == levels - 1 ? &right_keys : nullptr));
+      timer->mark(l == levels - 1 ? "match coarsest" : "refine");
+      if (check) {
+        if (right_keys)
+          CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), match_keys_[1].cview(), p.lr_check,
+                                                     p.lr_tolerance, p.min_support, L.raw[1].view(),
+                                                     L.checked[0].view(), L.checked[1].view(), s));
+        else
+          CS_CUDA_TRY(enqueue_check_and_support(L.raw[0].cview(), L.raw[1].cview(), p.lr_check, p.lr_tolerance,
+                                                p.min_support, L.checked[0].view(), L.checked[1].view(), s));
         timer->mark("cross-check");
       }
     }

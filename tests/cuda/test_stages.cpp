@@ -262,6 +262,17 @@ TEST(CudaStages, Census) {
     auto dc = make_device<uint32_t>(size.first, size.second);
     ASSERT_CUDA(enqueue_census(dg.cview(), dc.view(), nullptr));
     EXPECT_TRUE(same_image(expected, download(dc)));
+    // A batch that also sets a buffer to all ones (the right view's match
+    // keys): the same census, and every word of the buffer set.
+    auto again = make_device<uint32_t>(size.first, size.second);
+    auto keys = make_device<uint32_t>(size.first, size.second, 0x12);
+    const ImageView<const uint8_t> g = dg.cview();
+    const ImageView<uint32_t> c = again.view(), k = keys.view();
+    ASSERT_CUDA(enqueue_census_batch(&g, &c, 1, nullptr, &k));
+    EXPECT_TRUE(same_image(expected, download(again)));
+    Image<uint32_t> ones(size.first, size.second);
+    for (auto& p : ones.pixels) p = 0xFFFFFFFFu;
+    EXPECT_TRUE(same_image(ones, download(keys)));
   }
 }
 
@@ -305,6 +316,20 @@ TEST(CudaStages, CheckAndSupport) {
         ASSERT_CUDA(enqueue_check_and_support(dl.cview(), dr.cview(), lr, tol, support, ol.view(), orr.view(), nullptr));
         EXPECT_TRUE(same_image(el, download(ol)));
         EXPECT_TRUE(same_image(er, download(orr)));
+        // The right map as the match keys it comes from at the coarsest
+        // level (cost << 16 | d, all ones for none): the same maps, and the
+        // raw right map written out.
+        Image<uint32_t> keys(67, 23);
+        for (size_t i = 0; i < keys.pixels.size(); ++i)
+          keys.pixels[i] = right.pixels[i] < 0 ? 0xFFFFFFFFu
+                                               : (static_cast<uint32_t>(i % 1801) << 16 | static_cast<uint32_t>(right.pixels[i]));
+        auto dk = upload(keys);
+        auto raw = make_device<int16_t>(67, 23), kl = make_device<int16_t>(67, 23), kr = make_device<int16_t>(67, 23);
+        ASSERT_CUDA(enqueue_check_and_support_keys(dl.cview(), dk.cview(), lr, tol, support, raw.view(), kl.view(),
+                                                   kr.view(), nullptr));
+        EXPECT_TRUE(same_image(right, download(raw))) << "raw right from the keys";
+        EXPECT_TRUE(same_image(el, download(kl))) << "left, right map as keys";
+        EXPECT_TRUE(same_image(er, download(kr))) << "right, right map as keys";
       }
 }
 

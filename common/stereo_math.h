@@ -83,16 +83,20 @@ CS_HD uint8_t average4(int a, int b, int c, int d) {
 
 // ---------------------------------------------------------------- cross-check
 
-// The left-right check of one pixel (stages.h cross_check): disparity d >= 0
-// of one view's map stays valid iff its matched column x_other (x - d for
-// the left map, x + d for the right) lies in the image of width w and the
-// other map's input value there is valid and within tolerance of d.
-// The other view's disparity d_other at the matched pixel agrees with d.
+// The other view's disparity d_other at the matched pixel agrees with d:
+// valid and within tolerance of it.
 CS_HD bool lr_agree(int d, int d_other, int tolerance) {
   return d_other >= 0 && (d > d_other ? d - d_other : d_other - d) <= tolerance;
 }
 
-CS_HD bool lr_consistent(int d, int x_other, int w, const int16_t* other_row, int tolerance) {
+// The left-right check of one pixel (stages.h cross_check): disparity d >= 0
+// of one view's map stays valid iff its matched column x_other (x - d for
+// the left map, x + d for the right) lies in the image of width w and the
+// other map's input value there agrees with d (lr_agree). other_row: the
+// other map's row, anything that other_row[x] reads as a disparity (an
+// int16 pointer, or a row of match keys on the GPU).
+template <typename Row>
+CS_HD bool lr_consistent(int d, int x_other, int w, const Row& other_row, int tolerance) {
   if (x_other < 0 || x_other >= w) return false;
   return lr_agree(d, other_row[x_other], tolerance);
 }

@@ -1,6 +1,7 @@
 #include "cross_check.h"
 
 #include "cuda_util.h"
+#include "matching.h"
 #include "stereo_math.h"
 
 namespace cs::cuda {
@@ -18,10 +19,7 @@ struct MapRow {
 };
 struct KeyRow {
   const uint32_t* keys;
-  __device__ __forceinline__ int operator[](int x) const {
-    const uint32_t k = keys[x];
-    return k == 0xFFFFFFFFu ? -1 : static_cast<int>(k & 0xFFFFu);
-  }
+  __device__ __forceinline__ int operator[](int x) const { return key_disparity(keys[x]); }
 };
 
 // Pixel x of a view's checked map (stage 8; the raw value without lr_check):
@@ -32,9 +30,7 @@ __device__ __forceinline__ int checked_value(const Own& own, const Other& other,
                                              bool lr_check, int tolerance) {
   const int d = own[x];
   if (d < 0) return -1;
-  if (!lr_check) return d;
-  const int xo = x + sign * d;
-  return xo >= 0 && xo < w && lr_agree(d, other[xo], tolerance) ? d : -1;
+  return !lr_check || lr_consistent(d, x + sign * d, w, other, tolerance) ? d : -1;
 }
 
 // Stage 8b's support test of d (min_support > 0): at least min_support of

@@ -422,6 +422,11 @@ static_assert(kMaxNarrowHoleSpan + 2 == kWideWidth && 5 + 2 <= kWideWidth, "matc
 // 1024x768x256 0.320 against 0.329-0.367), unless wide pixels are
 // everywhere: the list's room is its budget (cuda_engine.cu).
 constexpr int kMaxSlices = 16;
+// Blocks a tile's `pairs` pairs are split over at full range, kWarps /
+// segments pairs a block at a time (Args::slices).
+__host__ __device__ inline int full_range_slices(int pairs, int segments) {
+  return clampi((pairs + kWarps / segments - 1) / (kWarps / segments), 1, kMaxSlices);
+}
 // Columns of a block's shared right-view keys for runs of `pairs` pairs;
 // runs of more than kMaxSharedRightPairs (a single level's whole range, which
 // cannot be split) offer theirs to the level's keys directly.
@@ -916,7 +921,7 @@ __device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, i
 template <int kBest, bool kRival>
 __device__ void write_wide_result(const MatchViews& v, int sign, bool want_subpixel, Range range, int gx, int gy,
                                   uint32_t key, uint32_t rival16, int uniqueness_ratio) {
-  int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+  int best = key_disparity(key);
   if (kRival && (threadIdx.x & 31) == 0)
     best = finish_sweep(v, gx, gy, best, static_cast<int32_t>(key >> 16), rival_or_none(rival16), uniqueness_ratio);
   if (kRival) best = __shfl_sync(kFull, best, 0);
@@ -1112,7 +1117,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
     const int gx = x0 + tx, gy = y0 + ty;
     const uint32_t key = split ? atomicExch(&drow(v.scratch.best_keys, gy)[gx], kNoKey)
                                : s_keys[ty * kRegionW + kMargin + tx];
-    const int d = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+    const int d = key_disparity(key);
     drow(v.disparity, gy)[gx] = static_cast<int16_t>(d);
     if (want_subpixel) {
       int offset = 0;
@@ -1591,7 +1596,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
     const int ty = q / kTileW, tx = q - ty * kTileW;
     const int gx = x0 + tx, gy = y0 + ty;
     const uint32_t key = s_keys[q];
-    int d = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+    int d = key_disparity(key);
     if (kRival)
       d = finish_sweep(v, gx, gy, d, static_cast<int32_t>(key >> 16), rival_or_none(s_rival[q] & 0xFFFFu),
                        a.uniqueness_ratio);
@@ -1715,7 +1720,7 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
     }
     if (tid == 0) {
       const uint32_t key = s_key;
-      int best = key == kNoKey ? -1 : static_cast<int>(key & 0xFFFFu);
+      int best = key_disparity(key);
       if (kRival)
         best = finish_sweep(v, gx, gy, best, static_cast<int32_t>(key >> 16),
                             s_rival == kNoKey ? kNoCost : static_cast<int32_t>(s_rival), a.uniqueness_ratio);
@@ -1751,7 +1756,7 @@ __global__ void __launch_bounds__(kResolveX * kResolveY) resolve_keys_kernel(Ima
   uint32_t* key = drow(keys, y) + x;
   const uint32_t k = *key;
   *key = kNoKey;
-  drow(disparity, y)[x] = static_cast<int16_t>(k == kNoKey ? -1 : static_cast<int>(k & 0xFFFFu));
+  drow(disparity, y)[x] = static_cast<int16_t>(key_disparity(k));
 }
 
 cudaError_t resolve_keys(const ImageView<uint32_t>& keys, const ImageView<int16_t>& disparity, cudaStream_t stream) {
@@ -2053,10 +2058,7 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   a.segments = pl.shared_costs ? 2 : 1;
   a.slices = 1;
   const int pairs = (range_width + 1) / 2;
-  if (pl.full_range && !pl.rival && scratch && !pl.slots) {
-    const int per_pass = kWarps / a.segments;
-    a.slices = clampi((pairs + per_pass - 1) / per_pass, 1, kMaxSlices);
-  }
+  if (pl.full_range && !pl.rival && scratch && !pl.slots) a.slices = full_range_slices(pairs, a.segments);
   a.pairs_per_slice = (pairs + a.slices - 1) / a.slices;
   const MatchScratch& sc = views[0].scratch;
   // No list, and so no wide kernel, where no pixel can be wide (the default
@@ -2299,7 +2301,7 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
   // The full-range kernel's shared right keys with both views at this range
   // (plan(): two warps a pair, the pairs split over slices without cost slots).
   const int pairs = (range_width + 1) / 2;
-  const int slices = std::clamp((pairs + streaming::kWarps / 2 - 1) / (streaming::kWarps / 2), 1, streaming::kMaxSlices);
+  const int slices = streaming::full_range_slices(pairs, 2);
   auto right_columns = [&](bool slots) {
     return streaming::right_key_columns(slots ? pairs : (pairs + slices - 1) / slices);
   };

@@ -142,6 +142,12 @@ size_t match_shared_bytes(int radius);
 
 cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cudaStream_t stream);
 
+// A match key (best cost << 16 | d; all ones for none, as best_keys hold
+// them) as the disparity it stands for, -1 for none.
+__host__ __device__ inline int key_disparity(uint32_t key) {
+  return key == 0xFFFFFFFFu ? -1 : static_cast<int>(key & 0xFFFFu);
+}
+
 // Both views of one level in one launch where the kernel allows it (left
 // reference for `left`, right for `right`; params.reference is ignored).
 // right_keys_kept (optional): where the launch shares the cost volume

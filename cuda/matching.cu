@@ -1179,6 +1179,18 @@ constexpr int kShortTileH = 24;
 // a pass against 38, over two thirds of the pixels. The grid's cost model
 // takes them only where they add no wave.
 constexpr int kLowTileH = 16;
+// S planes held at once by the plain form of the low tiles: 8 planes of
+// 16 rows fit the shared memory of the 3 blocks an SM its registers allow
+// (on the H100), so each pair's plane is streamed by one warp over all its
+// rows (no second warp streaming the window margins again) and a tile's
+// union takes half the chunks and barriers. On the H100 (Aloe, against 4
+// planes): 640x480 x 64 / 256 / 512 5 to 7 % faster, 1024x768 x 64 4 %
+// (bench/RESULTS.md). Where the 8 planes cost the form a block an SM (a
+// smaller GPU), the grid's cost sees it (blocks_per_sm from these bytes).
+constexpr int kLowChunkPairs = 8;
+__host__ __device__ constexpr int chunk_pairs(int rows, bool dense) {
+  return rows == kLowTileH && !dense ? kLowChunkPairs : kChunkPairs;
+}
 
 // Words of one S plane for tiles of kRows rows: 5 S rows above and below the
 // tile's output rows.
@@ -1323,9 +1335,9 @@ __device__ __forceinline__ void visit_if(Track& s, const MatchViews& v, int gx, 
 constexpr uint32_t kNoPair = 0xFFFFFFFFu;
 
 // Phase 2 for one pixel over the chunk's pairs.
-template <int kBest, bool kMasks, bool kTrack, bool kRival, int kRows>
+template <int kBest, bool kMasks, bool kTrack, bool kRival, int kRows, int kChunk>
 __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int x0, int y0, int q, int lo, int hi,
-                                              int first, int end, const uint32_t (&pairs)[kChunkPairs],
+                                              int first, int end, const uint32_t (&pairs)[kChunk],
                                               const uint32_t* planes, uint32_t* s_keys, uint32_t* s_sub,
                                               uint16_t* s_prev, uint32_t* s_rival) {
   const int ty = q / kTileW, tx = q - ty * kTileW;
@@ -1348,7 +1360,7 @@ __device__ __forceinline__ void pixel_windows(const MatchViews& v, int sign, int
     s.prev_admissible = (s_prev[q] & kPrevAdmissible) != 0;
   }
 #pragma unroll
-  for (int j = 0; j < kChunkPairs; ++j) {
+  for (int j = 0; j < kChunk; ++j) {
     const int d0 = static_cast<int>(pairs[j] & 0xFFFFu), d1 = static_cast<int>(pairs[j] >> 16);
     if (d1 < first || d0 >= end) continue;
     const uint32_t w = window_pair<kBest>(planes + j * plane_words(kRows), tx, ty);
@@ -1375,6 +1387,7 @@ template <int kBest, bool kMasks, int kRows, bool kRival, int kMinBlocks = kBloc
 __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
   constexpr int kPlaneWords = plane_words(kRows);
+  constexpr int kChunk = chunk_pairs(kRows, kMinBlocks == kDenseBlocksPerSm);
   __shared__ uint32_t s_info[kPixels];  // candidates lo | hi << 16, a narrow pixel's with kFirstBelow and kEndAbove
   __shared__ uint32_t s_keys[kPixels];  // best cost << 16 | d
   __shared__ uint32_t s_sub[kPixels];   // sub-pixel neighbours' costs cm | cp << 16 of the current best
@@ -1411,7 +1424,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
   const Range range = a.range;
 
   uint32_t* planes = reinterpret_cast<uint32_t*>(dyn);
-  unsigned* s_needed = planes + kChunkPairs * kPlaneWords;
+  unsigned* s_needed = planes + kChunk * kPlaneWords;
   unsigned* s_wide_needed = s_needed + a.mask_words;
   uint16_t* s_list = reinterpret_cast<uint16_t*>(s_wide_needed + a.mask_words);
   unsigned char* after_list = reinterpret_cast<unsigned char*>(s_list) + ((a.list_cap * 2 + 3) & ~3);
@@ -1515,13 +1528,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
   }
   __syncthreads();
 
-  // The union's pairs, kChunkPairs at a time: phase 1 fills the planes
+  // The union's pairs, kChunk at a time: phase 1 fills the planes
   // (the warps split the plane rows between them when there are fewer pairs
   // than warps), phase 2 reads them for the pixels of `wide` or the narrow ones.
   auto run = [&](int n, int sb, int se, bool wide) {
     const int pairs = (n + 1) >> 1;
-    for (int p0 = 0; p0 < pairs; p0 += kChunkPairs) {
-      const int np = mini(kChunkPairs, pairs - p0);
+    for (int p0 = 0; p0 < pairs; p0 += kChunk) {
+      const int np = mini(kChunk, pairs - p0);
       const int segs = kWarps / np;
       if (warp < np * segs) {
         const int j = warp / segs, seg = warp - j * segs;
@@ -1543,9 +1556,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
       }
       __syncthreads();
       const int d_lo = s_list[2 * p0], d_hi = s_list[mini(2 * (p0 + np) - 1, n - 1)];
-      uint32_t pairs[kChunkPairs];
+      uint32_t pairs[kChunk];
 #pragma unroll
-      for (int j = 0; j < kChunkPairs; ++j) {
+      for (int j = 0; j < kChunk; ++j) {
         pairs[j] = kNoPair;
         if (j < np) {
           const int i = 2 * (p0 + j);
@@ -1563,10 +1576,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
           const int end = hi + static_cast<int>(info >> 31);
           if (end <= d_lo || first > d_hi) continue;
           if (want_subpixel)
-            pixel_windows<kBest, kMasks, true, kRival, kRows>(v, sign, x0, y0, q, lo, hi, first, end, pairs, planes,
+            pixel_windows<kBest, kMasks, true, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, first, end, pairs, planes,
                                                               s_keys, s_sub, s_prev, s_rival);
           else
-            pixel_windows<kBest, kMasks, false, kRival, kRows>(v, sign, x0, y0, q, lo, hi, first, end, pairs, planes,
+            pixel_windows<kBest, kMasks, false, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, first, end, pairs, planes,
                                                                s_keys, s_sub, s_prev, s_rival);
         }
       } else {
@@ -1575,7 +1588,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
           const uint32_t info = s_info[q];
           const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
           if (hi <= d_lo || lo > d_hi) continue;
-          pixel_windows<kBest, kMasks, false, kRival, kRows>(v, sign, x0, y0, q, lo, hi, lo, hi, pairs, planes, s_keys,
+          pixel_windows<kBest, kMasks, false, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, lo, hi, pairs, planes, s_keys,
                                                              s_sub, s_prev, s_rival);
         }
       }
@@ -1658,8 +1671,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
 }
 
 // Planes, both needed sets, the list and, with the rival, its state.
-size_t dynamic_bytes(int rows, int mask_words, int list_cap, bool rival) {
-  return static_cast<size_t>(kChunkPairs) * plane_words(rows) * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
+size_t dynamic_bytes(int rows, int mask_words, int list_cap, bool rival, bool dense) {
+  return static_cast<size_t>(chunk_pairs(rows, dense)) * plane_words(rows) * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
          ((list_cap * 2 + 3) & ~3) + (rival ? static_cast<size_t>(kTileW) * rows * sizeof(uint32_t) : 0) +
          static_cast<size_t>(span_groups(list_cap)) * sizeof(uint32_t);
 }
@@ -1967,13 +1980,13 @@ const void* wide_kernel_of(int best, bool rival) {
 constexpr int kSlowestTile = 2;
 template <typename KernelOf, typename SharedOf>
 bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
-                    std::initializer_list<int> heights, int forced, bool scheduled, KernelOf kernel_of,
+                    std::initializer_list<int> heights, int forced, bool scheduled, KernelOf kernel_of, bool dense,
                     SharedOf dynamic_of, MatchConfig* out, long long* cost_out = nullptr) {
   bool found = false;
   long long best_cost = 0;
   for (int rows : heights) {
     if (forced != 0 && rows != forced) continue;
-    const size_t dynamic = dynamic_of(rows);
+    const size_t dynamic = dynamic_of(rows, dense);
     cudaFuncAttributes attr{};
     const int per_sm = blocks_per_sm(limits, kernel_of(rows), kThreads, dynamic, &attr);
     if (per_sm <= 0) continue;
@@ -2019,7 +2032,7 @@ bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, in
 // kernel_form): the plain form's best tile height, or, where the kernel has a
 // register-capped form (has_dense) and the plain grid makes it worth trying,
 // the capped form's where its grid costs less; either form when forced.
-// kernel_of(rows, dense) gives the kernel, dynamic_of(rows) its dynamic
+// kernel_of(rows, dense) gives the kernel, dynamic_of(rows, dense) its dynamic
 // shared bytes. False when the asked form does not exist or does not fit.
 template <typename KernelOf, typename SharedOf>
 bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int height, int blocks_per_tile,
@@ -2029,7 +2042,7 @@ bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int 
   out->dense = false;
   long long cost = 0;
   if (!forced_dense && !pick_tile_rows(limits, width, height, blocks_per_tile, plain_heights, p.tile_rows, scheduled,
-                                       [&](int rows) { return kernel_of(rows, false); }, dynamic_of, out, &cost))
+                                       [&](int rows) { return kernel_of(rows, false); }, false, dynamic_of, out, &cost))
     return false;
   if (!has_dense) return !forced_dense;
   if (p.kernel_form == MatchParams::kPlainForm ||
@@ -2038,7 +2051,7 @@ bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int 
   MatchConfig dense = *out;
   long long dense_cost = 0;
   const bool fits = pick_tile_rows(limits, width, height, blocks_per_tile, dense_heights, p.tile_rows, scheduled,
-                                   [&](int rows) { return kernel_of(rows, true); }, dynamic_of, &dense, &dense_cost);
+                                   [&](int rows) { return kernel_of(rows, true); }, true, dynamic_of, &dense, &dense_cost);
   if (fits && (forced_dense || dense_cost < cost)) {
     *out = dense;
     out->dense = true;
@@ -2128,7 +2141,8 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     return pick_form(
         p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights, !pl.slots,
         false, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
-        [&](int rows) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap, right_columns_of(a)); }, out);
+        [&](int rows, bool) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap, right_columns_of(a)); },
+        out);
   }
   out->kernel = MatchConfig::Refine;
   out->scheduled = a.schedule.on();
@@ -2138,7 +2152,8 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   if (!pick_form(
           p, limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, heights, !pl.rival,
           out->scheduled, [&](int rows, bool dense) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, dense); },
-          [&](int rows) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival); }, out))
+          [&](int rows, bool dense) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival, dense); },
+          out))
     return false;
   if (pl.wide_list) {
     // Up to kWideBlocksPerSm blocks an SM, as many as fit: the list's
@@ -2160,7 +2175,8 @@ template <int kBest, int kRows, bool kRival, int kMinBlocks = phased::kBlocksPer
 void launch_refine_rows(const Args& a, int views, bool masks, cudaStream_t stream) {
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   const dim3 grid((width + kTileW - 1) / kTileW, (height + kRows - 1) / kRows, views);
-  const size_t shared = phased::dynamic_bytes(kRows, a.mask_words, a.list_cap, kRival);
+  const size_t shared =
+      phased::dynamic_bytes(kRows, a.mask_words, a.list_cap, kRival, kMinBlocks == phased::kDenseBlocksPerSm);
   if (masks)
     phased::refine_kernel<kBest, true, kRows, kRival, kMinBlocks><<<grid, kThreads, shared, stream>>>(a);
   else
@@ -2379,14 +2395,14 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
           if (rival && (rows == kTileH || rows == phased::kLowTileH)) continue;
           out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
                              ", " + flag(rival) + ", " + std::to_string(phased::kBlocksPerSm) + ">",
-                         streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, rival),
+                         streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, rival, false),
                          phased::kBlocksPerSm, rows == phased::kShortTileH,
                          std::to_string(rows) + " rows" + (rival ? ", rival" : "") + at});
           // The register-capped form: taken only where it fits better.
           if (!rival)
             out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
                                ", false, " + std::to_string(phased::kDenseBlocksPerSm) + ">",
-                           streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, false),
+                           streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, false, true),
                            phased::kDenseBlocksPerSm, false, std::to_string(rows) + " rows, register-capped" + at});
         }
     for (bool rival : {false, true})

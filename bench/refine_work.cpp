@@ -145,6 +145,57 @@ std::vector<int> tile_unions(const std::vector<Interval>& iv, int w, int h, int 
   return out;
 }
 
+// One cost volume for the refinement: stages.h makes the right view's
+// window at (x, y, d) the left view's at (x + d, y, d), so a left tile's S
+// planes of disparity d could serve the right pixels whose candidate d puts
+// their window on the tile's columns. For every left tile this measures the
+// needed set it would stream then (its own narrow pixels' set and those
+// right disparities) against what the two views' tiles stream apart now, and
+// the band of right columns whose pixels it would serve.
+struct SharedVolume {
+  double apart = 0, shared = 0;  // sum over tiles of needed-set sizes
+  std::vector<int> bands;        // right columns a tile serves (max - min + 1), tiles that serve any
+  double straddle = 0, right_pixels = 0;  // right pixels whose candidates fall on two tiles
+};
+
+SharedVolume shared_volume(const std::vector<Interval>& left, const std::vector<Interval>& right_candidates,
+                           const std::vector<Interval>& right, int w, int h, int tw, int th, int wide_width) {
+  SharedVolume r;
+  for (int n : tile_sets(left, w, h, tw, th, wide_width)) r.apart += n;
+  for (int n : tile_sets(right, w, h, tw, th, wide_width)) r.apart += n;
+  const int tiles_x = (w + tw - 1) / tw;
+  for (int y0 = 0; y0 < h; y0 += th) {
+    std::vector<std::vector<char>> mark(tiles_x);
+    std::vector<int> band_lo(tiles_x, INT_MAX), band_hi(tiles_x, INT_MIN);
+    auto add = [&](int t, int d) {
+      if (mark[t].size() < static_cast<size_t>(d + 1)) mark[t].resize(d + 1, 0);
+      mark[t][d] = 1;
+    };
+    for (int y = y0; y < std::min(y0 + th, h); ++y)
+      for (int x = 0; x < w; ++x) {
+        const Interval& l = left[static_cast<size_t>(y) * w + x];
+        if (l.lo < l.hi && l.hi - l.lo <= wide_width)
+          for (int d = l.lo; d < l.hi; ++d) add(x / tw, d);
+        const Interval& c = right_candidates[static_cast<size_t>(y) * w + x];
+        if (c.lo >= c.hi || c.hi - c.lo > wide_width) continue;
+        r.right_pixels += 1;
+        if ((x + c.lo) / tw != (x + c.hi - 1) / tw) r.straddle += 1;
+        for (int d = c.lo; d < c.hi; ++d) {
+          const int t = (x + d) / tw;  // admissible: x + d < w
+          add(t, d);
+          band_lo[t] = std::min(band_lo[t], x);
+          band_hi[t] = std::max(band_hi[t], x);
+        }
+      }
+    for (int t = 0; t < tiles_x; ++t) {
+      for (char m : mark[t]) r.shared += m;
+      if (band_lo[t] <= band_hi[t]) r.bands.push_back(band_hi[t] - band_lo[t] + 1);
+    }
+  }
+  std::sort(r.bands.begin(), r.bands.end());
+  return r;
+}
+
 // A launch's time in a crude model: each block costs its needed set times
 // the row steps of a pass (tile rows plus 14 margin and warm-up rows), and
 // a grid takes at least its work over the GPU's block slots and at least
@@ -330,6 +381,30 @@ int main(int argc, char** argv) {
         std::printf("| %zu | %d | %d | %.2f | %.2f |\n", l, threshold, count, grid_time(split, slots) / base,
                     retile / base);
       }
+    }
+  }
+  // One cost volume for the refinement (shared_volume): the right view's
+  // candidates without sub-pixel's neighbours (sub-pixel is the left view's).
+  {
+    Params right_p = p;
+    right_p.subpixel = false;
+    std::printf("\nOne cost volume for the refinement: left tiles (%d x %d) streaming the right view's candidates"
+                " too, needed sets summed over tiles (narrow pixels):\n\n",
+                tile_w, rows);
+    std::printf("| level | apart (both views' tiles) | shared (left tiles) | shared / apart | right pixels on two tiles |"
+                " band of right columns a tile serves: median | 90th pct | max |\n");
+    std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (size_t l = 0; l < levels.size(); ++l) {
+      const LevelDebug& C = dbg.levels[l + 1];
+      const LevelDebug& L = dbg.levels[l];
+      const std::vector<Interval> rc =
+          intervals(C.disparity_right, levels[l].w, levels[l].h, L.range, right_p, false);
+      const SharedVolume sv = shared_volume(levels[l].view[0], rc, levels[l].view[1], levels[l].w, levels[l].h, tile_w,
+                                            rows, kWideWidth);
+      if (sv.bands.empty()) continue;
+      std::printf("| %zu | %.0f | %.0f | %.2f | %.1f %% | %d | %d | %d |\n", l, sv.apart, sv.shared,
+                  sv.shared / sv.apart, 100.0 * sv.straddle / std::max(sv.right_pixels, 1.0),
+                  sv.bands[sv.bands.size() / 2], sv.bands[sv.bands.size() * 9 / 10], sv.bands.back());
     }
   }
   const LevelDebug& top = dbg.levels.back();

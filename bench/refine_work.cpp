@@ -53,7 +53,8 @@ struct Interval {
 };
 
 // Every pixel's evaluation interval at a refined level: refine_level's
-// candidates (stages.h refined_candidates) plus sub-pixel's neighbours.
+// candidates (stages.h refined_candidates) plus, in the left view, sub-pixel's
+// neighbours.
 std::vector<Interval> intervals(const Image<int16_t>& coarser, int w, int h, Range range, const Params& p, bool left) {
   std::vector<Interval> out(static_cast<size_t>(w) * h);
   for (int y = 0; y < h; ++y)
@@ -63,7 +64,7 @@ std::vector<Interval> intervals(const Image<int16_t>& coarser, int w, int h, Ran
                               p.hole_search_radius, p.hole_span, &lo, &hi) ||
           lo >= hi)
         continue;
-      if (p.subpixel) {
+      if (p.subpixel && left) {  // sub-pixel is the left view's (the right view's interval is its candidates)
         lo = std::max(lo - 1, range.lo);
         hi = std::min(hi + 1, range.hi);
       }
@@ -158,8 +159,8 @@ struct SharedVolume {
   double straddle = 0, right_pixels = 0;  // right pixels whose candidates fall on two tiles
 };
 
-SharedVolume shared_volume(const std::vector<Interval>& left, const std::vector<Interval>& right_candidates,
-                           const std::vector<Interval>& right, int w, int h, int tw, int th, int wide_width) {
+SharedVolume shared_volume(const std::vector<Interval>& left, const std::vector<Interval>& right, int w, int h, int tw,
+                           int th, int wide_width) {
   SharedVolume r;
   for (int n : tile_sets(left, w, h, tw, th, wide_width)) r.apart += n;
   for (int n : tile_sets(right, w, h, tw, th, wide_width)) r.apart += n;
@@ -176,7 +177,7 @@ SharedVolume shared_volume(const std::vector<Interval>& left, const std::vector<
         const Interval& l = left[static_cast<size_t>(y) * w + x];
         if (l.lo < l.hi && l.hi - l.lo <= wide_width)
           for (int d = l.lo; d < l.hi; ++d) add(x / tw, d);
-        const Interval& c = right_candidates[static_cast<size_t>(y) * w + x];
+        const Interval& c = right[static_cast<size_t>(y) * w + x];
         if (c.lo >= c.hi || c.hi - c.lo > wide_width) continue;
         r.right_pixels += 1;
         if ((x + c.lo) / tw != (x + c.hi - 1) / tw) r.straddle += 1;
@@ -383,11 +384,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  // One cost volume for the refinement (shared_volume): the right view's
-  // candidates without sub-pixel's neighbours (sub-pixel is the left view's).
+  // One cost volume for the refinement (shared_volume).
   {
-    Params right_p = p;
-    right_p.subpixel = false;
     std::printf("\nOne cost volume for the refinement: left tiles (%d x %d) streaming the right view's candidates"
                 " too, needed sets summed over tiles (narrow pixels):\n\n",
                 tile_w, rows);
@@ -395,12 +393,8 @@ int main(int argc, char** argv) {
                 " band of right columns a tile serves: median | 90th pct | max |\n");
     std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (size_t l = 0; l < levels.size(); ++l) {
-      const LevelDebug& C = dbg.levels[l + 1];
-      const LevelDebug& L = dbg.levels[l];
-      const std::vector<Interval> rc =
-          intervals(C.disparity_right, levels[l].w, levels[l].h, L.range, right_p, false);
-      const SharedVolume sv = shared_volume(levels[l].view[0], rc, levels[l].view[1], levels[l].w, levels[l].h, tile_w,
-                                            rows, kWideWidth);
+      const SharedVolume sv =
+          shared_volume(levels[l].view[0], levels[l].view[1], levels[l].w, levels[l].h, tile_w, rows, kWideWidth);
       if (sv.bands.empty()) continue;
       std::printf("| %zu | %.0f | %.0f | %.2f | %.1f %% | %d | %d | %d |\n", l, sv.apart, sv.shared,
                   sv.shared / sv.apart, 100.0 * sv.straddle / std::max(sv.right_pixels, 1.0),

@@ -1576,11 +1576,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
           const int end = hi + static_cast<int>(info >> 31);
           if (end <= d_lo || first > d_hi) continue;
           if (want_subpixel)
-            pixel_windows<kBest, kMasks, true, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, first, end, pairs, planes,
-                                                              s_keys, s_sub, s_prev, s_rival);
+            pixel_windows<kBest, kMasks, true, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, first, end, pairs,
+                                                                      planes, s_keys, s_sub, s_prev, s_rival);
           else
-            pixel_windows<kBest, kMasks, false, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, first, end, pairs, planes,
-                                                               s_keys, s_sub, s_prev, s_rival);
+            pixel_windows<kBest, kMasks, false, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, first, end, pairs,
+                                                                       planes, s_keys, s_sub, s_prev, s_rival);
         }
       } else {
         for (int j = tid; j < s_wide_count; j += kThreads) {
@@ -1588,8 +1588,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
           const uint32_t info = s_info[q];
           const int lo = static_cast<int>(info & 0xFFFFu), hi = static_cast<int>(info >> 16);
           if (hi <= d_lo || lo > d_hi) continue;
-          pixel_windows<kBest, kMasks, false, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, lo, hi, pairs, planes, s_keys,
-                                                             s_sub, s_prev, s_rival);
+          pixel_windows<kBest, kMasks, false, kRival, kRows, kChunk>(v, sign, x0, y0, q, lo, hi, lo, hi, pairs,
+                                                                     planes, s_keys, s_sub, s_prev, s_rival);
         }
       }
       __syncthreads();
@@ -1670,9 +1670,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
   }
 }
 
-// Planes, both needed sets, the list and, with the rival, its state.
+// Planes (chunk_pairs of them for the form: dense, the register-capped one),
+// both needed sets, the list and, with the rival, its state.
 size_t dynamic_bytes(int rows, int mask_words, int list_cap, bool rival, bool dense) {
-  return static_cast<size_t>(chunk_pairs(rows, dense)) * plane_words(rows) * sizeof(uint32_t) + static_cast<size_t>(mask_words) * 8 +
+  return static_cast<size_t>(chunk_pairs(rows, dense)) * plane_words(rows) * sizeof(uint32_t) +
+         static_cast<size_t>(mask_words) * 8 +
          ((list_cap * 2 + 3) & ~3) + (rival ? static_cast<size_t>(kTileW) * rows * sizeof(uint32_t) : 0) +
          static_cast<size_t>(span_groups(list_cap)) * sizeof(uint32_t);
 }
@@ -2051,7 +2053,8 @@ bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int 
   MatchConfig dense = *out;
   long long dense_cost = 0;
   const bool fits = pick_tile_rows(limits, width, height, blocks_per_tile, dense_heights, p.tile_rows, scheduled,
-                                   [&](int rows) { return kernel_of(rows, true); }, true, dynamic_of, &dense, &dense_cost);
+                                   [&](int rows) { return kernel_of(rows, true); }, true, dynamic_of, &dense,
+                                   &dense_cost);
   if (fits && (forced_dense || dense_cost < cost)) {
     *out = dense;
     out->dense = true;

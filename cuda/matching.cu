@@ -1950,7 +1950,9 @@ const void* wide_kernel_of(int best, bool rival) {
 }
 
 // Of the tile heights a kernel comes in (`heights`, tallest first; `forced`
-// alone when not 0), the one that fits the GPU and whose grid costs the
+// alone when not 0), in one register form (`dense`: kernel_of(rows, dense)
+// and dynamic_of(rows, dense) give its kernel and dynamic shared bytes), the
+// one that fits the GPU and whose grid costs the
 // fewest row steps per block slot: the grid's waves (blocks over the
 // blocks one SM holds of that height, times the SMs, rounded up) times the
 // row steps of a pass (tile rows plus the window margins); ties to the
@@ -1982,7 +1984,7 @@ const void* wide_kernel_of(int best, bool rival) {
 constexpr int kSlowestTile = 2;
 template <typename KernelOf, typename SharedOf>
 bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
-                    std::initializer_list<int> heights, int forced, bool scheduled, KernelOf kernel_of, bool dense,
+                    std::initializer_list<int> heights, int forced, bool scheduled, bool dense, KernelOf kernel_of,
                     SharedOf dynamic_of, MatchConfig* out, long long* cost_out = nullptr) {
   bool found = false;
   long long best_cost = 0;
@@ -1990,7 +1992,7 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
     if (forced != 0 && rows != forced) continue;
     const size_t dynamic = dynamic_of(rows, dense);
     cudaFuncAttributes attr{};
-    const int per_sm = blocks_per_sm(limits, kernel_of(rows), kThreads, dynamic, &attr);
+    const int per_sm = blocks_per_sm(limits, kernel_of(rows, dense), kThreads, dynamic, &attr);
     if (per_sm <= 0) continue;
     const long long slots = static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
     const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
@@ -2044,7 +2046,7 @@ bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int 
   out->dense = false;
   long long cost = 0;
   if (!forced_dense && !pick_tile_rows(limits, width, height, blocks_per_tile, plain_heights, p.tile_rows, scheduled,
-                                       [&](int rows) { return kernel_of(rows, false); }, false, dynamic_of, out, &cost))
+                                       false, kernel_of, dynamic_of, out, &cost))
     return false;
   if (!has_dense) return !forced_dense;
   if (p.kernel_form == MatchParams::kPlainForm ||
@@ -2053,8 +2055,7 @@ bool pick_form(const MatchParams& p, const DeviceLimits& limits, int width, int 
   MatchConfig dense = *out;
   long long dense_cost = 0;
   const bool fits = pick_tile_rows(limits, width, height, blocks_per_tile, dense_heights, p.tile_rows, scheduled,
-                                   [&](int rows) { return kernel_of(rows, true); }, true, dynamic_of, &dense,
-                                   &dense_cost);
+                                   true, kernel_of, dynamic_of, &dense, &dense_cost);
   if (fits && (forced_dense || dense_cost < cost)) {
     *out = dense;
     out->dense = true;

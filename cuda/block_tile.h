@@ -322,9 +322,10 @@ struct BlockFinishParams {
   bool subpixel = true;
 };
 
-// Returns whether the final disparity is valid; *foreground: the mask's say.
+// Returns whether the final disparity is valid; *foreground: the mask's say;
+// *q4 (optional, with disparity_q4): the Q4 value written.
 CS_HD bool block_finish_pixel(const BlockFinishMaps& v, const BlockFinishParams& p, int x, int y,
-                              bool* foreground) {
+                              bool* foreground, int* q4 = nullptr) {
   const int w = v.winners.disparity.width;
   int d = row_of(v.winners.disparity, y)[x];
   const int32_t best = row_of(v.winners.best, y)[x], rival = row_of(v.winners.rival, y)[x];
@@ -340,6 +341,7 @@ CS_HD bool block_finish_pixel(const BlockFinishMaps& v, const BlockFinishParams&
         q += subpixel_offset_q4(row_of(v.winners.below, y)[x], best, row_of(v.winners.above, y)[x]);
     }
     row_of(v.disparity_q4, y)[x] = static_cast<uint16_t>(q < 0 ? 0 : q);
+    if (q4) *q4 = q < 0 ? 0 : q;
   }
   if (v.confidence.data) row_of(v.confidence, y)[x] = d >= 0 ? confidence_from_costs(best, rival) : 0;
   *foreground = !v.mask.data || row_of(v.mask, y)[x] != 0;

@@ -169,6 +169,13 @@ struct AutoCoarse {
 
 }  // namespace
 
+// What a frame's finish writes besides the Q4 map (run_frame): the encoded
+// output, if any, once wait_before (if set) has happened on the stream.
+struct FrameOutput {
+  EncodeTarget encode;
+  cudaEvent_t wait_before = nullptr;
+};
+
 struct CudaEngine::Impl {
   Params params;
   int device = 0;
@@ -227,7 +234,10 @@ struct CudaEngine::Impl {
   cudaEvent_t ev_encoded = nullptr;
   int ring_next = 0;
   FrameCounters* counters = nullptr;        // device
-  FrameCounters* counters_host = nullptr;   // pinned
+  FrameCounts* counters_host = nullptr;     // pinned: the last frame's, read_counts() copies them
+  // A frame's work stopped part-way (an error while queueing it) may have
+  // left counts in `live`: the next frame zeroes them first.
+  bool counters_dirty = false;
   int* frames_seen = nullptr;               // device
   uint8_t* luts = nullptr;                  // device, 3 x 768
   uint8_t* staging = nullptr;               // pinned, host input and output
@@ -257,12 +267,12 @@ struct CudaEngine::Impl {
     bool ran = false;
     Engine::FrameResult result;
     cudaEvent_t done = nullptr;
-    FrameCounters* counters = nullptr;
+    FrameCounts* counters = nullptr;
     bool staged = false;  // its views went up through the staging area
   };
   std::deque<Submitted> submitted;
   std::vector<cudaEvent_t> spare_events;
-  std::vector<FrameCounters*> spare_counters;
+  std::vector<FrameCounts*> spare_counters;
   bool have_frame = false;
   FrameView last_left{}, last_right{};
 
@@ -364,7 +374,6 @@ struct CudaEngine::Impl {
   std::string enqueue_body(cudaStream_t s, StageTimer* timer) {
     const Params& p = params;
     const bool bg = p.background;
-    CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), s));
     for (int l = 1; l < levels; ++l) {
       if (l >= converted_levels())
         CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
@@ -384,17 +393,15 @@ struct CudaEngine::Impl {
           bv.coarser_mask = l == levels - 1 ? ImageView<const uint8_t>{} : lv[l + 1].mask[v].cview();
           bv.mask = L.mask_raw[v].view();
           bv.frames_seen = frames_seen;
-          bv.tests = &counters->tests[v * kMaxLevels + l];
+          bv.tests = &counters->live.tests[v * kMaxLevels + l];
           CS_CUDA_TRY(enqueue_background(bv, bp, s));
           CS_CUDA_TRY(enqueue_close_mask(L.mask_raw[v].cview(), p.morph_radius, L.scratch.view(), L.mask[v].view(), s));
         }
       CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
       timer->mark("background");
     }
-    std::string e = method->enqueue(method_frame(), s, timer);
-    if (!e.empty()) return e;
-    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, s));
-    return {};
+    // The method's last kernel publishes the frame's counts (FrameCounters).
+    return method->enqueue(method_frame(), s, timer);
   }
 
   // What the method reads and writes, at the engine's fixed addresses.
@@ -503,6 +510,39 @@ struct CudaEngine::Impl {
     (void)cudaGetLastError();  // the capture's error is not the stream's
     ++capture_failures;
     return run_body_eagerly();
+  }
+
+  // Before a frame's work (outside its graph): zeroes the counters that a
+  // frame stopped part-way may have left, and marks them in use until the
+  // frame's work is queued whole.
+  std::string begin_counts() {
+    if (counters_dirty) CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), stream));
+    counters_dirty = true;
+    return {};
+  }
+
+  // The frame's finish after its graph (its output changes from frame to
+  // frame): waits for out.wait_before, and for the other set's output when
+  // it writes one, then the method's finish, which publishes the counts.
+  std::string enqueue_finish(const FrameOutput& out, cudaStream_t s, StageTimer* timer) {
+    if (out.wait_before) CS_CUDA_TRY(cudaStreamWaitEvent(s, out.wait_before, 0));
+    if (out.encode.dst) {
+      std::string e = before_output();
+      if (!e.empty()) return e;
+    }
+    StageTimer off;
+    std::string e = method->enqueue_finish(method_frame(), out.encode, s, timer ? timer : &off);
+    if (e.empty()) counters_dirty = false;
+    return e;
+  }
+
+  // The last frame's counts (published by its finish) into counters_host,
+  // once the stream's work is done.
+  std::string read_counts() {
+    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, &counters->published, sizeof(FrameCounts), cudaMemcpyDeviceToHost,
+                                stream));
+    CS_CUDA_TRY(cudaStreamSynchronize(stream));
+    return {};
   }
 
   bool auto_coarse() const {
@@ -644,9 +684,11 @@ struct CudaEngine::Impl {
     return e;
   }
 
-  // Validation, configuration, inputs, conversion and the graph: the Q4 map
-  // and the level-0 mask are then in device memory, in stream order.
-  std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller) {
+  // Validation, configuration, inputs, conversion, the graph and the
+  // finish: the Q4 map, the level-0 mask and out's encoding are then in
+  // device memory, in stream order.
+  std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller,
+                        const FrameOutput& out = {}) {
     std::string e = ensure_device();
     if (e.empty()) e = check_frame(left, right);
     if (e.empty()) e = take_probe();
@@ -667,7 +709,9 @@ struct CudaEngine::Impl {
     e = enqueue_conversion(dl, dr, stream);
     if (!e.empty()) return e;
     give_back_frame_slots();
-    e = enqueue_frame_work();
+    e = begin_counts();
+    if (e.empty()) e = enqueue_frame_work();
+    if (e.empty()) e = enqueue_finish(out, stream, nullptr);
     if (e.empty()) e = probe_coarse_range();
     if (!e.empty()) return e;
     last_left = dl;
@@ -702,6 +746,26 @@ struct CudaEngine::Impl {
   std::string finish_caller(cudaStream_t caller) {
     CS_CUDA_TRY(cudaEventRecord(ev_done, stream));
     if (caller) CS_CUDA_TRY(cudaStreamWaitEvent(caller, ev_done, 0));
+    return {};
+  }
+
+  // The finish's encoded output into dst (FrameOutput); none for the
+  // confidence map, which encode_confidence copies after the finish.
+  FrameOutput output_to(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch) const {
+    FrameOutput o;
+    if (encode.format == OutputFormat::Confidence) return o;
+    o.encode.args = encode_args(encode, luts);
+    o.encode.dst = dst;
+    o.encode.pitch = pitch;
+    return o;
+  }
+  // OutputFormat::Confidence, after the frame's finish: the map into dst.
+  std::string encode_confidence(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch) {
+    if (encode.format != OutputFormat::Confidence) return {};
+    std::string e = before_output();
+    if (!e.empty()) return e;
+    CS_CUDA_TRY(enqueue_encode(disparity_q4.cview(), foreground_view(), encode, luts, dst, pitch, stream,
+                               confidence.cview()));
     return {};
   }
 
@@ -861,7 +925,7 @@ CudaEngine::~CudaEngine() {
     if (s.counters) m.spare_counters.push_back(s.counters);
   }
   for (cudaEvent_t ev : m.spare_events) cudaEventDestroy(ev);
-  for (FrameCounters* c : m.spare_counters) cudaFreeHost(c);
+  for (FrameCounts* c : m.spare_counters) cudaFreeHost(c);
   if (m.ev_caller) cudaEventDestroy(m.ev_caller);
   if (m.ev_done) cudaEventDestroy(m.ev_done);
   if (m.ev_output) cudaEventDestroy(m.ev_output);
@@ -961,8 +1025,9 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_join, cudaEventDisableTiming));
     CS_CUDA_TRY(query_device_limits(dev, &m.limits));
     CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
-    CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounters)));
-    std::memset(m.counters_host, 0, sizeof(FrameCounters));
+    CS_CUDA_TRY(cudaMemsetAsync(m.counters, 0, sizeof(FrameCounters), m.stream));
+    CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounts)));
+    std::memset(m.counters_host, 0, sizeof(FrameCounts));
     CS_CUDA_TRY(cudaMalloc(&m.frames_seen, sizeof(int)));
     CS_CUDA_TRY(cudaMemsetAsync(m.frames_seen, 0, sizeof(int), m.stream));
     CS_CUDA_TRY(cudaMalloc(&m.luts, 3 * 768));
@@ -1039,14 +1104,17 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
   }
   e = check_encode_params(encode);
   if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-  if (e.empty()) e = m.run_frame(left, right, nullptr);
+  if (!e.empty()) return e;
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * bpp;
+  if (m.encoded.view().width != row || m.encoded.view().height != out.height) {
+    CS_CUDA_TRY(cudaStreamSynchronize(m.stream));  // a queued frame may still write it
+    CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
+  }
+  e = m.run_frame(left, right, nullptr, m.output_to(encode, m.encoded.view().data, m.encoded.view().pitch));
   if (!e.empty()) return e;
   frame_queued(this);
-  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * bpp;
-  if (m.encoded.view().width != row || m.encoded.view().height != out.height)
-    CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
-  CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, m.encoded.view().data,
-                             m.encoded.view().pitch, m.stream, m.confidence.cview()));
+  e = m.encode_confidence(encode, m.encoded.view().data, m.encoded.view().pitch);
+  if (!e.empty()) return e;
   // A pinned output (the element's own pool) takes the frame by DMA; the one
   // synchronisation of the frame follows, since the caller reads it next.
   if (is_pinned(out.data)) {
@@ -1156,11 +1224,9 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
     return "the output frame's address and pitch must be multiples of its pixel size";
   e = check_encode_params(encode);
   if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-  if (e.empty()) e = m.run_frame(left, right, stream);
-  if (e.empty()) e = m.before_output();
+  if (e.empty()) e = m.run_frame(left, right, stream, m.output_to(encode, out.data, out.pitch));
+  if (e.empty()) e = m.encode_confidence(encode, out.data, out.pitch);
   if (!e.empty()) return e;
-  CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, out.data, out.pitch,
-                             m.stream, m.confidence.cview()));
   e = m.after_output();
   return e.empty() ? m.finish_caller(stream) : e;
 }
@@ -1302,7 +1368,7 @@ void CudaEngine::reset_background() {
 namespace {
 
 // A frame's statistics: the host-side part completed from its counters.
-FrameStats with_counters(FrameStats st, const FrameCounters& c, int width, int height, bool background) {
+FrameStats with_counters(FrameStats st, const FrameCounts& c, int width, int height, bool background) {
   const double n = static_cast<double>(width) * height;
   st.valid_fraction = c.valid_pixels / n;
   st.foreground_fraction = c.foreground_pixels / n;
@@ -1320,7 +1386,7 @@ FrameStats CudaEngine::stats() const {
   FrameStats st = m.pending;
   if (!m.have_frame) return st;
   m.ensure_device();
-  cudaStreamSynchronize(m.stream);
+  m.read_counts();
   return with_counters(st, *m.counters_host, m.width, m.height, m.params.background);
 }
 
@@ -1360,7 +1426,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     m.spare_events.pop_back();
   }
   if (m.spare_counters.empty()) {
-    const cudaError_t err = cudaMallocHost(&s.counters, sizeof(FrameCounters));
+    const cudaError_t err = cudaMallocHost(&s.counters, sizeof(FrameCounts));
     if (err != cudaSuccess) {
       m.spare_events.push_back(s.done);
       return cuda_error_text(err, "cudaMallocHost(counters)", __FILE__, __LINE__);
@@ -1383,26 +1449,34 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     e = check_output_frame(out, left.width, left.height, encode.format);
     if (e.empty()) e = check_encode_params(encode);
     if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-    if (e.empty()) e = m.run_frame(left, right, nullptr);
+    const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);
+    // Encoded by the finish into one of two buffers, copied down on
+    // copy_stream: the copy overlaps the next frame's kernels (about 0.2 ms
+    // of 4 MB a 1080p GRAY16 frame). A buffer is written again once its
+    // last copy is done (ring_copied, waited for before the finish).
+    if (e.empty()) e = m.ensure_copy_stream();
+    const int k = m.ring_next;
+    DeviceImage<uint8_t>& enc = m.encoded_ring[k];
+    if (e.empty()) e = [&]() -> std::string {
+      m.ring_next ^= 1;
+      if (enc.view().width != row || enc.view().height != out.height) {
+        CS_CUDA_TRY(cudaStreamSynchronize(m.copy_stream));  // an earlier copy may still read it
+        CS_CUDA_TRY(enc.allocate(static_cast<int>(row), out.height));
+      }
+      return {};
+    }();
+    if (e.empty()) {
+      FrameOutput o = m.output_to(encode, enc.view().data, enc.view().pitch);
+      o.wait_before = m.ring_copied[k];
+      e = m.run_frame(left, right, nullptr, o);
+    }
     if (e.empty()) {
       frame_queued(this);
-      const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);
-      // Encoded on the stream, copied down on copy_stream: the copy overlaps
-      // the next frame's kernels (about 0.2 ms of 4 MB a 1080p GRAY16 frame).
-      e = m.ensure_copy_stream();
+      e = m.encode_confidence(encode, enc.view().data, enc.view().pitch);
       if (e.empty()) e = [&]() -> std::string {
-        const int k = m.ring_next;
-        m.ring_next ^= 1;
-        DeviceImage<uint8_t>& enc = m.encoded_ring[k];
-        if (enc.view().width != row || enc.view().height != out.height) {
-          CS_CUDA_TRY(cudaStreamSynchronize(m.copy_stream));  // an earlier copy may still read it
-          CS_CUDA_TRY(enc.allocate(static_cast<int>(row), out.height));
-        }
-        CS_CUDA_TRY(cudaStreamWaitEvent(m.stream, m.ring_copied[k], 0));
-        CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, enc.view().data,
-                                   enc.view().pitch, m.stream, m.confidence.cview()));
-        // The counters on the stream: the next frame resets them there.
-        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
+        // The counts on the stream, before the next frame's finish replaces them.
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, &m.counters->published, sizeof(FrameCounts), cudaMemcpyDeviceToHost,
+                                    m.stream));
         CS_CUDA_TRY(cudaEventRecord(m.ev_encoded, m.stream));
         CS_CUDA_TRY(cudaStreamWaitEvent(m.copy_stream, m.ev_encoded, 0));
         CS_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.pitch, enc.view().data, enc.view().pitch, row, out.height,
@@ -1417,7 +1491,8 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     e = [&]() -> std::string {
       // A frame copied down on copy_stream has its counters copied already.
       if (done_on == m.stream)
-        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, &m.counters->published, sizeof(FrameCounts), cudaMemcpyDeviceToHost,
+                                    m.stream));
       CS_CUDA_TRY(cudaEventRecord(s.done, done_on));
       return {};
     }();
@@ -1462,7 +1537,9 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
   if (!m.have_frame) return "no frame has been processed";
   *out = Matcher::Debug();
   out->levels.assign(m.levels, LevelDebug());
-  const FrameCounters& c = *m.counters_host;
+  e = m.read_counts();
+  if (!e.empty()) return e;
+  const FrameCounts& c = *m.counters_host;
   for (int l = 0; l < m.levels; ++l) {
     const Level& L = m.lv[l];
     LevelDebug& d = out->levels[l];
@@ -1499,7 +1576,9 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   e = m.enqueue_conversion(m.last_left, m.last_right, m.stream);
   if (!e.empty()) return e;
   t.mark("convert");
-  e = m.enqueue_body(m.stream, &t);
+  e = m.begin_counts();
+  if (e.empty()) e = m.enqueue_body(m.stream, &t);
+  if (e.empty()) e = m.enqueue_finish(FrameOutput(), m.stream, &t);
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
   times->clear();

@@ -46,23 +46,36 @@ struct TestFrame {
 };
 
 // The finish (enqueue_finish) on the device into a fresh Q4 image and fresh
-// counters: what it wrote, downloaded.
+// counters: what it wrote and the counts it published, downloaded. It runs
+// twice on the same counters (as two frames do, with no reset between):
+// both must publish the same counts and leave the live ones at 0.
 struct DeviceFinish {
   Image<uint16_t> q4;
-  FrameCounters counters{};
+  FrameCounts counters{};
 };
 DeviceFinish finish_on_device(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                               ImageView<const int16_t> right = {}, int tolerance = 0,
-                              const FinishConfidence& confidence = {}) {
+                              const FinishConfidence& confidence = {}, ImageView<const uint8_t> mask = {},
+                              const EncodeTarget& encode = {}) {
   auto q4 = make_device<uint16_t>(disparity.width, disparity.height);
   FrameCounters* counters = nullptr;
   DeviceFinish out;
   EXPECT_EQ(cudaMalloc(&counters, sizeof(FrameCounters)), cudaSuccess);
   EXPECT_EQ(cudaMemset(counters, 0, sizeof(FrameCounters)), cudaSuccess);
-  EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, {}, q4.view(), counters, nullptr, right, tolerance, confidence),
-            cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(&out.counters, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost), cudaSuccess);
+  FrameCounters after[2] = {};
+  for (FrameCounters& c : after) {
+    EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, mask, q4.view(), counters, nullptr, right, tolerance,
+                             confidence, encode),
+              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(&c, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost), cudaSuccess);
+  }
   cudaFree(counters);
+  for (const FrameCounters& c : after) {
+    EXPECT_EQ(c.live.valid_pixels + c.live.foreground_pixels + c.blocks_done, 0u) << "the finish leaves no counts";
+    EXPECT_EQ(c.published.valid_pixels, after[0].published.valid_pixels) << "the second frame's counts";
+    EXPECT_EQ(c.published.foreground_pixels, after[0].published.foreground_pixels) << "the second frame's counts";
+  }
+  out.counters = after[1].published;
   out.q4 = download(q4);
   return out;
 }
@@ -1073,6 +1086,66 @@ TEST(CudaStages, FinishConfidence) {
         want_q4.pixels[i] = static_cast<uint16_t>(el.pixels[i] >= 0 ? el.pixels[i] * 16 : 0);
       EXPECT_TRUE(same_image(want_q4, got.q4));
     }
+}
+
+// The finish's encoded output (EncodeTarget) is what the encoding pass makes
+// of its Q4 map, in every format, with and without the confidence form.
+TEST(CudaStages, FinishEncodesEveryFormat) {
+  std::mt19937 rng(31);
+  const int w = 83, h = 19;
+  Image<int16_t> left(w, h), right(w, h);
+  for (auto& p : left.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 40) - 1);
+  for (auto& p : right.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 40) - 1);
+  Image<int8_t> offset(w, h);
+  for (auto& o : offset.pixels) o = static_cast<int8_t>(static_cast<int>(rng() % 17) - 8);
+  Image<uint8_t> mask(w, h);
+  for (auto& m : mask.pixels) m = rng() % 3 == 0 ? 0 : 255;
+  Image<int32_t> best(w, h), rival(w, h);
+  for (size_t i = 0; i < best.pixels.size(); ++i) {
+    best.pixels[i] = static_cast<int32_t>(rng() % 900);
+    rival.pixels[i] = best.pixels[i] + static_cast<int32_t>(rng() % 900);
+  }
+  auto dl = upload(left), dr = upload(right);
+  auto doff = upload(offset);
+  auto dmask = upload(mask);
+  auto db = upload(best), drv = upload(rival);
+  uint8_t* luts = nullptr;
+  ASSERT_CUDA(cudaMalloc(&luts, 3 * 768));
+  for (Colormap c : {Colormap::Turbo, Colormap::Jet, Colormap::Grey})
+    ASSERT_CUDA(cudaMemcpy(luts + 768 * static_cast<int>(c), colormap_lut(c), 768, cudaMemcpyHostToDevice));
+  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
+                                  OutputFormat::RGBA, OutputFormat::BGRA, OutputFormat::RGBx, OutputFormat::BGRx};
+  for (OutputFormat f : formats)
+    for (bool with_confidence : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << output_format_name(f) << ", confidence " << with_confidence);
+      EncodeParams ep;
+      ep.format = f;
+      ep.colormap = Colormap::Jet;
+      ep.max_disparity = 40;
+      ep.baseline_mm = 95.0;
+      ep.focal_px = 701.25;
+      ep.alpha_from_mask = true;
+      ep.invalid_rgb[1] = 90;
+      const int bpp = output_bytes_per_pixel(f);
+      auto out = make_device<uint8_t>(w * bpp, h);
+      ASSERT_CUDA(cudaMemset2D(out.view().data, out.view().pitch, 0xA5, w * bpp, h));
+      EncodeTarget target;
+      target.args = encode_args(ep, luts);
+      target.dst = out.view().data;
+      target.pitch = out.view().pitch;
+      auto conf = make_device<uint8_t>(w, h);
+      FinishConfidence fc;
+      if (with_confidence) fc = {db.cview(), drv.cview(), conf.view()};
+      const DeviceFinish got = finish_on_device(dl.cview(), doff.cview(), dr.cview(), 1, fc, dmask.cview(), target);
+      Image<uint8_t> want(w * bpp, h);
+      const ImageView<const uint8_t> mv = static_cast<const Image<uint8_t>&>(mask).view();
+      encode_output(static_cast<const Image<uint16_t>&>(got.q4).view(), &mv, ep, want.pixels.data(), w * bpp);
+      EXPECT_TRUE(same_image(want, download(out)));
+      unsigned long long fg = 0;
+      for (uint8_t m : mask.pixels) fg += m != 0;
+      EXPECT_EQ(got.counters.foreground_pixels, fg);
+    }
+  cudaFree(luts);
 }
 
 TEST(CudaStages, BackgroundLevelOverFrames) {

@@ -233,11 +233,8 @@ struct CudaEngine::Impl {
   cudaEvent_t ring_copied[2] = {nullptr, nullptr};
   cudaEvent_t ev_encoded = nullptr;
   int ring_next = 0;
-  FrameCounters* counters = nullptr;        // device
-  FrameCounts* counters_host = nullptr;     // pinned: the last frame's, read_counts() copies them
-  // A frame's work stopped part-way (an error while queueing it) may have
-  // left counts in `live`: the next frame zeroes them first.
-  bool counters_dirty = false;
+  FrameCounters* counters = nullptr;        // device: the frame's conversion zeroes them
+  FrameCounters* counters_host = nullptr;   // pinned: the last frame's, read_counts() copies them
   int* frames_seen = nullptr;               // device
   uint8_t* luts = nullptr;                  // device, 3 x 768
   uint8_t* staging = nullptr;               // pinned, host input and output
@@ -267,12 +264,12 @@ struct CudaEngine::Impl {
     bool ran = false;
     Engine::FrameResult result;
     cudaEvent_t done = nullptr;
-    FrameCounts* counters = nullptr;
+    FrameCounters* counters = nullptr;
     bool staged = false;  // its views went up through the staging area
   };
   std::deque<Submitted> submitted;
   std::vector<cudaEvent_t> spare_events;
-  std::vector<FrameCounts*> spare_counters;
+  std::vector<FrameCounters*> spare_counters;
   bool have_frame = false;
   FrameView last_left{}, last_right{};
 
@@ -366,7 +363,8 @@ struct CudaEngine::Impl {
     const bool bg = params.background;
     CS_CUDA_TRY(enqueue_convert_pair(left, right, gray[0], gray[1], converted_levels(),
                                      bg ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
-                                     bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, s));
+                                     bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, s,
+                                     reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords));
     return {};
   }
 
@@ -393,7 +391,7 @@ struct CudaEngine::Impl {
           bv.coarser_mask = l == levels - 1 ? ImageView<const uint8_t>{} : lv[l + 1].mask[v].cview();
           bv.mask = L.mask_raw[v].view();
           bv.frames_seen = frames_seen;
-          bv.tests = &counters->live.tests[v * kMaxLevels + l];
+          bv.tests = &counters->tests[v * kMaxLevels + l];
           CS_CUDA_TRY(enqueue_background(bv, bp, s));
           CS_CUDA_TRY(enqueue_close_mask(L.mask_raw[v].cview(), p.morph_radius, L.scratch.view(), L.mask[v].view(), s));
         }
@@ -512,15 +510,6 @@ struct CudaEngine::Impl {
     return run_body_eagerly();
   }
 
-  // Before a frame's work (outside its graph): zeroes the counters that a
-  // frame stopped part-way may have left, and marks them in use until the
-  // frame's work is queued whole.
-  std::string begin_counts() {
-    if (counters_dirty) CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), stream));
-    counters_dirty = true;
-    return {};
-  }
-
   // The frame's finish after its graph (its output changes from frame to
   // frame): waits for out.wait_before, and for the other set's output when
   // it writes one, then the method's finish, which publishes the counts.
@@ -531,16 +520,13 @@ struct CudaEngine::Impl {
       if (!e.empty()) return e;
     }
     StageTimer off;
-    std::string e = method->enqueue_finish(method_frame(), out.encode, s, timer ? timer : &off);
-    if (e.empty()) counters_dirty = false;
-    return e;
+    return method->enqueue_finish(method_frame(), out.encode, s, timer ? timer : &off);
   }
 
-  // The last frame's counts (published by its finish) into counters_host,
+  // The last frame's counts (complete after its finish) into counters_host,
   // once the stream's work is done.
   std::string read_counts() {
-    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, &counters->published, sizeof(FrameCounts), cudaMemcpyDeviceToHost,
-                                stream));
+    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, stream));
     CS_CUDA_TRY(cudaStreamSynchronize(stream));
     return {};
   }
@@ -709,8 +695,7 @@ struct CudaEngine::Impl {
     e = enqueue_conversion(dl, dr, stream);
     if (!e.empty()) return e;
     give_back_frame_slots();
-    e = begin_counts();
-    if (e.empty()) e = enqueue_frame_work();
+    e = enqueue_frame_work();
     if (e.empty()) e = enqueue_finish(out, stream, nullptr);
     if (e.empty()) e = probe_coarse_range();
     if (!e.empty()) return e;
@@ -925,7 +910,7 @@ CudaEngine::~CudaEngine() {
     if (s.counters) m.spare_counters.push_back(s.counters);
   }
   for (cudaEvent_t ev : m.spare_events) cudaEventDestroy(ev);
-  for (FrameCounts* c : m.spare_counters) cudaFreeHost(c);
+  for (FrameCounters* c : m.spare_counters) cudaFreeHost(c);
   if (m.ev_caller) cudaEventDestroy(m.ev_caller);
   if (m.ev_done) cudaEventDestroy(m.ev_done);
   if (m.ev_output) cudaEventDestroy(m.ev_output);
@@ -1026,8 +1011,8 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(query_device_limits(dev, &m.limits));
     CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
     CS_CUDA_TRY(cudaMemsetAsync(m.counters, 0, sizeof(FrameCounters), m.stream));
-    CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounts)));
-    std::memset(m.counters_host, 0, sizeof(FrameCounts));
+    CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounters)));
+    std::memset(m.counters_host, 0, sizeof(FrameCounters));
     CS_CUDA_TRY(cudaMalloc(&m.frames_seen, sizeof(int)));
     CS_CUDA_TRY(cudaMemsetAsync(m.frames_seen, 0, sizeof(int), m.stream));
     CS_CUDA_TRY(cudaMalloc(&m.luts, 3 * 768));
@@ -1368,7 +1353,7 @@ void CudaEngine::reset_background() {
 namespace {
 
 // A frame's statistics: the host-side part completed from its counters.
-FrameStats with_counters(FrameStats st, const FrameCounts& c, int width, int height, bool background) {
+FrameStats with_counters(FrameStats st, const FrameCounters& c, int width, int height, bool background) {
   const double n = static_cast<double>(width) * height;
   st.valid_fraction = c.valid_pixels / n;
   st.foreground_fraction = c.foreground_pixels / n;
@@ -1426,7 +1411,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     m.spare_events.pop_back();
   }
   if (m.spare_counters.empty()) {
-    const cudaError_t err = cudaMallocHost(&s.counters, sizeof(FrameCounts));
+    const cudaError_t err = cudaMallocHost(&s.counters, sizeof(FrameCounters));
     if (err != cudaSuccess) {
       m.spare_events.push_back(s.done);
       return cuda_error_text(err, "cudaMallocHost(counters)", __FILE__, __LINE__);
@@ -1474,9 +1459,8 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
       frame_queued(this);
       e = m.encode_confidence(encode, enc.view().data, enc.view().pitch);
       if (e.empty()) e = [&]() -> std::string {
-        // The counts on the stream, before the next frame's finish replaces them.
-        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, &m.counters->published, sizeof(FrameCounts), cudaMemcpyDeviceToHost,
-                                    m.stream));
+        // The counts on the stream, before the next frame's conversion zeroes them.
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
         CS_CUDA_TRY(cudaEventRecord(m.ev_encoded, m.stream));
         CS_CUDA_TRY(cudaStreamWaitEvent(m.copy_stream, m.ev_encoded, 0));
         CS_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.pitch, enc.view().data, enc.view().pitch, row, out.height,
@@ -1491,8 +1475,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     e = [&]() -> std::string {
       // A frame copied down on copy_stream has its counters copied already.
       if (done_on == m.stream)
-        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, &m.counters->published, sizeof(FrameCounts), cudaMemcpyDeviceToHost,
-                                    m.stream));
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
       CS_CUDA_TRY(cudaEventRecord(s.done, done_on));
       return {};
     }();
@@ -1539,7 +1522,7 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
   out->levels.assign(m.levels, LevelDebug());
   e = m.read_counts();
   if (!e.empty()) return e;
-  const FrameCounts& c = *m.counters_host;
+  const FrameCounters& c = *m.counters_host;
   for (int l = 0; l < m.levels; ++l) {
     const Level& L = m.lv[l];
     LevelDebug& d = out->levels[l];
@@ -1576,8 +1559,7 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   e = m.enqueue_conversion(m.last_left, m.last_right, m.stream);
   if (!e.empty()) return e;
   t.mark("convert");
-  e = m.begin_counts();
-  if (e.empty()) e = m.enqueue_body(m.stream, &t);
+  e = m.enqueue_body(m.stream, &t);
   if (e.empty()) e = m.enqueue_finish(FrameOutput(), m.stream, &t);
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaStreamSynchronize(m.stream));

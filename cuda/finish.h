@@ -10,25 +10,15 @@
 
 namespace cs::cuda {
 
-// One frame's counts.
-struct FrameCounts {
+// Device-side counters of one frame, zeroed by the frame's first kernel
+// (the conversion's clear: no memset node in the frame's graph) and read
+// after its last (the finish).
+struct FrameCounters {
   unsigned long long valid_pixels;        // left level 0, d >= 0
   unsigned long long foreground_pixels;   // left level 0 mask != 0
   unsigned long long tests[2 * 8];        // background tests per view and level
 };
-
-// The frame's counters in device memory. The frame's kernels add to `live`;
-// the last block of its last kernel (the finish, add_frame_counts) moves
-// them to `published` and leaves `live` and `blocks_done` at 0 for the next
-// frame. So the frame needs neither a memset before it nor a copy after it
-// in its graph (on an H100 those two nodes took 7 to 10 us of a 0.1 to 0.3
-// ms frame); whoever wants the counts copies `published` after the frame.
-// Zeroed once when allocated.
-struct FrameCounters {
-  FrameCounts live;
-  FrameCounts published;
-  unsigned blocks_done;  // blocks of the last kernel that have added theirs
-};
+constexpr int kFrameCounterWords = sizeof(FrameCounters) / sizeof(unsigned long long);
 
 #if defined(__CUDACC__)
 // Adds a thread's valid and foreground counts to the frame's: summed per
@@ -36,8 +26,7 @@ struct FrameCounters {
 // by the caller before a barrier), and added with one atomic per block and
 // counter: one atomic per warp on two addresses made a kernel wait on the L2
 // (about 40 us at 1024x768 on an H100 for a 3 us copy). Every thread of the
-// block calls it (warp sums and a barrier), in the frame's last kernel: the
-// grid's last block to add its counts publishes the frame's (FrameCounters).
+// block calls it (warp sums and a barrier).
 __device__ __forceinline__ void add_frame_counts(unsigned valid, unsigned foreground, unsigned& block_valid,
                                                  unsigned& block_foreground, FrameCounters* counters) {
   valid = warp_sum(valid);
@@ -47,20 +36,10 @@ __device__ __forceinline__ void add_frame_counts(unsigned valid, unsigned foregr
     atomicAdd(&block_foreground, foreground);
   }
   __syncthreads();
-  if (threadIdx.x != 0 || threadIdx.y != 0) return;
-  FrameCounts& live = counters->live;
-  if (block_valid) atomicAdd(&live.valid_pixels, static_cast<unsigned long long>(block_valid));
-  if (block_foreground) atomicAdd(&live.foreground_pixels, static_cast<unsigned long long>(block_foreground));
-  // The block's adds before its ticket; the last ticket sees every block's.
-  __threadfence();
-  const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
-  if (atomicAdd(&counters->blocks_done, 1u) != blocks - 1) return;
-  __threadfence();
-  FrameCounts& out = counters->published;
-  out.valid_pixels = atomicExch(&live.valid_pixels, 0ull);
-  out.foreground_pixels = atomicExch(&live.foreground_pixels, 0ull);
-  for (int i = 0; i < 2 * 8; ++i) out.tests[i] = atomicExch(&live.tests[i], 0ull);
-  counters->blocks_done = 0;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    if (block_valid) atomicAdd(&counters->valid_pixels, static_cast<unsigned long long>(block_valid));
+    if (block_foreground) atomicAdd(&counters->foreground_pixels, static_cast<unsigned long long>(block_foreground));
+  }
 }
 #endif
 

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kFinishX * kFinishY)
   if (x < v.winners.disparity.width && y < v.winners.disparity.height) {
     bool fg = false;
     int q4 = 0;
-    valid = block_finish_pixel(v, p, x, y, &fg, &q4) ? 1u : 0u;
+    valid = block_finish_pixel(v, p, x, y, &fg, v.encode.dst ? &q4 : nullptr) ? 1u : 0u;
     foreground = fg ? 1u : 0u;
     if (v.encode.dst) store_encoded(v.encode, x, y, q4, fg);
   }

@@ -80,8 +80,8 @@ cudaError_t enqueue_block_match(const BlockMatchViews& views, const BlockParams&
 // the frame's counts (FrameCounters: valid pixels, foreground of `mask`),
 // each optional.
 // (block_tile.h block_finish_pixel, BlockFinishMaps and BlockFinishParams.)
-// With encode.dst (and disparity_q4) set, each pixel's Q4 value is also
-// encoded there (encode_pixel).
+// With encode.dst set, each pixel's Q4 value is also encoded there
+// (encode_pixel); disparity_q4 may then have data == nullptr.
 struct BlockFinishViews : BlockFinishMaps {
   FrameCounters* counters = nullptr;
   EncodeTarget encode;

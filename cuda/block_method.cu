@@ -74,13 +74,13 @@ class BlockMethod final : public MatchingMethod {
     return {};
   }
 
-  std::string enqueue_finish(const MethodFrame& f, const EncodeTarget& encode, cudaStream_t s,
-                             StageTimer* timer) override {
+  std::string enqueue_finish(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
+                             cudaStream_t s, StageTimer* timer) override {
     BlockFinishViews fv;
     fv.winners = as_const(winners());
     if (f.params->lr_check) fv.right = right_.cview();
     fv.mask = f.levels[0].mask[0];
-    fv.disparity_q4 = f.disparity_q4;
+    fv.disparity_q4 = disparity_q4;
     fv.confidence = f.confidence;
     fv.counters = f.counters;
     fv.encode = encode;

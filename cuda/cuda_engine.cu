@@ -169,9 +169,11 @@ struct AutoCoarse {
 
 }  // namespace
 
-// What a frame's finish writes besides the Q4 map (run_frame): the encoded
-// output, if any, once wait_before (if set) has happened on the stream.
+// Where a frame's finish writes (run_frame): a caller's Q4 map (q4), or
+// another encoding of it (encode), or neither: the engine's own Q4 map
+// (disparity_q4); after wait_before (if set) has happened on the stream.
 struct FrameOutput {
+  ImageView<uint16_t> q4;
   EncodeTarget encode;
   cudaEvent_t wait_before = nullptr;
 };
@@ -418,7 +420,6 @@ struct CudaEngine::Impl {
         if (params.background) m.mask[v] = lv[l].mask[v].cview();
       }
     }
-    f.disparity_q4 = disparity_q4.view();
     f.confidence = confidence.view();
     f.counters = counters;
     f.side_stream = side_stream;
@@ -512,15 +513,17 @@ struct CudaEngine::Impl {
 
   // The frame's finish after its graph (its output changes from frame to
   // frame): waits for out.wait_before, and for the other set's output when
-  // it writes one, then the method's finish, which publishes the counts.
+  // it writes one, then the method's finish.
   std::string enqueue_finish(const FrameOutput& out, cudaStream_t s, StageTimer* timer) {
     if (out.wait_before) CS_CUDA_TRY(cudaStreamWaitEvent(s, out.wait_before, 0));
-    if (out.encode.dst) {
+    const bool output = out.q4.data || out.encode.dst;
+    if (output) {
       std::string e = before_output();
       if (!e.empty()) return e;
     }
     StageTimer off;
-    return method->enqueue_finish(method_frame(), out.encode, s, timer ? timer : &off);
+    return method->enqueue_finish(method_frame(), output ? out.q4 : disparity_q4.view(), out.encode, s,
+                                  timer ? timer : &off);
   }
 
   // The last frame's counts (complete after its finish) into counters_host,
@@ -734,11 +737,16 @@ struct CudaEngine::Impl {
     return {};
   }
 
-  // The finish's encoded output into dst (FrameOutput); none for the
-  // confidence map, which encode_confidence copies after the finish.
-  FrameOutput output_to(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch) const {
+  // The finish's output into dst (FrameOutput): the Q4 map itself, or its
+  // encoding; none for the confidence map, which encode_confidence copies
+  // after the finish.
+  FrameOutput output_to(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch, int w, int h) const {
     FrameOutput o;
     if (encode.format == OutputFormat::Confidence) return o;
+    if (encode.format == OutputFormat::DisparityQ4) {
+      o.q4 = {reinterpret_cast<uint16_t*>(dst), w, h, pitch};
+      return o;
+    }
     o.encode.args = encode_args(encode, luts);
     o.encode.dst = dst;
     o.encode.pitch = pitch;
@@ -1095,7 +1103,7 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
     CS_CUDA_TRY(cudaStreamSynchronize(m.stream));  // a queued frame may still write it
     CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
   }
-  e = m.run_frame(left, right, nullptr, m.output_to(encode, m.encoded.view().data, m.encoded.view().pitch));
+  e = m.run_frame(left, right, nullptr, m.output_to(encode, m.encoded.view().data, m.encoded.view().pitch, out.width, out.height));
   if (!e.empty()) return e;
   frame_queued(this);
   e = m.encode_confidence(encode, m.encoded.view().data, m.encoded.view().pitch);
@@ -1209,7 +1217,7 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
     return "the output frame's address and pitch must be multiples of its pixel size";
   e = check_encode_params(encode);
   if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-  if (e.empty()) e = m.run_frame(left, right, stream, m.output_to(encode, out.data, out.pitch));
+  if (e.empty()) e = m.run_frame(left, right, stream, m.output_to(encode, out.data, out.pitch, out.width, out.height));
   if (e.empty()) e = m.encode_confidence(encode, out.data, out.pitch);
   if (!e.empty()) return e;
   e = m.after_output();
@@ -1230,13 +1238,12 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
   if (out.confidence.data && (out.confidence.width != left.width || out.confidence.height != left.height))
     return "the confidence output's size differs from the views'";
   std::string e = out.confidence.data ? m.confidence_problem() : std::string();
-  if (e.empty()) e = m.run_frame(left, right, stream);
+  // The finish writes the Q4 map straight into the caller's.
+  FrameOutput o;
+  o.q4 = out.disparity_q4;
+  if (e.empty()) e = m.run_frame(left, right, stream, o);
   if (e.empty()) e = m.before_output();
   if (!e.empty()) return e;
-  if (out.disparity_q4.data)
-    CS_CUDA_TRY(cudaMemcpy2DAsync(out.disparity_q4.data, out.disparity_q4.pitch, m.disparity_q4.view().data,
-                                  m.disparity_q4.view().pitch, left.width * 2, left.height, cudaMemcpyDeviceToDevice,
-                                  m.stream));
   if (out.foreground.data) {
     const ImageView<const uint8_t> f = m.foreground_view();
     CS_CUDA_TRY(cudaMemcpy2DAsync(out.foreground.data, out.foreground.pitch, f.data, f.pitch, left.width, left.height,
@@ -1451,7 +1458,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
       return {};
     }();
     if (e.empty()) {
-      FrameOutput o = m.output_to(encode, enc.view().data, enc.view().pitch);
+      FrameOutput o = m.output_to(encode, enc.view().data, enc.view().pitch, out.width, out.height);
       o.wait_before = m.ring_copied[k];
       e = m.run_frame(left, right, nullptr, o);
     }

@@ -56,9 +56,10 @@ struct FinishConfidence {
 // left-right check against right (stages.h cross_check, the left map's
 // rule), which then needs no pass of its own at level 0. With
 // confidence.confidence set, each pixel's confidence follows from the final
-// value (a form of the kernel of its own: the plain one is unchanged). With
-// encode.dst set, each pixel's Q4 value is also encoded there (encode_pixel,
-// as enqueue_encode would from disparity_q4).
+// value (a form of the kernel of its own: the plain one is unchanged). The
+// output is either the Q4 map (disparity_q4) or, with encode.dst set (and
+// disparity_q4.data == nullptr), its encoding (encode_pixel, what
+// enqueue_encode would make of the map), never both.
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream,

@@ -48,7 +48,6 @@ struct MethodFrame {
   const Params* params = nullptr;
   const DeviceLimits* limits = nullptr;  // the GPU the configurations are chosen for
   std::vector<MethodLevel> levels;       // pipeline_levels of them, [0] = full size
-  ImageView<uint16_t> disparity_q4;      // out: d * 16 of the left view, 0 = invalid
   ImageView<uint8_t> confidence;         // out when has_confidence(): stages.h confidence_map
   FrameCounters* counters = nullptr;     // the finish adds valid and foreground pixels and publishes them
   // A branch the method may fork work onto inside the graph (lower priority),
@@ -73,11 +72,12 @@ class MatchingMethod {
   // its finish (in the frame's graph); marks its stages on `timer`.
   virtual std::string enqueue(const MethodFrame& frame, cudaStream_t stream, StageTimer* timer) = 0;
   // The frame's finish, after enqueue(), outside the graph (its output
-  // changes from frame to frame): disparity_q4, confidence, the counters,
-  // and the encoded output where `encode` has one. One kernel, the frame's
-  // last: a pass of its own for the encoding cost 3 to 7 us a frame.
-  virtual std::string enqueue_finish(const MethodFrame& frame, const EncodeTarget& encode, cudaStream_t stream,
-                                     StageTimer* timer) = 0;
+  // changes from frame to frame): the Q4 map into disparity_q4 or, with
+  // encode.dst set (disparity_q4.data == nullptr), its encoding there; the
+  // confidence; the counters. One kernel, the frame's last: a pass of its
+  // own for the encoding cost 3 to 7 us a frame (H100).
+  virtual std::string enqueue_finish(const MethodFrame& frame, ImageView<uint16_t> disparity_q4,
+                                     const EncodeTarget& encode, cudaStream_t stream, StageTimer* timer) = 0;
   // The last frame's intermediates that Matcher::Debug holds of this method
   // (the engine fills gray, colour and masks). Synchronises `stream`.
   virtual std::string download_debug(const MethodFrame& frame, Matcher::Debug* out, cudaStream_t stream) = 0;

@@ -45,7 +45,8 @@ struct TestFrame {
   FrameView device;
 };
 
-// The finish (enqueue_finish) on the device into a fresh Q4 image and fresh
+// The finish (enqueue_finish) on the device into a fresh Q4 image (or, with
+// encode.dst set, into that target alone: q4 stays empty) and fresh
 // counters: what it wrote, downloaded.
 struct DeviceFinish {
   Image<uint16_t> q4;
@@ -60,12 +61,12 @@ DeviceFinish finish_on_device(ImageView<const int16_t> disparity, ImageView<cons
   DeviceFinish out;
   EXPECT_EQ(cudaMalloc(&counters, sizeof(FrameCounters)), cudaSuccess);
   EXPECT_EQ(cudaMemset(counters, 0, sizeof(FrameCounters)), cudaSuccess);
-  EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, mask, q4.view(), counters, nullptr, right, tolerance,
-                           confidence, encode),
+  EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, mask, encode.dst ? ImageView<uint16_t>{} : q4.view(), counters,
+                           nullptr, right, tolerance, confidence, encode),
             cudaSuccess);
   EXPECT_EQ(cudaMemcpy(&out.counters, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost), cudaSuccess);
   cudaFree(counters);
-  out.q4 = download(q4);
+  if (!encode.dst) out.q4 = download(q4);
   return out;
 }
 
@@ -1082,7 +1083,8 @@ TEST(CudaStages, FinishConfidence) {
 }
 
 // The finish's encoded output (EncodeTarget) is what the encoding pass makes
-// of its Q4 map, in every format, with and without the confidence form.
+// of the Q4 map it writes otherwise, in every format, with and without the
+// confidence form; the counts are the same.
 TEST(CudaStages, FinishEncodesEveryFormat) {
   std::mt19937 rng(31);
   const int w = 83, h = 19;
@@ -1129,14 +1131,16 @@ TEST(CudaStages, FinishEncodesEveryFormat) {
       auto conf = make_device<uint8_t>(w, h);
       FinishConfidence fc;
       if (with_confidence) fc = {db.cview(), drv.cview(), conf.view()};
+      const DeviceFinish plain = finish_on_device(dl.cview(), doff.cview(), dr.cview(), 1, fc, dmask.cview());
       const DeviceFinish got = finish_on_device(dl.cview(), doff.cview(), dr.cview(), 1, fc, dmask.cview(), target);
       Image<uint8_t> want(w * bpp, h);
       const ImageView<const uint8_t> mv = static_cast<const Image<uint8_t>&>(mask).view();
-      encode_output(static_cast<const Image<uint16_t>&>(got.q4).view(), &mv, ep, want.pixels.data(), w * bpp);
+      encode_output(static_cast<const Image<uint16_t>&>(plain.q4).view(), &mv, ep, want.pixels.data(), w * bpp);
       EXPECT_TRUE(same_image(want, download(out)));
       unsigned long long fg = 0;
       for (uint8_t m : mask.pixels) fg += m != 0;
       EXPECT_EQ(got.counters.foreground_pixels, fg);
+      EXPECT_EQ(got.counters.valid_pixels, plain.counters.valid_pixels);
     }
   cudaFree(luts);
 }

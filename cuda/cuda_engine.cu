@@ -1,8 +1,12 @@
 // The CUDA engine: owns device buffers, one stream, pinned staging and a
-// CUDA graph of the frame's fixed-address work (pyramid .. finish), which is
-// captured once per configuration and replayed every frame. Only the stages
-// whose addresses change per frame (input conversion, output encoding) are
-// launched outside the graph.
+// CUDA graph of the frame's fixed-address work (pyramid .. the last level's
+// matching), which is captured once per configuration and replayed every
+// frame. The kernels whose addresses change per frame are launched outside
+// the graph: the input conversion, which also zeroes the frame's counters,
+// and the method's finish, which writes the output (the Q4 map or its
+// encoding) where the caller wants it. So a frame is three launches and its
+// graph has no memset or copy node (those two took 7 to 10 us of a 0.1 to
+// 0.3 ms frame on an H100, an encoding pass of its own 3 to 7).
 #include "cuda_engine.h"
 
 #include <algorithm>
@@ -400,7 +404,7 @@ struct CudaEngine::Impl {
       CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
       timer->mark("background");
     }
-    // The method's last kernel publishes the frame's counts (FrameCounters).
+    // The method's matching; its finish follows the graph (enqueue_finish).
     return method->enqueue(method_frame(), s, timer);
   }
 
@@ -1103,7 +1107,8 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
     CS_CUDA_TRY(cudaStreamSynchronize(m.stream));  // a queued frame may still write it
     CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
   }
-  e = m.run_frame(left, right, nullptr, m.output_to(encode, m.encoded.view().data, m.encoded.view().pitch, out.width, out.height));
+  e = m.run_frame(left, right, nullptr,
+                  m.output_to(encode, m.encoded.view().data, m.encoded.view().pitch, out.width, out.height));
   if (!e.empty()) return e;
   frame_queued(this);
   e = m.encode_confidence(encode, m.encoded.view().data, m.encoded.view().pitch);
@@ -1217,7 +1222,8 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
     return "the output frame's address and pitch must be multiples of its pixel size";
   e = check_encode_params(encode);
   if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-  if (e.empty()) e = m.run_frame(left, right, stream, m.output_to(encode, out.data, out.pitch, out.width, out.height));
+  if (e.empty())
+    e = m.run_frame(left, right, stream, m.output_to(encode, out.data, out.pitch, out.width, out.height));
   if (e.empty()) e = m.encode_confidence(encode, out.data, out.pitch);
   if (!e.empty()) return e;
   e = m.after_output();

@@ -49,7 +49,7 @@ struct MethodFrame {
   const DeviceLimits* limits = nullptr;  // the GPU the configurations are chosen for
   std::vector<MethodLevel> levels;       // pipeline_levels of them, [0] = full size
   ImageView<uint8_t> confidence;         // out when has_confidence(): stages.h confidence_map
-  FrameCounters* counters = nullptr;     // the finish adds valid and foreground pixels and publishes them
+  FrameCounters* counters = nullptr;     // zeroed by the conversion; the finish adds valid and foreground pixels
   // A branch the method may fork work onto inside the graph (lower priority),
   // with two events to fork and join it.
   cudaStream_t side_stream = nullptr;

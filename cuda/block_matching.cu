@@ -69,8 +69,10 @@ __global__ void __launch_bounds__(kFinishX * kFinishY)
   unsigned valid = 0, foreground = 0;
   if (x < v.winners.disparity.width && y < v.winners.disparity.height) {
     bool fg = false;
-    valid = block_finish_pixel(v, p, x, y, &fg) ? 1u : 0u;
+    int q4 = 0;
+    valid = block_finish_pixel(v, p, x, y, &fg, v.encode.dst ? &q4 : nullptr) ? 1u : 0u;
     foreground = fg ? 1u : 0u;
+    if (v.encode.dst) store_encoded(v.encode, x, y, q4, fg);
   }
   if (!v.counters) return;  // uniform: no barrier follows
   add_frame_counts(valid, foreground, block_valid, block_foreground, v.counters);

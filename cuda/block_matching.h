@@ -10,6 +10,7 @@
 
 #include "block_tile.h"
 #include "device_limits.h"
+#include "encode_output.h"
 #include "finish.h"
 #include "matching.h"
 #include "stages.h"
@@ -79,8 +80,11 @@ cudaError_t enqueue_block_match(const BlockMatchViews& views, const BlockParams&
 // the frame's counts (FrameCounters: valid pixels, foreground of `mask`),
 // each optional.
 // (block_tile.h block_finish_pixel, BlockFinishMaps and BlockFinishParams.)
+// With encode.dst set, each pixel's Q4 value is also encoded there
+// (encode_pixel); disparity_q4 may then have data == nullptr.
 struct BlockFinishViews : BlockFinishMaps {
   FrameCounters* counters = nullptr;
+  EncodeTarget encode;
 };
 cudaError_t enqueue_block_finish(const BlockFinishViews& views, const BlockFinishParams& params,
                                  cudaStream_t stream);

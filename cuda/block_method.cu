@@ -71,13 +71,19 @@ class BlockMethod final : public MatchingMethod {
     bp.limits = f.limits;
     CS_CUDA_TRY(enqueue_block_match(mv, bp, s));
     timer->mark("block match");
+    return {};
+  }
+
+  std::string enqueue_finish(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
+                             cudaStream_t s, StageTimer* timer) override {
     BlockFinishViews fv;
     fv.winners = as_const(winners());
-    if (p.lr_check) fv.right = right_.cview();
-    fv.mask = l0.mask[0];
-    fv.disparity_q4 = f.disparity_q4;
+    if (f.params->lr_check) fv.right = right_.cview();
+    fv.mask = f.levels[0].mask[0];
+    fv.disparity_q4 = disparity_q4;
     fv.confidence = f.confidence;
     fv.counters = f.counters;
+    fv.encode = encode;
     CS_CUDA_TRY(enqueue_block_finish(fv, finish_params(f), s));
     timer->mark("finish");
     return {};

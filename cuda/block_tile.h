@@ -322,9 +322,10 @@ struct BlockFinishParams {
   bool subpixel = true;
 };
 
-// Returns whether the final disparity is valid; *foreground: the mask's say.
+// Returns whether the final disparity is valid; *foreground: the mask's say;
+// *q4 (optional): the Q4 value (written to disparity_q4 where it has data).
 CS_HD bool block_finish_pixel(const BlockFinishMaps& v, const BlockFinishParams& p, int x, int y,
-                              bool* foreground) {
+                              bool* foreground, int* q4 = nullptr) {
   const int w = v.winners.disparity.width;
   int d = row_of(v.winners.disparity, y)[x];
   const int32_t best = row_of(v.winners.best, y)[x], rival = row_of(v.winners.rival, y)[x];
@@ -332,14 +333,15 @@ CS_HD bool block_finish_pixel(const BlockFinishMaps& v, const BlockFinishParams&
   if (v.unique.data) row_of(v.unique, y)[x] = static_cast<int16_t>(d);
   if (v.right.data && d >= 0 && !lr_consistent(d, x - d, w, row_of(v.right, y), p.tolerance)) d = -1;
   if (v.final_map.data) row_of(v.final_map, y)[x] = static_cast<int16_t>(d);
-  if (v.disparity_q4.data) {
+  if (v.disparity_q4.data || q4) {
     int q = 0;
     if (d >= 0) {
       q = d * 16;
       if (p.subpixel && subpixel_neighbours_in_range(d, x, p.range.lo, p.range.hi))
         q += subpixel_offset_q4(row_of(v.winners.below, y)[x], best, row_of(v.winners.above, y)[x]);
     }
-    row_of(v.disparity_q4, y)[x] = static_cast<uint16_t>(q < 0 ? 0 : q);
+    if (v.disparity_q4.data) row_of(v.disparity_q4, y)[x] = static_cast<uint16_t>(q < 0 ? 0 : q);
+    if (q4) *q4 = q < 0 ? 0 : q;
   }
   if (v.confidence.data) row_of(v.confidence, y)[x] = d >= 0 ? confidence_from_costs(best, rival) : 0;
   *foreground = !v.mask.data || row_of(v.mask, y)[x] != 0;

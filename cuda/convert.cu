@@ -57,6 +57,8 @@ struct Views {
   bool quads;       // ... on 16-byte aligned rows: one load for four pixels
   bool pairs;       // 8-byte aligned rows: one load for two YUY2/UYVY macropixels
   bool gray_words;  // level-0 intensity rows 4-byte aligned: one store for four pixels
+  unsigned long long* clear;  // words the first block zeroes (clear_words of them)
+  int clear_words;
 };
 
 // The matching intensity of pixel (x, y) of `in` and, with kRgb, its colour.
@@ -126,6 +128,8 @@ __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (
 template <PixelFormat F, bool kRgb>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
   const int z = blockIdx.z;
+  if ((blockIdx.x | blockIdx.y | z) == 0)
+    for (int i = threadIdx.x + threadIdx.y * kThreadsX; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
   const FrameView& in = w.in[z];
   const int bx = blockIdx.x * kThreadsX + threadIdx.x, by = blockIdx.y * kThreadsY + threadIdx.y;
   const int x = kSide * bx, y = kSide * by;
@@ -252,9 +256,13 @@ cudaError_t launch(const Views& w, int count, cudaStream_t stream) {
 }
 
 cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
-                          const ImageView<uint32_t>* rgb, int count, cudaStream_t stream) {
-  if (levels < 1 || levels > kMaxConvertLevels) return cudaErrorInvalidValue;
+                          const ImageView<uint32_t>* rgb, int count, cudaStream_t stream,
+                          unsigned long long* clear = nullptr, int clear_words = 0) {
+  if (levels < 1 || levels > kMaxConvertLevels || clear_words < 0 || (clear_words > 0 && !clear))
+    return cudaErrorInvalidValue;
   Views w{};
+  w.clear = clear;
+  w.clear_words = clear_words;
   w.levels = levels;
   w.words = w.quads = w.pairs = w.gray_words = true;
   for (int i = 0; i < count; ++i) {
@@ -290,14 +298,15 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
 
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                                  const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
-                                 ImageView<uint32_t> rgb_right, cudaStream_t stream) {
+                                 ImageView<uint32_t> rgb_right, cudaStream_t stream, unsigned long long* clear,
+                                 int clear_words) {
   if (left.format != right.format || left.width != right.width || left.height != right.height ||
       (rgb_left.data == nullptr) != (rgb_right.data == nullptr))
     return cudaErrorInvalidValue;
   const FrameView in[2] = {left, right};
   const ImageView<uint8_t>* gray[2] = {gray_left, gray_right};
   const ImageView<uint32_t> rgb[2] = {rgb_left, rgb_right};
-  return convert_views(in, gray, levels, rgb, 2, stream);
+  return convert_views(in, gray, levels, rgb, 2, stream, clear, clear_words);
 }
 
 }  // namespace cs::cuda

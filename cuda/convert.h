@@ -24,8 +24,11 @@ constexpr int kMaxConvertLevels = 3;
 // Both views as above, and in the same pass levels 1 .. levels - 1 of each
 // view's intensity pyramid (stages.h downsample; levels <= kMaxConvertLevels):
 // gray_left[l] and gray_right[l] are level l, width >> l x height >> l.
+// The kernel also zeroes clear[0, clear_words) (the frame's counters: the
+// frame's first kernel resets them, so its graph needs no memset node).
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                                  const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
-                                 ImageView<uint32_t> rgb_right, cudaStream_t stream);
+                                 ImageView<uint32_t> rgb_right, cudaStream_t stream,
+                                 unsigned long long* clear = nullptr, int clear_words = 0);
 
 }  // namespace cs::cuda

@@ -1,8 +1,12 @@
 // The CUDA engine: owns device buffers, one stream, pinned staging and a
-// CUDA graph of the frame's fixed-address work (pyramid .. finish), which is
-// captured once per configuration and replayed every frame. Only the stages
-// whose addresses change per frame (input conversion, output encoding) are
-// launched outside the graph.
+// CUDA graph of the frame's fixed-address work (pyramid .. the last level's
+// matching), which is captured once per configuration and replayed every
+// frame. The kernels whose addresses change per frame are launched outside
+// the graph: the input conversion, which also zeroes the frame's counters,
+// and the method's finish, which writes the output (the Q4 map or its
+// encoding) where the caller wants it. So a frame is three launches and its
+// graph has no memset or copy node (those two took 7 to 10 us of a 0.1 to
+// 0.3 ms frame on an H100, an encoding pass of its own 3 to 7).
 #include "cuda_engine.h"
 
 #include <algorithm>
@@ -169,6 +173,15 @@ struct AutoCoarse {
 
 }  // namespace
 
+// Where a frame's finish writes (run_frame): a caller's Q4 map (q4), or
+// another encoding of it (encode), or neither: the engine's own Q4 map
+// (disparity_q4); after wait_before (if set) has happened on the stream.
+struct FrameOutput {
+  ImageView<uint16_t> q4;
+  EncodeTarget encode;
+  cudaEvent_t wait_before = nullptr;
+};
+
 struct CudaEngine::Impl {
   Params params;
   int device = 0;
@@ -226,8 +239,8 @@ struct CudaEngine::Impl {
   cudaEvent_t ring_copied[2] = {nullptr, nullptr};
   cudaEvent_t ev_encoded = nullptr;
   int ring_next = 0;
-  FrameCounters* counters = nullptr;        // device
-  FrameCounters* counters_host = nullptr;   // pinned
+  FrameCounters* counters = nullptr;        // device: the frame's conversion zeroes them
+  FrameCounters* counters_host = nullptr;   // pinned: the last frame's, read_counts() copies them
   int* frames_seen = nullptr;               // device
   uint8_t* luts = nullptr;                  // device, 3 x 768
   uint8_t* staging = nullptr;               // pinned, host input and output
@@ -356,7 +369,8 @@ struct CudaEngine::Impl {
     const bool bg = params.background;
     CS_CUDA_TRY(enqueue_convert_pair(left, right, gray[0], gray[1], converted_levels(),
                                      bg ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
-                                     bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, s));
+                                     bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, s,
+                                     reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords));
     return {};
   }
 
@@ -364,7 +378,6 @@ struct CudaEngine::Impl {
   std::string enqueue_body(cudaStream_t s, StageTimer* timer) {
     const Params& p = params;
     const bool bg = p.background;
-    CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), s));
     for (int l = 1; l < levels; ++l) {
       if (l >= converted_levels())
         CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
@@ -391,10 +404,8 @@ struct CudaEngine::Impl {
       CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
       timer->mark("background");
     }
-    std::string e = method->enqueue(method_frame(), s, timer);
-    if (!e.empty()) return e;
-    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, s));
-    return {};
+    // The method's matching; its finish follows the graph (enqueue_finish).
+    return method->enqueue(method_frame(), s, timer);
   }
 
   // What the method reads and writes, at the engine's fixed addresses.
@@ -413,7 +424,6 @@ struct CudaEngine::Impl {
         if (params.background) m.mask[v] = lv[l].mask[v].cview();
       }
     }
-    f.disparity_q4 = disparity_q4.view();
     f.confidence = confidence.view();
     f.counters = counters;
     f.side_stream = side_stream;
@@ -503,6 +513,29 @@ struct CudaEngine::Impl {
     (void)cudaGetLastError();  // the capture's error is not the stream's
     ++capture_failures;
     return run_body_eagerly();
+  }
+
+  // The frame's finish after its graph (its output changes from frame to
+  // frame): waits for out.wait_before, and for the other set's output when
+  // it writes one, then the method's finish.
+  std::string enqueue_finish(const FrameOutput& out, cudaStream_t s, StageTimer* timer) {
+    if (out.wait_before) CS_CUDA_TRY(cudaStreamWaitEvent(s, out.wait_before, 0));
+    const bool output = out.q4.data || out.encode.dst;
+    if (output) {
+      std::string e = before_output();
+      if (!e.empty()) return e;
+    }
+    StageTimer off;
+    return method->enqueue_finish(method_frame(), output ? out.q4 : disparity_q4.view(), out.encode, s,
+                                  timer ? timer : &off);
+  }
+
+  // The last frame's counts (complete after its finish) into counters_host,
+  // once the stream's work is done.
+  std::string read_counts() {
+    CS_CUDA_TRY(cudaMemcpyAsync(counters_host, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, stream));
+    CS_CUDA_TRY(cudaStreamSynchronize(stream));
+    return {};
   }
 
   bool auto_coarse() const {
@@ -644,9 +677,11 @@ struct CudaEngine::Impl {
     return e;
   }
 
-  // Validation, configuration, inputs, conversion and the graph: the Q4 map
-  // and the level-0 mask are then in device memory, in stream order.
-  std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller) {
+  // Validation, configuration, inputs, conversion, the graph and the
+  // finish: the Q4 map, the level-0 mask and out's encoding are then in
+  // device memory, in stream order.
+  std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller,
+                        const FrameOutput& out = {}) {
     std::string e = ensure_device();
     if (e.empty()) e = check_frame(left, right);
     if (e.empty()) e = take_probe();
@@ -668,6 +703,7 @@ struct CudaEngine::Impl {
     if (!e.empty()) return e;
     give_back_frame_slots();
     e = enqueue_frame_work();
+    if (e.empty()) e = enqueue_finish(out, stream, nullptr);
     if (e.empty()) e = probe_coarse_range();
     if (!e.empty()) return e;
     last_left = dl;
@@ -702,6 +738,31 @@ struct CudaEngine::Impl {
   std::string finish_caller(cudaStream_t caller) {
     CS_CUDA_TRY(cudaEventRecord(ev_done, stream));
     if (caller) CS_CUDA_TRY(cudaStreamWaitEvent(caller, ev_done, 0));
+    return {};
+  }
+
+  // The finish's output into dst (FrameOutput): the Q4 map itself, or its
+  // encoding; none for the confidence map, which encode_confidence copies
+  // after the finish.
+  FrameOutput output_to(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch, int w, int h) const {
+    FrameOutput o;
+    if (encode.format == OutputFormat::Confidence) return o;
+    if (encode.format == OutputFormat::DisparityQ4) {
+      o.q4 = {reinterpret_cast<uint16_t*>(dst), w, h, pitch};
+      return o;
+    }
+    o.encode.args = encode_args(encode, luts);
+    o.encode.dst = dst;
+    o.encode.pitch = pitch;
+    return o;
+  }
+  // OutputFormat::Confidence, after the frame's finish: the map into dst.
+  std::string encode_confidence(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch) {
+    if (encode.format != OutputFormat::Confidence) return {};
+    std::string e = before_output();
+    if (!e.empty()) return e;
+    CS_CUDA_TRY(enqueue_encode(disparity_q4.cview(), foreground_view(), encode, luts, dst, pitch, stream,
+                               confidence.cview()));
     return {};
   }
 
@@ -961,6 +1022,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_join, cudaEventDisableTiming));
     CS_CUDA_TRY(query_device_limits(dev, &m.limits));
     CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
+    CS_CUDA_TRY(cudaMemsetAsync(m.counters, 0, sizeof(FrameCounters), m.stream));
     CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounters)));
     std::memset(m.counters_host, 0, sizeof(FrameCounters));
     CS_CUDA_TRY(cudaMalloc(&m.frames_seen, sizeof(int)));
@@ -1039,14 +1101,18 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
   }
   e = check_encode_params(encode);
   if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-  if (e.empty()) e = m.run_frame(left, right, nullptr);
+  if (!e.empty()) return e;
+  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * bpp;
+  if (m.encoded.view().width != row || m.encoded.view().height != out.height) {
+    CS_CUDA_TRY(cudaStreamSynchronize(m.stream));  // a queued frame may still write it
+    CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
+  }
+  e = m.run_frame(left, right, nullptr,
+                  m.output_to(encode, m.encoded.view().data, m.encoded.view().pitch, out.width, out.height));
   if (!e.empty()) return e;
   frame_queued(this);
-  const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * bpp;
-  if (m.encoded.view().width != row || m.encoded.view().height != out.height)
-    CS_CUDA_TRY(m.encoded.allocate(static_cast<int>(row), out.height));
-  CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, m.encoded.view().data,
-                             m.encoded.view().pitch, m.stream, m.confidence.cview()));
+  e = m.encode_confidence(encode, m.encoded.view().data, m.encoded.view().pitch);
+  if (!e.empty()) return e;
   // A pinned output (the element's own pool) takes the frame by DMA; the one
   // synchronisation of the frame follows, since the caller reads it next.
   if (is_pinned(out.data)) {
@@ -1156,11 +1222,10 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
     return "the output frame's address and pitch must be multiples of its pixel size";
   e = check_encode_params(encode);
   if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-  if (e.empty()) e = m.run_frame(left, right, stream);
-  if (e.empty()) e = m.before_output();
+  if (e.empty())
+    e = m.run_frame(left, right, stream, m.output_to(encode, out.data, out.pitch, out.width, out.height));
+  if (e.empty()) e = m.encode_confidence(encode, out.data, out.pitch);
   if (!e.empty()) return e;
-  CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, out.data, out.pitch,
-                             m.stream, m.confidence.cview()));
   e = m.after_output();
   return e.empty() ? m.finish_caller(stream) : e;
 }
@@ -1179,13 +1244,12 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
   if (out.confidence.data && (out.confidence.width != left.width || out.confidence.height != left.height))
     return "the confidence output's size differs from the views'";
   std::string e = out.confidence.data ? m.confidence_problem() : std::string();
-  if (e.empty()) e = m.run_frame(left, right, stream);
+  // The finish writes the Q4 map straight into the caller's.
+  FrameOutput o;
+  o.q4 = out.disparity_q4;
+  if (e.empty()) e = m.run_frame(left, right, stream, o);
   if (e.empty()) e = m.before_output();
   if (!e.empty()) return e;
-  if (out.disparity_q4.data)
-    CS_CUDA_TRY(cudaMemcpy2DAsync(out.disparity_q4.data, out.disparity_q4.pitch, m.disparity_q4.view().data,
-                                  m.disparity_q4.view().pitch, left.width * 2, left.height, cudaMemcpyDeviceToDevice,
-                                  m.stream));
   if (out.foreground.data) {
     const ImageView<const uint8_t> f = m.foreground_view();
     CS_CUDA_TRY(cudaMemcpy2DAsync(out.foreground.data, out.foreground.pitch, f.data, f.pitch, left.width, left.height,
@@ -1320,7 +1384,7 @@ FrameStats CudaEngine::stats() const {
   FrameStats st = m.pending;
   if (!m.have_frame) return st;
   m.ensure_device();
-  cudaStreamSynchronize(m.stream);
+  m.read_counts();
   return with_counters(st, *m.counters_host, m.width, m.height, m.params.background);
 }
 
@@ -1383,25 +1447,32 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     e = check_output_frame(out, left.width, left.height, encode.format);
     if (e.empty()) e = check_encode_params(encode);
     if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
-    if (e.empty()) e = m.run_frame(left, right, nullptr);
+    const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);
+    // Encoded by the finish into one of two buffers, copied down on
+    // copy_stream: the copy overlaps the next frame's kernels (about 0.2 ms
+    // of 4 MB a 1080p GRAY16 frame). A buffer is written again once its
+    // last copy is done (ring_copied, waited for before the finish).
+    if (e.empty()) e = m.ensure_copy_stream();
+    const int k = m.ring_next;
+    DeviceImage<uint8_t>& enc = m.encoded_ring[k];
+    if (e.empty()) e = [&]() -> std::string {
+      m.ring_next ^= 1;
+      if (enc.view().width != row || enc.view().height != out.height) {
+        CS_CUDA_TRY(cudaStreamSynchronize(m.copy_stream));  // an earlier copy may still read it
+        CS_CUDA_TRY(enc.allocate(static_cast<int>(row), out.height));
+      }
+      return {};
+    }();
+    if (e.empty()) {
+      FrameOutput o = m.output_to(encode, enc.view().data, enc.view().pitch, out.width, out.height);
+      o.wait_before = m.ring_copied[k];
+      e = m.run_frame(left, right, nullptr, o);
+    }
     if (e.empty()) {
       frame_queued(this);
-      const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);
-      // Encoded on the stream, copied down on copy_stream: the copy overlaps
-      // the next frame's kernels (about 0.2 ms of 4 MB a 1080p GRAY16 frame).
-      e = m.ensure_copy_stream();
+      e = m.encode_confidence(encode, enc.view().data, enc.view().pitch);
       if (e.empty()) e = [&]() -> std::string {
-        const int k = m.ring_next;
-        m.ring_next ^= 1;
-        DeviceImage<uint8_t>& enc = m.encoded_ring[k];
-        if (enc.view().width != row || enc.view().height != out.height) {
-          CS_CUDA_TRY(cudaStreamSynchronize(m.copy_stream));  // an earlier copy may still read it
-          CS_CUDA_TRY(enc.allocate(static_cast<int>(row), out.height));
-        }
-        CS_CUDA_TRY(cudaStreamWaitEvent(m.stream, m.ring_copied[k], 0));
-        CS_CUDA_TRY(enqueue_encode(m.disparity_q4.cview(), m.foreground_view(), encode, m.luts, enc.view().data,
-                                   enc.view().pitch, m.stream, m.confidence.cview()));
-        // The counters on the stream: the next frame resets them there.
+        // The counts on the stream, before the next frame's conversion zeroes them.
         CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
         CS_CUDA_TRY(cudaEventRecord(m.ev_encoded, m.stream));
         CS_CUDA_TRY(cudaStreamWaitEvent(m.copy_stream, m.ev_encoded, 0));
@@ -1462,6 +1533,8 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
   if (!m.have_frame) return "no frame has been processed";
   *out = Matcher::Debug();
   out->levels.assign(m.levels, LevelDebug());
+  e = m.read_counts();
+  if (!e.empty()) return e;
   const FrameCounters& c = *m.counters_host;
   for (int l = 0; l < m.levels; ++l) {
     const Level& L = m.lv[l];
@@ -1500,6 +1573,7 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   if (!e.empty()) return e;
   t.mark("convert");
   e = m.enqueue_body(m.stream, &t);
+  if (e.empty()) e = m.enqueue_finish(FrameOutput(), m.stream, &t);
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
   times->clear();

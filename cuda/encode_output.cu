@@ -10,54 +10,15 @@ constexpr int kBlockX = 32;
 constexpr int kBlockY = 8;
 constexpr int kPixels = 4;  // consecutive pixels a thread
 
-struct EncodeArgs {
-  OutputFormat format;
-  const uint8_t* lut;
-  int max_disparity;
-  double k_q4;
-  uint8_t invalid_rgb[3];
-  bool alpha_from_mask;
-  int bytes;    // output bytes a pixel
-  bool vector;  // the Q4 rows and the output rows aligned for one access per four pixels
-};
-
-// One output pixel from its Q4 disparity, as the low bytes of the result.
-__device__ __forceinline__ uint32_t encode_pixel(int q, bool foreground, const EncodeArgs& a) {
-  switch (a.format) {
-    case OutputFormat::DisparityQ4: return static_cast<uint16_t>(q);
-    case OutputFormat::DepthMm: return depth_mm_from_q4(q, a.k_q4);
-    case OutputFormat::Gray8: return gray8_from_q4(q, a.max_disparity);
-    default: {
-      const bool bgr = a.format == OutputFormat::BGRA || a.format == OutputFormat::BGRx;
-      const bool has_alpha = a.format == OutputFormat::RGBA || a.format == OutputFormat::BGRA;
-      const uint8_t g = gray8_from_q4(q, a.max_disparity);
-      uint8_t r, gr, b;
-      if (g == 0) {
-        r = a.invalid_rgb[0];
-        gr = a.invalid_rgb[1];
-        b = a.invalid_rgb[2];
-      } else {
-        r = a.lut[3 * g];
-        gr = a.lut[3 * g + 1];
-        b = a.lut[3 * g + 2];
-      }
-      const bool transparent = has_alpha && a.alpha_from_mask && !foreground;
-      // Bytes in memory order: c0, c1, c2, alpha.
-      return static_cast<uint32_t>(bgr ? b : r) | (static_cast<uint32_t>(gr) << 8) |
-             (static_cast<uint32_t>(bgr ? r : b) << 16) | (static_cast<uint32_t>(transparent ? 0 : 255) << 24);
-    }
-  }
-}
-
 // A thread encodes kPixels consecutive pixels of a row: one load of their
 // Q4 values and one store of their output where the rows are aligned for it.
 __global__ void __launch_bounds__(kBlockX * kBlockY)
-    encode_kernel(ImageView<const uint16_t> q4, ImageView<const uint8_t> mask, EncodeArgs a, uint8_t* dst,
-                  std::ptrdiff_t dst_pitch) {
+    encode_kernel(ImageView<const uint16_t> q4, ImageView<const uint8_t> mask, EncodeArgs a, bool vector,
+                  uint8_t* dst, std::ptrdiff_t dst_pitch) {
   const int x = kPixels * (blockIdx.x * kBlockX + threadIdx.x);
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   if (x >= q4.width || y >= q4.height) return;
-  const bool whole = a.vector && x + kPixels <= q4.width;
+  const bool whole = vector && x + kPixels <= q4.width;
   const uint16_t* qrow = drow(q4, y) + x;
   int q[kPixels] = {0, 0, 0, 0};
   if (whole) {
@@ -99,6 +60,18 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
 
 }  // namespace
 
+EncodeArgs encode_args(const EncodeParams& params, const uint8_t* luts) {
+  EncodeArgs a;
+  a.format = params.format;
+  a.lut = luts + 768 * static_cast<int>(params.colormap);
+  a.max_disparity = params.max_disparity;
+  a.k_q4 = params.baseline_mm * params.focal_px * 16.0;
+  for (int i = 0; i < 3; ++i) a.invalid_rgb[i] = params.invalid_rgb[i];
+  a.alpha_from_mask = params.alpha_from_mask;
+  a.bytes = output_bytes_per_pixel(params.format);
+  return a;
+}
+
 cudaError_t enqueue_encode(ImageView<const uint16_t> disparity_q4, ImageView<const uint8_t> mask,
                            const EncodeParams& params, const uint8_t* luts, uint8_t* dst, std::ptrdiff_t dst_pitch,
                            cudaStream_t stream, ImageView<const uint8_t> confidence) {
@@ -110,19 +83,13 @@ cudaError_t enqueue_encode(ImageView<const uint16_t> disparity_q4, ImageView<con
                                stream);
     return cudaMemset2DAsync(dst, dst_pitch, 0, w, h, stream);
   }
-  EncodeArgs a;
-  a.format = params.format;
-  a.lut = luts + 768 * static_cast<int>(params.colormap);
-  a.max_disparity = params.max_disparity;
-  a.k_q4 = params.baseline_mm * params.focal_px * 16.0;
-  for (int i = 0; i < 3; ++i) a.invalid_rgb[i] = params.invalid_rgb[i];
-  a.alpha_from_mask = params.alpha_from_mask;
-  a.bytes = output_bytes_per_pixel(params.format);
-  a.vector = rows_aligned(disparity_q4.data, disparity_q4.pitch, kPixels * sizeof(uint16_t)) &&
-             rows_aligned(dst, dst_pitch, kPixels * a.bytes);
+  const EncodeArgs a = encode_args(params, luts);
+  // The Q4 rows and the output rows aligned for one access per four pixels.
+  const bool vector = rows_aligned(disparity_q4.data, disparity_q4.pitch, kPixels * sizeof(uint16_t)) &&
+                      rows_aligned(dst, dst_pitch, kPixels * a.bytes);
   const dim3 block(kBlockX, kBlockY);
   encode_kernel<<<grid_for((disparity_q4.width + kPixels - 1) / kPixels, disparity_q4.height, block), block, 0,
-                  stream>>>(disparity_q4, mask, a, dst, dst_pitch);
+                  stream>>>(disparity_q4, mask, a, vector, dst, dst_pitch);
   return cudaGetLastError();
 }
 

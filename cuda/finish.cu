@@ -14,14 +14,15 @@ constexpr int kBlockX = 32;
 constexpr int kBlockY = 8;
 constexpr int kPixelsPerThread = 4;
 
-template <bool kConfidence>
+template <bool kConfidence, bool kEncode>
 __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<const int16_t> disparity,
                                                                    ImageView<const int8_t> subpixel_offset,
                                                                    ImageView<const uint8_t> mask,
                                                                    ImageView<uint16_t> disparity_q4,
                                                                    FrameCounters* counters,
                                                                    ImageView<const int16_t> right, int tolerance,
-                                                                   FinishConfidence confidence) {
+                                                                   FinishConfidence confidence,
+                                                                   EncodeTarget encode) {
   __shared__ unsigned block_valid, block_foreground;
   if (threadIdx.x == 0 && threadIdx.y == 0) block_valid = block_foreground = 0;
   __syncthreads();
@@ -67,8 +68,9 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
     for (int k = 0; k < kPixelsPerThread; ++k) {
       const int x = x_first + k * kBlockX;
       if (x >= disparity.width) break;
-      const int q4 = d[k] >= 0 ? d[k] * 16 + offset[k] : 0;
-      drow(disparity_q4, y)[x] = static_cast<uint16_t>(q4 < 0 ? 0 : q4);
+      const int q4 = d[k] >= 0 && d[k] * 16 + offset[k] > 0 ? d[k] * 16 + offset[k] : 0;
+      if (!kEncode) drow(disparity_q4, y)[x] = static_cast<uint16_t>(q4);
+      if (kEncode) store_encoded(encode, x, y, q4, fg[k] != 0);
       if (kConfidence) drow(confidence.confidence, y)[x] = static_cast<uint8_t>(conf[k]);
       valid += d[k] >= 0;
       foreground += fg[k];
@@ -82,16 +84,16 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream, ImageView<const int16_t> right,
-                           int tolerance, const FinishConfidence& confidence) {
+                           int tolerance, const FinishConfidence& confidence, const EncodeTarget& encode) {
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((disparity.width + kBlockX * kPixelsPerThread - 1) / (kBlockX * kPixelsPerThread),
                   (disparity.height + kBlockY - 1) / kBlockY);
-  if (confidence.confidence.data)
-    finish_kernel<true><<<grid, block, 0, stream>>>(disparity, subpixel_offset, mask, disparity_q4, counters, right,
-                                                    tolerance, confidence);
-  else
-    finish_kernel<false><<<grid, block, 0, stream>>>(disparity, subpixel_offset, mask, disparity_q4, counters, right,
-                                                     tolerance, confidence);
+  if ((disparity_q4.data == nullptr) == (encode.dst == nullptr)) return cudaErrorInvalidValue;
+  // A form per output (the Q4 map, or another encoding) and confidence.
+  auto kernel = confidence.confidence.data ? (encode.dst ? finish_kernel<true, true> : finish_kernel<true, false>)
+                                           : (encode.dst ? finish_kernel<false, true> : finish_kernel<false, false>);
+  kernel<<<grid, block, 0, stream>>>(disparity, subpixel_offset, mask, disparity_q4, counters, right, tolerance,
+                                     confidence, encode);
   return cudaGetLastError();
 }
 

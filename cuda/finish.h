@@ -5,16 +5,20 @@
 #include <cuda_runtime.h>
 
 #include "cuda_util.h"
+#include "encode_output.h"
 #include "stereo.h"
 
 namespace cs::cuda {
 
-// Device-side counters of one frame; zeroed by the caller before the frame.
+// Device-side counters of one frame, zeroed by the frame's first kernel
+// (the conversion's clear: no memset node in the frame's graph) and read
+// after its last (the finish).
 struct FrameCounters {
   unsigned long long valid_pixels;        // left level 0, d >= 0
   unsigned long long foreground_pixels;   // left level 0 mask != 0
   unsigned long long tests[2 * 8];        // background tests per view and level
 };
+constexpr int kFrameCounterWords = sizeof(FrameCounters) / sizeof(unsigned long long);
 
 #if defined(__CUDACC__)
 // Adds a thread's valid and foreground counts to the frame's: summed per
@@ -52,11 +56,14 @@ struct FinishConfidence {
 // left-right check against right (stages.h cross_check, the left map's
 // rule), which then needs no pass of its own at level 0. With
 // confidence.confidence set, each pixel's confidence follows from the final
-// value (a form of the kernel of its own: the plain one is unchanged).
+// value (a form of the kernel of its own: the plain one is unchanged). The
+// output is either the Q4 map (disparity_q4) or, with encode.dst set (and
+// disparity_q4.data == nullptr), its encoding (encode_pixel, what
+// enqueue_encode would make of the map), never both.
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream,
                            ImageView<const int16_t> right = {}, int tolerance = 0,
-                           const FinishConfidence& confidence = {});
+                           const FinishConfidence& confidence = {}, const EncodeTarget& encode = {});
 
 }  // namespace cs::cuda

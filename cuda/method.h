@@ -48,9 +48,8 @@ struct MethodFrame {
   const Params* params = nullptr;
   const DeviceLimits* limits = nullptr;  // the GPU the configurations are chosen for
   std::vector<MethodLevel> levels;       // pipeline_levels of them, [0] = full size
-  ImageView<uint16_t> disparity_q4;      // out: d * 16 of the left view, 0 = invalid
   ImageView<uint8_t> confidence;         // out when has_confidence(): stages.h confidence_map
-  FrameCounters* counters = nullptr;     // valid_pixels and foreground_pixels added (zeroed by the engine)
+  FrameCounters* counters = nullptr;     // zeroed by the conversion; the finish adds valid and foreground pixels
   // A branch the method may fork work onto inside the graph (lower priority),
   // with two events to fork and join it.
   cudaStream_t side_stream = nullptr;
@@ -69,9 +68,16 @@ class MatchingMethod {
   // Buffers for the frame's sizes and parameters, before the graph is
   // captured (never during capture): cheap when nothing changed.
   virtual std::string allocate(const MethodFrame& frame, cudaStream_t stream) = 0;
-  // The frame's matching from the levels' intensities (and masks) to
-  // disparity_q4, confidence and counters; marks its stages on `timer`.
+  // The frame's matching from the levels' intensities (and masks) up to
+  // its finish (in the frame's graph); marks its stages on `timer`.
   virtual std::string enqueue(const MethodFrame& frame, cudaStream_t stream, StageTimer* timer) = 0;
+  // The frame's finish, after enqueue(), outside the graph (its output
+  // changes from frame to frame): the Q4 map into disparity_q4 or, with
+  // encode.dst set (disparity_q4.data == nullptr), its encoding there; the
+  // confidence; the counters. One kernel, the frame's last: a pass of its
+  // own for the encoding cost 3 to 7 us a frame (H100).
+  virtual std::string enqueue_finish(const MethodFrame& frame, ImageView<uint16_t> disparity_q4,
+                                     const EncodeTarget& encode, cudaStream_t stream, StageTimer* timer) = 0;
   // The last frame's intermediates that Matcher::Debug holds of this method
   // (the engine fills gray, colour and masks). Synchronises `stream`.
   virtual std::string download_debug(const MethodFrame& frame, Matcher::Debug* out, cudaStream_t stream) = 0;

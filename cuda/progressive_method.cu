@@ -199,12 +199,19 @@ class ProgressiveMethod final : public MatchingMethod {
         timer->mark("cross-check");
       }
     }
+    return {};
+  }
+
+  std::string enqueue_finish(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
+                             cudaStream_t s, StageTimer* timer) override {
+    const Params& p = *f.params;
     FinishConfidence fc;
     if (confidence_) fc = {best_cost_.cview(), rival_cost_.cview(), f.confidence};
-    CS_CUDA_TRY(enqueue_finish(lv_[0].raw[0].cview(),
-                               p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
-                               f.levels[0].mask[0], f.disparity_q4, f.counters, s,
-                               p.lr_check ? lv_[0].raw[1].cview() : ImageView<const int16_t>{}, p.lr_tolerance, fc));
+    CS_CUDA_TRY(cuda::enqueue_finish(lv_[0].raw[0].cview(),
+                                     p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
+                                     f.levels[0].mask[0], disparity_q4, f.counters, s,
+                                     p.lr_check ? lv_[0].raw[1].cview() : ImageView<const int16_t>{},
+                                     p.lr_tolerance, fc, encode));
     timer->mark("finish");
     return {};
   }

@@ -315,6 +315,34 @@ TEST(CudaBlock, FinishAndCrossCheckEqualTheReferenceStages) {
           EXPECT_EQ(c.valid_pixels, want_valid);
           EXPECT_EQ(c.foreground_pixels, want_fg);
 
+          // The same finish encoding its Q4 values (false colour with the
+          // mask's alpha) instead of writing the map: encode_output's pixels.
+          {
+            EncodeParams ep;
+            ep.format = OutputFormat::BGRA;
+            ep.colormap = Colormap::Turbo;
+            ep.max_disparity = range.hi;
+            ep.alpha_from_mask = true;
+            uint8_t* luts = nullptr;
+            ASSERT_CUDA(cudaMalloc(&luts, 3 * 768));
+            ASSERT_CUDA(cudaMemcpy(luts + 768 * static_cast<int>(Colormap::Turbo), colormap_lut(Colormap::Turbo), 768,
+                                   cudaMemcpyHostToDevice));
+            auto enc = make_device<uint8_t>(4 * w, h);
+            BlockFinishViews ev;
+            ev.winners = v.winners;
+            ev.right = v.right;
+            ev.mask = v.mask;
+            ev.encode.args = encode_args(ep, luts);
+            ev.encode.dst = enc.view().data;
+            ev.encode.pitch = enc.view().pitch;
+            ASSERT_CUDA(enqueue_block_finish(ev, p, nullptr));
+            Image<uint8_t> want(4 * w, h);
+            const ImageView<const uint8_t> mv = mask.view();
+            encode_output(static_cast<const Image<uint16_t>&>(q4).view(), &mv, ep, want.pixels.data(), 4 * w);
+            EXPECT_TRUE(same_image(want, download(enc))) << "B4 encoded";
+            cudaFree(luts);
+          }
+
           // Stage 8's kernel on the block maps: both checked maps.
           if (check) {
             auto cl = make_device<int16_t>(w, h), cr = make_device<int16_t>(w, h);

@@ -45,7 +45,8 @@ struct TestFrame {
   FrameView device;
 };
 
-// The finish (enqueue_finish) on the device into a fresh Q4 image and fresh
+// The finish (enqueue_finish) on the device into a fresh Q4 image (or, with
+// encode.dst set, into that target alone: q4 stays empty) and fresh
 // counters: what it wrote, downloaded.
 struct DeviceFinish {
   Image<uint16_t> q4;
@@ -53,17 +54,19 @@ struct DeviceFinish {
 };
 DeviceFinish finish_on_device(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                               ImageView<const int16_t> right = {}, int tolerance = 0,
-                              const FinishConfidence& confidence = {}) {
+                              const FinishConfidence& confidence = {}, ImageView<const uint8_t> mask = {},
+                              const EncodeTarget& encode = {}) {
   auto q4 = make_device<uint16_t>(disparity.width, disparity.height);
   FrameCounters* counters = nullptr;
   DeviceFinish out;
   EXPECT_EQ(cudaMalloc(&counters, sizeof(FrameCounters)), cudaSuccess);
   EXPECT_EQ(cudaMemset(counters, 0, sizeof(FrameCounters)), cudaSuccess);
-  EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, {}, q4.view(), counters, nullptr, right, tolerance, confidence),
+  EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, mask, encode.dst ? ImageView<uint16_t>{} : q4.view(), counters,
+                           nullptr, right, tolerance, confidence, encode),
             cudaSuccess);
   EXPECT_EQ(cudaMemcpy(&out.counters, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost), cudaSuccess);
   cudaFree(counters);
-  out.q4 = download(q4);
+  if (!encode.dst) out.q4 = download(q4);
   return out;
 }
 
@@ -159,8 +162,12 @@ TEST(CudaStages, ConvertEveryFormat) {
             got[v][l] = make_device<uint8_t>(size.first >> l, size.second >> l, 0xAB);
             views[v][l] = got[v][l].view();
           }
+        // The frame's counters, which the conversion zeroes in passing.
+        auto clear = make_device<uint8_t>(kFrameCounterWords * 8, 1, 0xEE);
+        auto* clear_words = reinterpret_cast<unsigned long long*>(clear.view().data);
         ASSERT_CUDA(enqueue_convert_pair(second.frame.device, right_in, views[0], views[1], levels, drgb2.view(),
-                                         drgb.view(), nullptr));
+                                         drgb.view(), nullptr, clear_words, kFrameCounterWords));
+        EXPECT_TRUE(same_image(Image<uint8_t>(kFrameCounterWords * 8, 1), download(clear))) << "counters zeroed";
         for (int v = 0; v < 2; ++v)
           for (int l = 0; l < levels; ++l)
             EXPECT_TRUE(same_image(want[v][l], download(got[v][l])))
@@ -1073,6 +1080,69 @@ TEST(CudaStages, FinishConfidence) {
         want_q4.pixels[i] = static_cast<uint16_t>(el.pixels[i] >= 0 ? el.pixels[i] * 16 : 0);
       EXPECT_TRUE(same_image(want_q4, got.q4));
     }
+}
+
+// The finish's encoded output (EncodeTarget) is what the encoding pass makes
+// of the Q4 map it writes otherwise, in every format, with and without the
+// confidence form; the counts are the same.
+TEST(CudaStages, FinishEncodesEveryFormat) {
+  std::mt19937 rng(31);
+  const int w = 83, h = 19;
+  Image<int16_t> left(w, h), right(w, h);
+  for (auto& p : left.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 40) - 1);
+  for (auto& p : right.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 40) - 1);
+  Image<int8_t> offset(w, h);
+  for (auto& o : offset.pixels) o = static_cast<int8_t>(static_cast<int>(rng() % 17) - 8);
+  Image<uint8_t> mask(w, h);
+  for (auto& m : mask.pixels) m = rng() % 3 == 0 ? 0 : 255;
+  Image<int32_t> best(w, h), rival(w, h);
+  for (size_t i = 0; i < best.pixels.size(); ++i) {
+    best.pixels[i] = static_cast<int32_t>(rng() % 900);
+    rival.pixels[i] = best.pixels[i] + static_cast<int32_t>(rng() % 900);
+  }
+  auto dl = upload(left), dr = upload(right);
+  auto doff = upload(offset);
+  auto dmask = upload(mask);
+  auto db = upload(best), drv = upload(rival);
+  uint8_t* luts = nullptr;
+  ASSERT_CUDA(cudaMalloc(&luts, 3 * 768));
+  for (Colormap c : {Colormap::Turbo, Colormap::Jet, Colormap::Grey})
+    ASSERT_CUDA(cudaMemcpy(luts + 768 * static_cast<int>(c), colormap_lut(c), 768, cudaMemcpyHostToDevice));
+  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
+                                  OutputFormat::RGBA, OutputFormat::BGRA, OutputFormat::RGBx, OutputFormat::BGRx};
+  for (OutputFormat f : formats)
+    for (bool with_confidence : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << output_format_name(f) << ", confidence " << with_confidence);
+      EncodeParams ep;
+      ep.format = f;
+      ep.colormap = Colormap::Jet;
+      ep.max_disparity = 40;
+      ep.baseline_mm = 95.0;
+      ep.focal_px = 701.25;
+      ep.alpha_from_mask = true;
+      ep.invalid_rgb[1] = 90;
+      const int bpp = output_bytes_per_pixel(f);
+      auto out = make_device<uint8_t>(w * bpp, h);
+      ASSERT_CUDA(cudaMemset2D(out.view().data, out.view().pitch, 0xA5, w * bpp, h));
+      EncodeTarget target;
+      target.args = encode_args(ep, luts);
+      target.dst = out.view().data;
+      target.pitch = out.view().pitch;
+      auto conf = make_device<uint8_t>(w, h);
+      FinishConfidence fc;
+      if (with_confidence) fc = {db.cview(), drv.cview(), conf.view()};
+      const DeviceFinish plain = finish_on_device(dl.cview(), doff.cview(), dr.cview(), 1, fc, dmask.cview());
+      const DeviceFinish got = finish_on_device(dl.cview(), doff.cview(), dr.cview(), 1, fc, dmask.cview(), target);
+      Image<uint8_t> want(w * bpp, h);
+      const ImageView<const uint8_t> mv = static_cast<const Image<uint8_t>&>(mask).view();
+      encode_output(static_cast<const Image<uint16_t>&>(plain.q4).view(), &mv, ep, want.pixels.data(), w * bpp);
+      EXPECT_TRUE(same_image(want, download(out)));
+      unsigned long long fg = 0;
+      for (uint8_t m : mask.pixels) fg += m != 0;
+      EXPECT_EQ(got.counters.foreground_pixels, fg);
+      EXPECT_EQ(got.counters.valid_pixels, plain.counters.valid_pixels);
+    }
+  cudaFree(luts);
 }
 
 TEST(CudaStages, BackgroundLevelOverFrames) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda_util.h"
+#include "encode.h"
 #include "stereo.h"
 #include "test_scenes.h"
 
@@ -26,6 +27,26 @@ DeviceImage<T> upload(const Image<T>& img) {
             cudaSuccess);
   return d;
 }
+
+// The three colour maps on the device, 768 bytes each in Colormap order
+// (the engine's layout, enqueue_encode's luts).
+struct DeviceLuts {
+  uint8_t* data = nullptr;
+  DeviceLuts() {
+    EXPECT_EQ(cudaMalloc(&data, 3 * 768), cudaSuccess);
+    for (Colormap c : {Colormap::Turbo, Colormap::Jet, Colormap::Grey})
+      EXPECT_EQ(cudaMemcpy(data + 768 * static_cast<int>(c), colormap_lut(c), 768, cudaMemcpyHostToDevice),
+                cudaSuccess);
+  }
+  ~DeviceLuts() { cudaFree(data); }
+  DeviceLuts(const DeviceLuts&) = delete;
+  DeviceLuts& operator=(const DeviceLuts&) = delete;
+};
+
+// Every output format encoded from the Q4 map (all but the confidence map).
+constexpr OutputFormat kEncodedFormats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
+                                            OutputFormat::RGBA,        OutputFormat::BGRA,    OutputFormat::RGBx,
+                                            OutputFormat::BGRx};
 
 template <typename T>
 DeviceImage<T> make_device(int w, int h, uint8_t poison = 0xA5) {

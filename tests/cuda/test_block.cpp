@@ -323,16 +323,13 @@ TEST(CudaBlock, FinishAndCrossCheckEqualTheReferenceStages) {
             ep.colormap = Colormap::Turbo;
             ep.max_disparity = range.hi;
             ep.alpha_from_mask = true;
-            uint8_t* luts = nullptr;
-            ASSERT_CUDA(cudaMalloc(&luts, 3 * 768));
-            ASSERT_CUDA(cudaMemcpy(luts + 768 * static_cast<int>(Colormap::Turbo), colormap_lut(Colormap::Turbo), 768,
-                                   cudaMemcpyHostToDevice));
+            const DeviceLuts luts;
             auto enc = make_device<uint8_t>(4 * w, h);
             BlockFinishViews ev;
             ev.winners = v.winners;
             ev.right = v.right;
             ev.mask = v.mask;
-            ev.encode.args = encode_args(ep, luts);
+            ev.encode.args = encode_args(ep, luts.data);
             ev.encode.dst = enc.view().data;
             ev.encode.pitch = enc.view().pitch;
             ASSERT_CUDA(enqueue_block_finish(ev, p, nullptr));
@@ -340,7 +337,6 @@ TEST(CudaBlock, FinishAndCrossCheckEqualTheReferenceStages) {
             const ImageView<const uint8_t> mv = mask.view();
             encode_output(static_cast<const Image<uint16_t>&>(q4).view(), &mv, ep, want.pixels.data(), 4 * w);
             EXPECT_TRUE(same_image(want, download(enc))) << "B4 encoded";
-            cudaFree(luts);
           }
 
           // Stage 8's kernel on the block maps: both checked maps.

@@ -1104,13 +1104,9 @@ TEST(CudaStages, FinishEncodesEveryFormat) {
   auto doff = upload(offset);
   auto dmask = upload(mask);
   auto db = upload(best), drv = upload(rival);
-  uint8_t* luts = nullptr;
-  ASSERT_CUDA(cudaMalloc(&luts, 3 * 768));
-  for (Colormap c : {Colormap::Turbo, Colormap::Jet, Colormap::Grey})
-    ASSERT_CUDA(cudaMemcpy(luts + 768 * static_cast<int>(c), colormap_lut(c), 768, cudaMemcpyHostToDevice));
-  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
-                                  OutputFormat::RGBA, OutputFormat::BGRA, OutputFormat::RGBx, OutputFormat::BGRx};
-  for (OutputFormat f : formats)
+  const DeviceLuts device_luts;
+  const uint8_t* luts = device_luts.data;
+  for (OutputFormat f : kEncodedFormats)
     for (bool with_confidence : {false, true}) {
       SCOPED_TRACE(::testing::Message() << output_format_name(f) << ", confidence " << with_confidence);
       EncodeParams ep;
@@ -1142,7 +1138,6 @@ TEST(CudaStages, FinishEncodesEveryFormat) {
       EXPECT_EQ(got.counters.foreground_pixels, fg);
       EXPECT_EQ(got.counters.valid_pixels, plain.counters.valid_pixels);
     }
-  cudaFree(luts);
 }
 
 TEST(CudaStages, BackgroundLevelOverFrames) {
@@ -1216,13 +1211,9 @@ TEST(CudaStages, EncodeEveryFormat) {
   for (auto& m : mask.pixels) m = rng() % 3 == 0 ? 0 : 255;
   auto dq4 = upload(q4);
   auto dmask = upload(mask);
-  uint8_t* luts = nullptr;
-  ASSERT_CUDA(cudaMalloc(&luts, 3 * 768));
-  for (Colormap c : {Colormap::Turbo, Colormap::Jet, Colormap::Grey})
-    ASSERT_CUDA(cudaMemcpy(luts + 768 * static_cast<int>(c), colormap_lut(c), 768, cudaMemcpyHostToDevice));
-  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
-                                  OutputFormat::RGBA, OutputFormat::BGRA, OutputFormat::RGBx, OutputFormat::BGRx};
-  for (OutputFormat f : formats)
+  const DeviceLuts device_luts;
+  const uint8_t* luts = device_luts.data;
+  for (OutputFormat f : kEncodedFormats)
     for (Colormap cm : {Colormap::Turbo, Colormap::Jet, Colormap::Grey}) {
       SCOPED_TRACE(::testing::Message() << output_format_name(f) << " map " << static_cast<int>(cm));
       EncodeParams ep;
@@ -1252,7 +1243,6 @@ TEST(CudaStages, EncodeEveryFormat) {
         for (int x = 0; x < row; ++x) inner.at(x, y) = got.at(x + bpp, y);
       EXPECT_TRUE(same_image(expected, inner)) << "output rows one pixel in";
     }
-  cudaFree(luts);
 }
 
 }  // namespace

@@ -62,9 +62,10 @@ for part in 0,1 2,3 4 5 6,7 8 9 10 11 12,13; do
 done
 step racecheck-pair 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchPairSharesTheCostVolume'
 # The rival forms of the matching kernels (uniqueness, the confidence's
-# costs) and the finish's confidence: memcheck of their stage and engine
-# tests, racecheck of the pair (refine kernel at both levels, wide kernel).
-step memcheck-rival 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchUniquenessAndSweepCosts:CudaStages.MatchPairWithUniquenessAndCosts:CudaStages.FinishConfidence'
+# costs) and the finish's confidence and encoded forms: memcheck of their
+# stage and engine tests, racecheck of the pair (refine kernel at both
+# levels, wide kernel).
+step memcheck-rival 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchUniquenessAndSweepCosts:CudaStages.MatchPairWithUniquenessAndCosts:CudaStages.FinishConfidence:CudaStages.FinishEncodesEveryFormat'
 step memcheck-engine-rival 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_engine" --gtest_filter='*Uniqueness*:*Confidence*'
 step racecheck-rival 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter='CudaStages.MatchPairWithUniquenessAndCosts'
 # Method block's kernels (match, resolve, finish) under each tool: stage

@@ -37,6 +37,13 @@ std::vector<int> case_list(const char* text) {
   return out;
 }
 
+// A disparity map of w x h random values in [-1, values - 1) (-1: invalid).
+Image<int16_t> random_disparities(int w, int h, int values, std::mt19937& rng) {
+  Image<int16_t> m(w, h);
+  for (auto& p : m.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % values) - 1);
+  return m;
+}
+
 // A random host frame with padded rows, and a device copy with other padding.
 struct TestFrame {
   std::vector<uint8_t> planes[3];
@@ -342,9 +349,8 @@ TEST(CudaStages, CheckAndSupport) {
 
 TEST(CudaStages, CrossCheck) {
   std::mt19937 rng(7);
-  Image<int16_t> left(61, 17), right(61, 17);
-  for (auto& p : left.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
-  for (auto& p : right.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
+  const Image<int16_t> left = random_disparities(61, 17, 22, rng);
+  const Image<int16_t> right = random_disparities(61, 17, 22, rng);
   for (int tol : {0, 1, 3}) {
     Image<int16_t> el = left, er = right;
     cross_check(el, er, tol);
@@ -1046,9 +1052,8 @@ TEST(CudaStages, MatchPairWithUniquenessAndCosts) {
 TEST(CudaStages, FinishConfidence) {
   std::mt19937 rng(23);
   const int w = 67, h = 29;
-  Image<int16_t> left(w, h), right(w, h);
-  for (auto& p : left.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
-  for (auto& p : right.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 22) - 1);
+  const Image<int16_t> left = random_disparities(w, h, 22, rng);
+  const Image<int16_t> right = random_disparities(w, h, 22, rng);
   SweepCosts costs;
   costs.best = Image<int32_t>(w, h);
   costs.rival = Image<int32_t>(w, h);
@@ -1088,9 +1093,8 @@ TEST(CudaStages, FinishConfidence) {
 TEST(CudaStages, FinishEncodesEveryFormat) {
   std::mt19937 rng(31);
   const int w = 83, h = 19;
-  Image<int16_t> left(w, h), right(w, h);
-  for (auto& p : left.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 40) - 1);
-  for (auto& p : right.pixels) p = static_cast<int16_t>(static_cast<int>(rng() % 40) - 1);
+  const Image<int16_t> left = random_disparities(w, h, 40, rng);
+  const Image<int16_t> right = random_disparities(w, h, 40, rng);
   Image<int8_t> offset(w, h);
   for (auto& o : offset.pixels) o = static_cast<int8_t>(static_cast<int>(rng() % 17) - 8);
   Image<uint8_t> mask(w, h);

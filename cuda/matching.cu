@@ -1179,6 +1179,14 @@ constexpr int kShortTileH = 24;
 // a pass against 38, over two thirds of the pixels. The grid's cost model
 // takes them only where they add no wave.
 constexpr int kLowTileH = 16;
+// Tiny tiles, plain form only, for grids that would not fill one wave even
+// with low tiles (a small level of a small frame: 320x240 makes 210 blocks of
+// 16 rows on the H100's 396 slots, 420 of 8): more blocks start at once and
+// the slowest tile is shorter, which pays for the 22 row steps a pass
+// streams for 8 rows. Offered only there (choose): where the 16-row grid
+// fills a wave (512x384: 528 blocks) they lost (bench/RESULTS.md: 8-row tiles
+// at 1024x768 x 128, ninth and thirteenth sessions).
+constexpr int kTinyTileH = 8;
 // S planes held at once by the plain form of the low tiles: 8 planes of
 // 16 rows fit the shared memory of the 3 blocks an SM its registers allow
 // (on the H100), so each pair's plane is streamed by one warp over all its
@@ -1189,7 +1197,7 @@ constexpr int kLowTileH = 16;
 // smaller GPU), the grid's cost sees it (blocks_per_sm from these bytes).
 constexpr int kLowChunkPairs = 8;
 __host__ __device__ constexpr int chunk_pairs(int rows, bool dense) {
-  return rows == kLowTileH && !dense ? kLowChunkPairs : kChunkPairs;
+  return (rows == kLowTileH || rows == kTinyTileH) && !dense ? kLowChunkPairs : kChunkPairs;
 }
 
 // Words of one S plane for tiles of kRows rows: 5 S rows above and below the
@@ -1919,6 +1927,8 @@ const void* refine_kernel_of(int rows, bool rival, bool dense) {
                : reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kMiddleTileH, true>);
   if (rows == phased::kLowTileH)
     return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kLowTileH, false>);
+  if (rows == phased::kTinyTileH)
+    return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kTinyTileH, false>);
   if (rows == phased::kShortTileH)
     return reinterpret_cast<const void*>(phased::refine_kernel<kBest, kMasks, phased::kShortTileH, false>);
   if (rows == phased::kMiddleTileH)
@@ -2151,10 +2161,26 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   out->kernel = MatchConfig::Refine;
   out->scheduled = a.schedule.on();
   const std::initializer_list<int> heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH, phased::kLowTileH};
+  const std::initializer_list<int> tiny_heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH,
+                                                   phased::kLowTileH, phased::kTinyTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
-  // The rival forms have no register-capped form.
+  // Tiny tiles (plain form) where the low tiles' plain grid is under one
+  // wave, or forced.
+  bool tiny = p.tile_rows == phased::kTinyTileH && p.kernel_form != MatchParams::kDenseForm;
+  if (!pl.rival && p.tile_rows == 0) {
+    cudaFuncAttributes attr{};
+    const int per_sm = blocks_per_sm(limits, refine_kernel_of(p.best, pl.masks, phased::kLowTileH, false, false),
+                                     kThreads, phased::dynamic_bytes(phased::kLowTileH, a.mask_words, a.list_cap, false,
+                                                                     false),
+                                     &attr);
+    const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) *
+                             ((height + phased::kLowTileH - 1) / phased::kLowTileH) * pl.grid_views;
+    tiny = per_sm > 0 && blocks < static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
+  }
+  // The rival forms have no register-capped form, nor tiny tiles.
   if (!pick_form(
-          p, limits, width, height, pl.grid_views, pl.rival ? rival_heights : heights, heights, !pl.rival,
+          p, limits, width, height, pl.grid_views, pl.rival ? rival_heights : tiny ? tiny_heights : heights, heights,
+          !pl.rival,
           out->scheduled, [&](int rows, bool dense) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, dense); },
           [&](int rows, bool dense) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival, dense); },
           out))
@@ -2209,6 +2235,8 @@ cudaError_t launch_refine(const Args& a, int rows, int views, bool masks, bool r
     launch_refine_rows<kBest, kTileH, false, kDense>(a, views, masks, stream);
   else if (rows == phased::kLowTileH)
     launch_refine_rows<kBest, phased::kLowTileH, false>(a, views, masks, stream);
+  else if (rows == phased::kTinyTileH)
+    launch_refine_rows<kBest, phased::kTinyTileH, false>(a, views, masks, stream);
   else if (rows == phased::kShortTileH)
     launch_refine_rows<kBest, phased::kShortTileH, false>(a, views, masks, stream);
   else if (rows == phased::kMiddleTileH)
@@ -2329,6 +2357,7 @@ cudaError_t prepare_match(int radius) {
                         raise_refine<streaming::phased::kMiddleTileH, false>(optin),
                         raise_refine<streaming::phased::kShortTileH, false>(optin),
                         raise_refine<streaming::phased::kLowTileH, false>(optin),
+                        raise_refine<streaming::phased::kTinyTileH, false>(optin),
                         raise_refine<streaming::phased::kMiddleTileH, true>(optin),
                         raise_refine<streaming::phased::kShortTileH, true>(optin),
                         raise_stream_dense<0>(optin), raise_stream_dense<1>(optin), raise_stream_dense<2>(optin),
@@ -2344,7 +2373,8 @@ int match_tile_count(int width, int height) { return streaming::tile_count(width
 
 unsigned refine_tile_capacity(int width, int height) {
   using namespace streaming;
-  return static_cast<unsigned>((width + kTileW - 1) / kTileW) * ((height + phased::kLowTileH - 1) / phased::kLowTileH) * 2;
+  return static_cast<unsigned>((width + kTileW - 1) / kTileW) * ((height + phased::kTinyTileH - 1) / phased::kTinyTileH) *
+         2;
 }
 
 std::vector<KernelLaunch> match_kernel_launches(int range_width) {
@@ -2395,15 +2425,15 @@ std::vector<KernelLaunch> match_kernel_launches(int range_width) {
       }
     for (bool rival : {false, true})
       for (bool masks : {false, true})
-        for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH, phased::kLowTileH}) {
-          if (rival && (rows == kTileH || rows == phased::kLowTileH)) continue;
+        for (int rows : {kTileH, phased::kMiddleTileH, phased::kShortTileH, phased::kLowTileH, phased::kTinyTileH}) {
+          if (rival && (rows == kTileH || rows == phased::kLowTileH || rows == phased::kTinyTileH)) continue;
           out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
                              ", " + flag(rival) + ", " + std::to_string(phased::kBlocksPerSm) + ">",
                          streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, rival, false),
                          phased::kBlocksPerSm, rows == phased::kShortTileH,
                          std::to_string(rows) + " rows" + (rival ? ", rival" : "") + at});
           // The register-capped form: taken only where it fits better.
-          if (!rival)
+          if (!rival && rows != phased::kTinyTileH)
             out.push_back({"streaming::phased::refine_kernel<" + b + ", " + flag(masks) + ", " + std::to_string(rows) +
                                ", false, " + std::to_string(phased::kDenseBlocksPerSm) + ">",
                            streaming::kThreads, phased::dynamic_bytes(rows, mask_words, range_width, false, true),

@@ -321,15 +321,16 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   // With a tile schedule (the engine's refinement) a grid of one wave costs
   // its slowest tile: 640x480 takes 16 rows (780 blocks, 1.5 waves), longest
   // first. Grids of more waves keep their heights: level 0 of 1024x768 (1344
-  // blocks of 24 rows) and level 1 of 1920x1080 (920). 320x240 and 512x384
-  // take 16 rows with or without it.
+  // blocks of 24 rows) and level 1 of 1920x1080 (920). 512x384 takes 16
+  // rows with or without it (528 blocks: a wave); 320x240, whose 210 blocks
+  // of 16 rows fill half of one, takes the tiny tiles (420 blocks of 8).
   auto scheduled_rows = [&](int w, int h, int d) {
     const MatchConfig c = hopper_config({w, h, {0, d}, true, true, false, true, true, 1, 2, 0, false, true});
     EXPECT_TRUE(c.scheduled);
     return c.tile_rows;
   };
   EXPECT_EQ(scheduled_rows(640, 480, 128), 16);
-  EXPECT_EQ(scheduled_rows(320, 240, 128), 16);
+  EXPECT_EQ(scheduled_rows(320, 240, 128), 8);
   EXPECT_EQ(scheduled_rows(512, 384, 128), 16);
   EXPECT_EQ(scheduled_rows(1024, 768, 128), 24);
   EXPECT_EQ(scheduled_rows(960, 540, 64), 24);
@@ -350,6 +351,15 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
     EXPECT_EQ(c.tile_rows, 16);
     EXPECT_EQ(c.dense, form == MatchParams::kDenseForm);
   }
+  // Tiny tiles forced: the plain form, anywhere; no register-capped form.
+  p.tile_rows = 8;
+  p.kernel_form = MatchParams::kPlainForm;
+  MatchConfig tiny;
+  ASSERT_CUDA(choose_match_config(views.data(), 2, p, &tiny));
+  EXPECT_EQ(tiny.tile_rows, 8);
+  EXPECT_FALSE(tiny.dense);
+  p.kernel_form = MatchParams::kDenseForm;
+  EXPECT_EQ(choose_match_config(views.data(), 2, p, &tiny), cudaErrorInvalidConfiguration);
 }
 
 // The pipeline in each architecture's configurations (and the tiny GPU's,

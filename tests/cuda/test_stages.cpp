@@ -547,7 +547,8 @@ TEST(CudaStages, MatchFullRangeAndRefine) {
       // Each tile height in both forms of the kernel (plain and
       // register-capped), each forced.
       for (int form : {MatchParams::kPlainForm, MatchParams::kDenseForm})
-        for (int rows : {32, 28, 24, 16}) {
+        for (int rows : {32, 28, 24, 16, 8}) {
+          if (rows == 8 && form == MatchParams::kDenseForm) continue;  // tiny tiles: plain form only
           mp.tile_rows = streaming_kernel ? rows : 0;
           mp.kernel_form = streaming_kernel ? form : MatchParams::kChosenForm;
           ASSERT_CUDA(enqueue_match(v, mp, nullptr));
@@ -747,7 +748,7 @@ TEST(CudaStages, RefineInAnyTileOrder) {
       return h;
     };
 
-    for (int rows : {32, 24, 16}) {
+    for (int rows : {32, 24, 16, 8}) {
       SCOPED_TRACE(::testing::Message() << "tile rows " << rows);
       mp.tile_rows = rows;
       ASSERT_CUDA(cudaMemset(counts.view().data, 0, 2 * sizeof(unsigned)));

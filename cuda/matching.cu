@@ -1179,13 +1179,13 @@ constexpr int kShortTileH = 24;
 // a pass against 38, over two thirds of the pixels. The grid's cost model
 // takes them only where they add no wave.
 constexpr int kLowTileH = 16;
-// Tiny tiles, plain form only, for grids that would not fill one wave even
-// with low tiles (a small level of a small frame: 320x240 makes 210 blocks of
-// 16 rows on the H100's 396 slots, 420 of 8): more blocks start at once and
-// the slowest tile is shorter, which pays for the 22 row steps a pass
-// streams for 8 rows. Offered only there (choose): where the 16-row grid
-// fills a wave (512x384: 528 blocks) they lost (bench/RESULTS.md: 8-row tiles
-// at 1024x768 x 128, ninth and thirteenth sessions).
+// Tiny tiles, plain form only, for grids that leave most of one wave empty
+// even with low tiles (a small level of a small frame: 320x240 makes 210
+// blocks of 16 rows on the H100's 396 slots, 420 of 8): more blocks start
+// at once and the slowest tile is shorter, which pays for the 22 row steps
+// a pass streams for 8 rows. Offered only there (choose): where the 16-row
+// grid fills a wave (512x384: 528 blocks) they lost (bench/RESULTS.md, ninth
+// and thirteenth sessions).
 constexpr int kTinyTileH = 8;
 // S planes held at once by the plain form of the low tiles: 8 planes of
 // 16 rows fit the shared memory of the 3 blocks an SM its registers allow
@@ -2164,8 +2164,13 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   const std::initializer_list<int> tiny_heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH,
                                                    phased::kLowTileH, phased::kTinyTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
-  // Tiny tiles (plain form) where the low tiles' plain grid is under one
-  // wave, or forced.
+  // Tiny tiles (plain form) where the low tiles' plain grid fills less than
+  // two thirds of one wave, or forced. On the H100 (Aloe, bench/RESULTS.md,
+  // thirteenth session) 320x240 (210 blocks of 16 rows on 396 slots: 53 %)
+  // gained: 640x480 x 256 3.4 %, x 512 4.8 %; 400x300 (304 blocks, 77 %)
+  // gained too (800x600 x 256 5.3 %), but then 800x600 x 256 (three levels)
+  // cost less than x 128 (two, 400x300 its coarsest), which issue 15 part 4
+  // forbids; so fuller grids keep the low tiles.
   bool tiny = p.tile_rows == phased::kTinyTileH && p.kernel_form != MatchParams::kDenseForm;
   if (!pl.rival && p.tile_rows == 0) {
     cudaFuncAttributes attr{};
@@ -2175,7 +2180,7 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
                                      &attr);
     const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) *
                              ((height + phased::kLowTileH - 1) / phased::kLowTileH) * pl.grid_views;
-    tiny = per_sm > 0 && blocks < static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
+    tiny = per_sm > 0 && 3 * blocks < 2 * static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
   }
   // The rival forms have no register-capped form, nor tiny tiles.
   if (!pick_form(

@@ -322,8 +322,9 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   // its slowest tile: 640x480 takes 16 rows (780 blocks, 1.5 waves), longest
   // first. Grids of more waves keep their heights: level 0 of 1024x768 (1344
   // blocks of 24 rows) and level 1 of 1920x1080 (920). 512x384 takes 16
-  // rows with or without it (528 blocks: a wave); 320x240, whose 210 blocks
-  // of 16 rows fill half of one, takes the tiny tiles (420 blocks of 8).
+  // rows with or without it (528 blocks: a wave), and so does 400x300 (304
+  // blocks: more than two thirds of a wave); 320x240, whose 210 blocks of 16
+  // rows fill half of one, takes the tiny tiles (420 blocks of 8).
   auto scheduled_rows = [&](int w, int h, int d) {
     const MatchConfig c = hopper_config({w, h, {0, d}, true, true, false, true, true, 1, 2, 0, false, true});
     EXPECT_TRUE(c.scheduled);
@@ -331,6 +332,7 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   };
   EXPECT_EQ(scheduled_rows(640, 480, 128), 16);
   EXPECT_EQ(scheduled_rows(320, 240, 128), 8);
+  EXPECT_EQ(scheduled_rows(400, 300, 128), 16);
   EXPECT_EQ(scheduled_rows(512, 384, 128), 16);
   EXPECT_EQ(scheduled_rows(1024, 768, 128), 24);
   EXPECT_EQ(scheduled_rows(960, 540, 64), 24);

@@ -1992,6 +1992,16 @@ const void* wide_kernel_of(int best, bool rival) {
 // says.
 // Returns false when no height fits.
 constexpr int kSlowestTile = 2;
+
+// Blocks of a grid of tiles `rows` high over width x height, blocks_per_tile
+// a tile; and the block slots of a GPU that holds per_sm blocks an SM.
+long long grid_blocks(int width, int height, int rows, int blocks_per_tile) {
+  return static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) * blocks_per_tile;
+}
+long long block_slots(const DeviceLimits& limits, int per_sm) {
+  return static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
+}
+
 template <typename KernelOf, typename SharedOf>
 bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int blocks_per_tile,
                     std::initializer_list<int> heights, int forced, bool scheduled, bool dense, KernelOf kernel_of,
@@ -2004,9 +2014,8 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
     cudaFuncAttributes attr{};
     const int per_sm = blocks_per_sm(limits, kernel_of(rows, dense), kThreads, dynamic, &attr);
     if (per_sm <= 0) continue;
-    const long long slots = static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
-    const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) * ((height + rows - 1) / rows) *
-                             blocks_per_tile;
+    const long long slots = block_slots(limits, per_sm);
+    const long long blocks = grid_blocks(width, height, rows, blocks_per_tile);
     // In sixteenths of a row step, so that fractional waves compare.
     const long long steps = 16LL * (rows + 2 * kMargin);
     const long long cost = scheduled ? std::max((blocks * steps + slots - 1) / slots, kSlowestTile * steps)
@@ -2036,10 +2045,7 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
 // while every other size and range of the grid takes 4 to 9 % less.
 bool dense_worth_trying(const MatchConfig& plain, const DeviceLimits& limits, int width, int height,
                         int blocks_per_tile) {
-  const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) *
-                           ((height + plain.tile_rows - 1) / plain.tile_rows) * blocks_per_tile;
-  const long long slots = static_cast<long long>(plain.blocks_per_sm) * std::max(limits.sm_count, 1);
-  return 2 * blocks >= slots;
+  return 2 * grid_blocks(width, height, plain.tile_rows, blocks_per_tile) >= block_slots(limits, plain.blocks_per_sm);
 }
 
 // A kernel's configuration in one of its register forms (MatchParams::
@@ -2173,14 +2179,11 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   // forbids; so fuller grids keep the low tiles.
   bool tiny = p.tile_rows == phased::kTinyTileH && p.kernel_form != MatchParams::kDenseForm;
   if (!pl.rival && p.tile_rows == 0) {
-    cudaFuncAttributes attr{};
-    const int per_sm = blocks_per_sm(limits, refine_kernel_of(p.best, pl.masks, phased::kLowTileH, false, false),
-                                     kThreads, phased::dynamic_bytes(phased::kLowTileH, a.mask_words, a.list_cap, false,
-                                                                     false),
-                                     &attr);
-    const long long blocks = static_cast<long long>((width + kTileW - 1) / kTileW) *
-                             ((height + phased::kLowTileH - 1) / phased::kLowTileH) * pl.grid_views;
-    tiny = per_sm > 0 && 3 * blocks < 2 * static_cast<long long>(per_sm) * std::max(limits.sm_count, 1);
+    const int per_sm =
+        blocks_per_sm(limits, refine_kernel_of(p.best, pl.masks, phased::kLowTileH, false, false), kThreads,
+                      phased::dynamic_bytes(phased::kLowTileH, a.mask_words, a.list_cap, false, false));
+    tiny = per_sm > 0 &&
+           3 * grid_blocks(width, height, phased::kLowTileH, pl.grid_views) < 2 * block_slots(limits, per_sm);
   }
   // The rival forms have no register-capped form, nor tiny tiles.
   if (!pick_form(

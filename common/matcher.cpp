@@ -62,10 +62,10 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
                        p.subwindow_radius, best, ld.raw_right, unique);
     } else {
       const LevelDebug& lc = dbg.levels[l + 1];
+      // The right map from the left view's evaluations (stages.h, stage 7).
       refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
-                   p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_left, unique, costs);
-      refine_level(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, lc.disparity_right,
-                   ld.range, p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_right, unique);
+                   p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_left, unique, costs,
+                   &ld.raw_right);
     }
     ld.disparity_left = ld.raw_left;
     ld.disparity_right = ld.raw_right;

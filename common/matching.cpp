@@ -19,6 +19,7 @@ namespace cs {
 namespace {
 
 constexpr int kTile = 32;
+constexpr uint32_t kNoOfferedKey = 0xFFFFFFFFu;
 
 struct Intervals {
   int width = 0, height = 0;
@@ -122,9 +123,13 @@ void clip_to_image(Reference ref, int x, int w, int* lo, int* hi) {
 
 void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_other, const Intervals& iv, int radius, int best,
-                      int uniqueness_ratio, Image<int16_t>& disparity, SweepCosts* costs) {
+                      int uniqueness_ratio, Image<int16_t>& disparity, SweepCosts* costs,
+                      Image<int16_t>* offered = nullptr) {
   const int w = census_ref.width, h = census_ref.height;
   disparity = Image<int16_t>(w, h, -1);
+  // offered: each admissible (x, d) offers cost << 16 | d to the other
+  // view's pixel x - d; the least key wins (least cost, ties to smaller d).
+  std::vector<uint32_t> keys(offered ? static_cast<size_t>(w) * h : 0, kNoOfferedKey);
   // Each pixel's interval is visited d ascending, as SweepWinner needs.
   std::vector<SweepWinner> sweep(static_cast<size_t>(w) * h);
   evaluate_intervals(census_ref, census_other, ref, iv, radius, best, [&](int x, int y, int d, int cost) {
@@ -134,7 +139,16 @@ void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
       admissible = mask_other->at(xm, y) != 0;
     }
     sweep[static_cast<size_t>(y) * w + x].visit(d, cost, admissible);
+    if (offered && admissible) {
+      uint32_t& k = keys[static_cast<size_t>(y) * w + (ref == Reference::Left ? x - d : x + d)];
+      k = std::min(k, static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d));
+    }
   });
+  if (offered) {
+    *offered = Image<int16_t>(w, h, -1);
+    for (size_t p = 0; p < keys.size(); ++p)
+      if (keys[p] != kNoOfferedKey) offered->pixels[p] = static_cast<int16_t>(keys[p] & 0xFFFFu);
+  }
   for (size_t p = 0; p < sweep.size(); ++p)
     if (passes_uniqueness(sweep[p].best, sweep[p].rival, uniqueness_ratio)) disparity.pixels[p] = sweep[p].disparity;
   if (costs) {
@@ -215,7 +229,7 @@ bool refined_candidates(const Image<int16_t>& coarser, Reference ref, int x, int
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
                   Range range, int radius, int best, int hole_radius, int hole_span,
-                  Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs) {
+                  Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs, Image<int16_t>* offered) {
   const int w = census_ref.width, h = census_ref.height;
   Intervals iv(w, h);
   for (int y = 0; y < h; ++y)
@@ -226,7 +240,8 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
       iv.lo[static_cast<size_t>(y) * w + x] = lo;
       iv.hi[static_cast<size_t>(y) * w + x] = hi;
     }
-  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity, costs);
+  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity, costs,
+                   offered);
 }
 
 void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance) {

@@ -180,7 +180,25 @@ bool refined_candidates(const Image<int16_t>& coarser, Reference ref, int x, int
 void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                   const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, const Image<int16_t>& coarser,
                   Range range, int radius, int best, int hole_radius, int hole_span,
-                  Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr);
+                  Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr,
+                  Image<int16_t>* offered = nullptr);
+// offered (optional): the other view's map that this view's evaluations
+// make. Every admissible candidate d of reference pixel (x, y) (its
+// candidates [lo, hi), not the sub-pixel neighbours) offers its window cost
+// to the other view's pixel it matches (left reference: x - d); that pixel
+// takes the offer of least cost, ties to the smaller d, and -1 where none
+// came. The cost is the other view's own window at (x - d, y, d) (stage 5:
+// one cost volume).
+//
+// The pipeline's right map at a refined level is the left view's offered
+// map (the left pixels' candidates, each window evaluated once), not a
+// refinement of the right view from its own coarser map: it serves only
+// the level's left-right check (stage 8), nothing is refined from it, and
+// no uniqueness applies to it. On Aloe (CPU reference, defaults) it also
+// checks better: bad-2 9.57 -> 8.72 % at full size x 256, 6.58 -> 5.96 % at
+// half size x 128 (bench/RESULTS.md, fourteenth session). The coarsest
+// level's right map is still its own full-range search (stage 6), which
+// reads the same windows.
 
 // ---------------------------------------------------------------- 6b. automatic coarse range
 
@@ -254,7 +272,9 @@ void cross_check(Image<int16_t>& left, Image<int16_t>& right, int tolerance);
 // ---------------------------------------------------------------- 8b. support (levels above 0)
 
 // After the cross-check (or on the raw maps without it), at every level
-// above 0, in both views: a valid disparity d stays valid iff at least
+// above 0, in both views (the right one's filtered map feeds nothing now
+// that refined right maps are offered, stage 7, but is kept as the
+// engines' debug maps show it): a valid disparity d stays valid iff at least
 // min_support of its 8 neighbours inside the image hold a value e of the
 // same map (before this step) that supports(d, e) (stereo_math.h: valid and
 // |e - d| <= 1). min_support = 0 changes nothing. Level 0, the output, is not
@@ -357,7 +377,9 @@ void block_match(const Image<uint8_t>& gray_left, const Image<uint8_t>& gray_rig
 // edge) has nothing to contradict it and is kept, as in StereoBM.
 //
 // Method progressive (the same rule and function, over the costs a pixel
-// has; stages 6 and 7): at every level and in both views, the rival is the
+// has; stages 6 and 7): at every level in the left view and at the
+// coarsest level in the right view (a refined level's right map is offered
+// by the left view, stage 7, and takes no uniqueness), the rival is the
 // least window cost over the pixel's admissible candidates more than one
 // away from its winner: the full range at the coarsest level; below, the
 // pixel's interval (2 dc - 2 .. 2 dc + 2, or a hole's span), where only

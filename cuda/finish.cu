@@ -1,6 +1,7 @@
 #include "finish.h"
 
 #include "cuda_util.h"
+#include "matching.h"
 #include "stereo_math.h"
 
 namespace cs::cuda {
@@ -22,7 +23,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
                                                                    FrameCounters* counters,
                                                                    ImageView<const int16_t> right, int tolerance,
                                                                    FinishConfidence confidence,
-                                                                   EncodeTarget encode) {
+                                                                   EncodeTarget encode,
+                                                                   ImageView<const uint32_t> right_keys) {
   __shared__ unsigned block_valid, block_foreground;
   if (threadIdx.x == 0 && threadIdx.y == 0) block_valid = block_foreground = 0;
   __syncthreads();
@@ -40,12 +42,16 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
       const int x = x_first + k * kBlockX;
       d[k] = x < disparity.width ? drow(disparity, y)[x] : -1;
     }
-    if (right.data) {
+    if (right.data || right_keys.data) {
       int dr[kPixelsPerThread];
 #pragma unroll
       for (int k = 0; k < kPixelsPerThread; ++k) {
         const int xr = x_first + k * kBlockX - d[k];
-        dr[k] = d[k] >= 0 && xr >= 0 ? drow(right, y)[xr] : -1;
+        const bool inside = d[k] >= 0 && xr >= 0;
+        if (right_keys.data)
+          dr[k] = inside ? key_disparity(drow(right_keys, y)[xr]) : -1;
+        else
+          dr[k] = inside ? drow(right, y)[xr] : -1;
       }
       // lr_consistent (stereo_math.h) with the other view's value read above.
 #pragma unroll
@@ -84,7 +90,8 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream, ImageView<const int16_t> right,
-                           int tolerance, const FinishConfidence& confidence, const EncodeTarget& encode) {
+                           int tolerance, const FinishConfidence& confidence, const EncodeTarget& encode,
+                           ImageView<const uint32_t> right_keys) {
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((disparity.width + kBlockX * kPixelsPerThread - 1) / (kBlockX * kPixelsPerThread),
                   (disparity.height + kBlockY - 1) / kBlockY);
@@ -93,7 +100,7 @@ cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const i
   auto kernel = confidence.confidence.data ? (encode.dst ? finish_kernel<true, true> : finish_kernel<true, false>)
                                            : (encode.dst ? finish_kernel<false, true> : finish_kernel<false, false>);
   kernel<<<grid, block, 0, stream>>>(disparity, subpixel_offset, mask, disparity_q4, counters, right, tolerance,
-                                     confidence, encode);
+                                     confidence, encode, right_keys);
   return cudaGetLastError();
 }
 

@@ -59,11 +59,13 @@ struct FinishConfidence {
 // value (a form of the kernel of its own: the plain one is unchanged). The
 // output is either the Q4 map (disparity_q4) or, with encode.dst set (and
 // disparity_q4.data == nullptr), its encoding (encode_pixel, what
-// enqueue_encode would make of the map), never both.
+// enqueue_encode would make of the map), never both. right_keys: the right
+// map as match keys (matching.h key_disparity), read in place of right.
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream,
                            ImageView<const int16_t> right = {}, int tolerance = 0,
-                           const FinishConfidence& confidence = {}, const EncodeTarget& encode = {});
+                           const FinishConfidence& confidence = {}, const EncodeTarget& encode = {},
+                           ImageView<const uint32_t> right_keys = {});
 
 }  // namespace cs::cuda

@@ -264,6 +264,9 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
       const int c = window_cost_in_registers<kBest>(centre[0], around);
       bool admissible = d >= lo[k] && d < hi[k];
       if (admissible && with_masks) admissible = drow(v.mask_other, y0 + ty)[kLeft ? x - d : x + d] != 0;
+      if (admissible && v.offered_keys.data)
+        atomicMin(drow(v.offered_keys, y0 + ty) + (kLeft ? x - d : x + d),
+                  static_cast<uint32_t>(c) << 16 | static_cast<uint32_t>(d));
       if (admissible && c < best_cost[k]) {
         best_cost[k] = c;
         best_d[k] = d;
@@ -1290,12 +1293,19 @@ constexpr uint16_t kPrevAdmissible = 0x8000u;
 
 // One evaluated disparity d (ascending per pixel) with window cost c. The
 // rival as SweepWinner::visit keeps it.
+// An admissible candidate's key offered to the other view's pixel it
+// matches, where the launch makes the other view's map (offered_keys).
+__device__ __forceinline__ void offer(const MatchViews& v, int gx, int gy, int sign, int d, uint32_t key) {
+  if (v.offered_keys.data) atomicMin(drow(v.offered_keys, gy) + gx + sign * d, key);
+}
+
 template <bool kMasks, bool kTrack, bool kRival>
 __device__ __forceinline__ void visit(Track& s, const MatchViews& v, int gx, int gy, int sign, int lo, int hi,
                                       int d, uint32_t c) {
   bool ok = d >= lo && d < hi;
   if (kMasks) ok = ok && drow(v.mask_other, gy)[gx + sign * d] != 0;
   const uint32_t cand = c << 16 | static_cast<uint32_t>(d);
+  if (ok) offer(v, gx, gy, sign, d, cand);
   if (ok && cand < s.key) {
     s.key = cand;
     if (kTrack) s.cm = s.prev;
@@ -1328,6 +1338,7 @@ __device__ __forceinline__ void visit_if(Track& s, const MatchViews& v, int gx, 
   bool ok = e && static_cast<unsigned>(d - lo) < static_cast<unsigned>(hi - lo);  // lo < hi
   if (kMasks) ok = ok && drow(v.mask_other, gy)[gx + sign * d] != 0;
   const uint32_t cand = c << 16 | static_cast<uint32_t>(d);
+  if (ok) offer(v, gx, gy, sign, d, cand);
   const bool better = ok && cand < s.key;
   if (kTrack) {
     const bool next = e && !better && (s.key & 0xFFFFu) == static_cast<uint32_t>(d - 1);
@@ -1765,7 +1776,11 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
         const int cost = window_cost_in_registers<kBest>(sums[4], around);
         if (subpixel || kRival) s_cost[d - first] = static_cast<uint16_t>(cost);
         const bool ok = d >= lo && d < hi && !(v.mask_other.data && drow(v.mask_other, gy)[gx + (left ? -d : d)] == 0);
-        if (ok) atomicMin(&s_key, static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d));
+        if (ok) {
+          const uint32_t key = static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d);
+          atomicMin(&s_key, key);
+          phased::offer(v, gx, gy, left ? -1 : 1, d, key);
+        }
       }
     }
     __syncthreads();
@@ -2564,6 +2579,20 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
                                cudaStream_t stream, bool* right_keys_kept) {
   if (right_keys_kept) *right_keys_kept = false;
+  if (left.coarser.data && right.scratch.best_keys.data) {
+    // A refined level: the right map is the one the left view offers.
+    MatchViews offering = left;
+    offering.offered_keys = right.scratch.best_keys;
+    MatchParams p = params;
+    p.reference = Reference::Left;
+    const cudaError_t e = enqueue_match(offering, p, stream);
+    if (e != cudaSuccess) return e;
+    if (right_keys_kept) {
+      *right_keys_kept = true;
+      return cudaSuccess;
+    }
+    return streaming::resolve_keys(right.scratch.best_keys, right.disparity, stream);
+  }
   const bool same_size =
       left.census_ref.width == right.census_ref.width && left.census_ref.height == right.census_ref.height;
   const bool same_level = (left.coarser.data == nullptr) == (right.coarser.data == nullptr);
@@ -2587,6 +2616,10 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
   if (e != cudaSuccess) return e;
   p.reference = Reference::Right;
   return enqueue_match(right, p, stream);
+}
+
+cudaError_t enqueue_resolve_keys(ImageView<uint32_t> keys, ImageView<int16_t> disparity, cudaStream_t stream) {
+  return streaming::resolve_keys(keys, disparity, stream);
 }
 
 }  // namespace cs::cuda

@@ -61,6 +61,12 @@ struct MatchViews {
   // winner's cost and the rival's, kNoCost where none), before uniqueness;
   // what the confidence of level 0's left view reads.
   ImageView<int32_t> best_cost, rival_cost;
+  // Optional (refinement, left reference): the other view's offered map
+  // (stages.h refine_level, offered) as match keys: every admissible
+  // candidate the launch evaluates takes the key of the other view's pixel
+  // it matches down to cost << 16 | d (atomic minimum). All ones before the
+  // launch; key_disparity reads the map from them.
+  ImageView<uint32_t> offered_keys;
   MatchScratch scratch;  // optional (full range only)
 };
 
@@ -151,14 +157,23 @@ __host__ __device__ inline int key_disparity(uint32_t key) {
 
 // Both views of one level in one launch where the kernel allows it (left
 // reference for `left`, right for `right`; params.reference is ignored).
+// At a refined level whose right view has best_keys (the level's size) the
+// right map is the left view's offered map (stages.h refine_level,
+// offered; the pipeline's rule): only the left view is matched, offering
+// to those keys (MatchViews::offered_keys).
 // right_keys_kept (optional): where the launch shares the cost volume
-// (both views' best_keys at the coarsest level) it sets *right_keys_kept and
-// leaves the right view's map as its keys in right.scratch.best_keys, for
-// the caller to read (cross_check.h enqueue_check_and_support_keys) and to
-// set to all ones before the next launch (census.h, clear); else false, and
-// right.disparity holds the map.
+// (both views' best_keys at the coarsest level) or the right map is
+// offered, it sets *right_keys_kept and leaves the right view's map as its
+// keys in right.scratch.best_keys, for the caller to read (cross_check.h
+// enqueue_check_and_support_keys, finish.h) and to set to all ones before
+// the next launch (census.h, clear); else false, and right.disparity holds
+// the map (and the keys are all ones again).
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
                                cudaStream_t stream, bool* right_keys_kept = nullptr);
+
+// The map that match keys stand for (key_disparity), and the keys all ones
+// again (what enqueue_match_pair does where the caller keeps no keys).
+cudaError_t enqueue_resolve_keys(ImageView<uint32_t> keys, ImageView<int16_t> disparity, cudaStream_t stream);
 
 // The launch configurations of the matching kernels, for the build-time
 // resource check (tests/cuda/kernel_resources.py, which reads registers and

@@ -67,9 +67,13 @@ class ProgressiveMethod final : public MatchingMethod {
       probe_checked_[v].release();
     }
     // Each refined level's tile schedule (tile_order.h), empty until its
-    // first launch has run.
+    // first launch has run, and the right map's keys (offered by the left
+    // view, stages.h stage 7).
     for (int l = 0; l + 1 < nl; ++l) {
       Level& L = lv_[l];
+      CS_CUDA_TRY(L.right_keys.allocate(f.levels[l].width, f.levels[l].height));
+      const auto& k = L.right_keys.view();
+      CS_CUDA_TRY(cudaMemset2DAsync(k.data, k.pitch, 0xFF, k.width * sizeof(uint32_t), k.height, stream));
       const unsigned cap = refine_tile_capacity(f.levels[l].width, f.levels[l].height);
       CS_CUDA_TRY(L.tile_costs.allocate(static_cast<int>(cap), 1));
       CS_CUDA_TRY(L.tile_order.allocate(static_cast<int>(cap), 1));
@@ -101,8 +105,10 @@ class ProgressiveMethod final : public MatchingMethod {
     const int levels = static_cast<int>(f.levels.size());
     const bool bg = p.background;
     // Census, both views of levels [first, end) in one launch.
-    // The coarsest level's right census also sets the right view's match
-    // keys to all ones, for the check that reads them (right_keys_kept).
+    // Each level's right census also sets the right view's match keys to
+    // all ones (the coarsest level's shared search and the finer levels'
+    // offers fill them), for the check and the finish that read them
+    // (right_keys_kept).
     auto census = [&](int first, int end, cudaStream_t st) -> std::string {
       ImageView<const uint8_t> gray[2 * kMaxLevels];
       ImageView<uint32_t> census[2 * kMaxLevels];
@@ -112,7 +118,7 @@ class ProgressiveMethod final : public MatchingMethod {
         for (int v = 0; v < 2; ++v, ++count) {
           gray[count] = f.levels[l].gray[v];
           census[count] = lv_[l].census[v].view();
-          if (l == levels - 1 && v == 1) clear[count] = match_keys_[1].view();
+          if (v == 1) clear[count] = l == levels - 1 ? match_keys_[1].view() : lv_[l].right_keys.view();
         }
       CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st, clear));
       return {};
@@ -155,6 +161,8 @@ class ProgressiveMethod final : public MatchingMethod {
           mv[v].mask_other = f.levels[l].mask[1 - v];
         }
         if (l < levels - 1) {
+          // The right view is matched only through the left view's offers.
+          if (v == 1) mv[v].scratch.best_keys = L.right_keys.view();
           mv[v].coarser = lv_[l + 1].final_view(v, p.lr_check || p.min_support > 0);
           mv[v].scratch.wide_pixels = match_wide_.view().data;
           mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide_.view().width);
@@ -180,17 +188,19 @@ class ProgressiveMethod final : public MatchingMethod {
       mp.uniqueness_ratio = resolve_uniqueness_ratio(p);
       mp.limits = f.limits;
       // Level 0's check is part of the finish (its left map alone is used;
-      // download_debug makes the checked maps when asked). Above it, the
-      // coarsest level's right map may stay as its match keys, which the
-      // check reads (and writes out as the raw right map) without a launch
-      // of its own to turn them into the map.
+      // download_debug makes the checked maps when asked). The right map
+      // stays as its match keys (the coarsest level's where the check reads
+      // them; every refined level's, offered by the left view), which the
+      // check and the finish read (the check writing out the raw right map)
+      // without a launch of their own to turn them into the map.
       const bool check = (p.lr_check || p.min_support > 0) && l > 0;
+      const bool coarsest = l == levels - 1;
       bool right_keys = false;
-      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s, check && l == levels - 1 ? &right_keys : nullptr));
-      timer->mark(l == levels - 1 ? "match coarsest" : "refine");
+      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s, check || !coarsest ? &right_keys : nullptr));
+      timer->mark(coarsest ? "match coarsest" : "refine");
       if (check) {
         if (right_keys)
-          CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), match_keys_[1].cview(), p.lr_check,
+          CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), right_keys_of(l).cview(), p.lr_check,
                                                      p.lr_tolerance, p.min_support, L.raw[1].view(),
                                                      L.checked[0].view(), L.checked[1].view(), s));
         else
@@ -210,8 +220,10 @@ class ProgressiveMethod final : public MatchingMethod {
     CS_CUDA_TRY(cuda::enqueue_finish(lv_[0].raw[0].cview(),
                                      p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
                                      f.levels[0].mask[0], disparity_q4, f.counters, s,
-                                     p.lr_check ? lv_[0].raw[1].cview() : ImageView<const int16_t>{},
-                                     p.lr_tolerance, fc, encode));
+                                     p.lr_check && lv_.size() == 1 ? lv_[0].raw[1].cview() : ImageView<const int16_t>{},
+                                     p.lr_tolerance, fc, encode,
+                                     p.lr_check && lv_.size() > 1 ? lv_[0].right_keys.cview()
+                                                                  : ImageView<const uint32_t>{}));
     timer->mark("finish");
     return {};
   }
@@ -261,6 +273,12 @@ class ProgressiveMethod final : public MatchingMethod {
     for (size_t l = 0; l < lv_.size(); ++l) {
       Level& L = lv_[l];
       LevelDebug& d = out->levels[l];
+      // A refined level's right map is still its keys (the check, where it
+      // ran, wrote the same map; the next frame's census clears them).
+      if (l + 1 < lv_.size()) {
+        CS_CUDA_TRY(enqueue_resolve_keys(L.right_keys.view(), L.raw[1].view(), stream));
+        CS_CUDA_TRY(cudaStreamSynchronize(stream));
+      }
       std::string errs[] = {download(L.census[0], &d.census_left), download(L.census[1], &d.census_right),
                             download(L.raw[0], &d.raw_left), download(L.raw[1], &d.raw_right)};
       for (auto& s : errs)
@@ -300,7 +318,7 @@ class ProgressiveMethod final : public MatchingMethod {
     for (int v = 0; v < 2; ++v)
       n += match_keys_[v].bytes() + match_tiles_[v].bytes() + probe_raw_[v].bytes() + probe_checked_[v].bytes();
     for (const Level& L : lv_) {
-      n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes();
+      n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes() + L.right_keys.bytes();
       for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
     }
     return n;
@@ -313,6 +331,8 @@ class ProgressiveMethod final : public MatchingMethod {
     // Refined levels: the tile schedule's times, order and counts (tile_order.h).
     DeviceImage<uint32_t> tile_costs, tile_order;
     DeviceImage<unsigned> tile_counts;
+    // Refined levels: the right map as the keys the left view offers.
+    DeviceImage<uint32_t> right_keys;
     TileSchedule schedule() {
       TileSchedule t;
       t.costs = tile_costs.view().data;
@@ -327,6 +347,10 @@ class ProgressiveMethod final : public MatchingMethod {
       return filtered ? checked[v].cview() : raw[v].cview();
     }
   };
+  // The keys the right map of level l stays as (right_keys_kept).
+  DeviceImage<uint32_t>& right_keys_of(int l) {
+    return l + 1 == static_cast<int>(lv_.size()) ? match_keys_[1] : lv_[l].right_keys;
+  }
   int width_ = 0, height_ = 0;
   bool confidence_ = false;  // Params::confidence, as prepare() saw it
   std::vector<Level> lv_;

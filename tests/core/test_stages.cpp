@@ -587,6 +587,68 @@ TEST(Matching, RefineCandidateRulesIncludingHoles) {
   }
 }
 
+// The right map a refined level's left view offers (stages.h stage 7,
+// refine_level's offered): each right pixel takes, over the left pixels'
+// admissible candidates that match it, the least cost (the right view's own
+// window, brute force), ties to the smaller d; -1 where none matches it.
+TEST(Matching, RefineOffersTheRightMapOfTheLeftCandidates) {
+  const int w = 45, h = 23, wc = w / 2, hc = h / 2;
+  std::mt19937 rng(19);
+  Image<uint32_t> a(w, h), b(w, h);
+  for (auto& v : a.pixels) v = rng() & 0x7;  // few values: ties
+  for (auto& v : b.pixels) v = rng() & 0x7;
+  Image<uint8_t> ma(w, h), mb(w, h);
+  for (auto& v : ma.pixels) v = (rng() % 6) ? 255 : 0;
+  for (auto& v : mb.pixels) v = (rng() % 6) ? 255 : 0;
+  Image<int16_t> coarser(wc, hc);
+  for (auto& v : coarser.pixels) v = static_cast<int16_t>(rng() % 7 == 0 ? -1 : rng() % 9);
+  const Range range{1, 17};
+  for (bool masks : {false, true}) {
+    const Image<uint8_t>* ml = masks ? &ma : nullptr;
+    const Image<uint8_t>* mr = masks ? &mb : nullptr;
+    Image<int16_t> left, offered;
+    refine_level(a, b, Reference::Left, ml, mr, coarser, range, 1, 2, 2, 6, left, 0, nullptr, &offered);
+    std::vector<uint64_t> want(static_cast<size_t>(w) * h, UINT64_MAX);
+    int matched = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        if (masks && ma.at(x, y) == 0) continue;
+        int lo, hi;
+        if (!refined_candidates(coarser, Reference::Left, x, y, w, range, 2, 6, &lo, &hi)) continue;
+        for (int d = lo; d < hi; ++d) {
+          if (masks && mb.at(x - d, y) == 0) continue;
+          const uint64_t key = static_cast<uint64_t>(brute_window_cost(b, a, Reference::Right, x - d, y, d, 1, 2))
+                                   << 16 | static_cast<uint64_t>(d);
+          want[static_cast<size_t>(y) * w + x - d] = std::min(want[static_cast<size_t>(y) * w + x - d], key);
+        }
+      }
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const uint64_t k = want[static_cast<size_t>(y) * w + x];
+        const int d = k == UINT64_MAX ? -1 : static_cast<int>(k & 0xFFFFu);
+        matched += d >= 0;
+        ASSERT_EQ(offered.at(x, y), d) << "right x " << x << " y " << y << " masks " << masks;
+      }
+    EXPECT_GT(matched, w * h / 2) << "most right pixels are offered something";
+  }
+
+  // A right view that is the left one shifted by 6: the offered map finds
+  // the shift wherever the left pixels' candidates hold it.
+  const int shift = 6;
+  Image<uint8_t> gl(64, 24), gr(64, 24);
+  for (auto& v : gl.pixels) v = rng() & 255;
+  for (int y = 0; y < 24; ++y)
+    for (int x = 0; x < 64; ++x) gr.at(x, y) = gl.at(std::min(x + shift, 63), y);
+  Image<uint32_t> cl, cr;
+  census_transform(gl, cl);
+  census_transform(gr, cr);
+  Image<int16_t> flat(32, 12, shift / 2), left, offered;
+  refine_level(cl, cr, Reference::Left, nullptr, nullptr, flat, Range{0, 16}, 2, 2, 2, 16, left, 0, nullptr,
+               &offered);
+  for (int y = 0; y < 24; ++y)
+    for (int x = 8; x < 64 - 16; ++x) ASSERT_EQ(offered.at(x, y), shift) << x << "," << y;
+}
+
 TEST(SupportFilter, KeepsValuesEnoughNeighboursAgreeWith) {
   // 5x4 map; agreeing means valid and within 1.
   Image<int16_t> m(5, 4, -1);

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include "matching.h"
 
 #include <algorithm>
@@ -2582,7 +2583,8 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
   if (left.coarser.data && right.scratch.best_keys.data) {
     // A refined level: the right map is the one the left view offers.
     MatchViews offering = left;
-    offering.offered_keys = right.scratch.best_keys;
+    static const bool no_offer = std::getenv("CS_NO_OFFER") != nullptr;  // EXPERIMENT
+    if (!no_offer) offering.offered_keys = right.scratch.best_keys;
     MatchParams p = params;
     p.reference = Reference::Left;
     const cudaError_t e = enqueue_match(offering, p, stream);

@@ -2198,8 +2198,10 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     const int per_sm =
         blocks_per_sm(limits, refine_kernel_of(p.best, pl.masks, phased::kLowTileH, false, false), kThreads,
                       phased::dynamic_bytes(phased::kLowTileH, a.mask_words, a.list_cap, false, false));
+    static const char* tt = std::getenv("CS_TINY_T");  // EXPERIMENT
+    const long long t = tt ? std::atoll(tt) : 2;
     tiny = per_sm > 0 &&
-           3 * grid_blocks(width, height, phased::kLowTileH, pl.grid_views) < 2 * block_slots(limits, per_sm);
+           3 * grid_blocks(width, height, phased::kLowTileH, pl.grid_views) < t * block_slots(limits, per_sm);
   }
   // The rival forms have no register-capped form, nor tiny tiles.
   if (!pick_form(

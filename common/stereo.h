@@ -238,11 +238,17 @@ constexpr int kAutoCoarseRange = 64;
 //    so it takes three (256x192 x 16);
 //  - work: 1024x768 x 128 takes 3 levels (256x192 x 32), as x 256 does,
 //    rather than a full search of 512x384 x 64 (12.6 M), which cost more
-//    than x 256's three levels on the H100.
+//    than x 256's three levels on the H100. 6.5 Mi since refined levels
+//    match the left view alone (stages.h stage 7: the right map offered),
+//    which made a refined level about half as dear against the full
+//    search: on the H100 (bench/RESULTS.md, fourteenth session) 800x600 x
+//    128 (400x300 x 64 = 7.7 M) and 768x576 x 128 (7.1 M) cost less with
+//    three levels than two, 720x576 x 128 (6.6 M) and 640x480 x 128 (4.9 M)
+//    more; with 8 Mi 800x600 x 128 cost more than x 256.
 // Aloe's accuracy configurations (1282x1110 x 256 and 641x555 x 128, both
 // coarsest 320x277 x 64 = 5.7 M) keep their levels.
 constexpr int kAutoCoarsePixels = 384 * 384;
-constexpr int64_t kAutoCoarseWork = int64_t{1} << 23;
+constexpr int64_t kAutoCoarseWork = int64_t{13} << 19;
 constexpr int kMinLevelSize = 16;
 constexpr int kMinViewWidth = 16;
 constexpr int kMinViewHeight = 16;

@@ -1,4 +1,3 @@
-#include <cstdlib>
 #include "matching.h"
 
 #include <algorithm>
@@ -1183,13 +1182,13 @@ constexpr int kShortTileH = 24;
 // a pass against 38, over two thirds of the pixels. The grid's cost model
 // takes them only where they add no wave.
 constexpr int kLowTileH = 16;
-// Tiny tiles, plain form only, for grids that leave most of one wave empty
-// even with low tiles (a small level of a small frame: 320x240 makes 210
-// blocks of 16 rows on the H100's 396 slots, 420 of 8): more blocks start
-// at once and the slowest tile is shorter, which pays for the 22 row steps
-// a pass streams for 8 rows. Offered only there (choose): where the 16-row
-// grid fills a wave (512x384: 528 blocks) they lost (bench/RESULTS.md, ninth
-// and thirteenth sessions).
+// Tiny tiles, plain form only, for grids of less than one wave even with
+// low tiles (a level of a small frame: 640x480 makes 390 blocks of 16 rows
+// on the H100's 396 slots, 780 of 8): such a grid costs its slowest tile,
+// which is shorter, and pays for the 22 row steps a pass streams for 8
+// rows. Offered only there (choose): where the 16-row grid has more than a
+// wave they lost (bench/RESULTS.md, ninth, thirteenth and fourteenth
+// sessions).
 constexpr int kTinyTileH = 8;
 // S planes held at once by the plain form of the low tiles: 8 planes of
 // 16 rows fit the shared memory of the 3 blocks an SM its registers allow
@@ -2186,22 +2185,19 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   const std::initializer_list<int> tiny_heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH,
                                                    phased::kLowTileH, phased::kTinyTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
-  // Tiny tiles (plain form) where the low tiles' plain grid fills less than
-  // two thirds of one wave, or forced. On the H100 (Aloe, bench/RESULTS.md,
-  // thirteenth session) 320x240 (210 blocks of 16 rows on 396 slots: 53 %)
-  // gained: 640x480 x 256 3.4 %, x 512 4.8 %; 400x300 (304 blocks, 77 %)
-  // gained too (800x600 x 256 5.3 %), but then 800x600 x 256 (three levels)
-  // cost less than x 128 (two, 400x300 its coarsest), which issue 15 part 4
-  // forbids; so fuller grids keep the low tiles.
+  // Tiny tiles (plain form) where the low tiles' plain grid is less than one
+  // wave, or forced. Such a grid costs its slowest tile, which tiny tiles
+  // shorten. On the H100 (Aloe, bench/RESULTS.md, fourteenth session, the
+  // left view's grid alone): 640x480 x 128 -4 %, x 512 -7 %, 1024x768 -3
+  // to -5 %, 1280x720 -6 to -10 %, the rest within 0.5 %, against two
+  // thirds of a wave as the bound (the thirteenth session's, when both
+  // views' tiles made the grid).
   bool tiny = p.tile_rows == phased::kTinyTileH && p.kernel_form != MatchParams::kDenseForm;
   if (!pl.rival && p.tile_rows == 0) {
     const int per_sm =
         blocks_per_sm(limits, refine_kernel_of(p.best, pl.masks, phased::kLowTileH, false, false), kThreads,
                       phased::dynamic_bytes(phased::kLowTileH, a.mask_words, a.list_cap, false, false));
-    static const char* tt = std::getenv("CS_TINY_T");  // EXPERIMENT
-    const long long t = tt ? std::atoll(tt) : 2;
-    tiny = per_sm > 0 &&
-           3 * grid_blocks(width, height, phased::kLowTileH, pl.grid_views) < t * block_slots(limits, per_sm);
+    tiny = per_sm > 0 && grid_blocks(width, height, phased::kLowTileH, pl.grid_views) < block_slots(limits, per_sm);
   }
   // The rival forms have no register-capped form, nor tiny tiles.
   if (!pick_form(
@@ -2543,6 +2539,12 @@ cudaError_t choose_config(const MatchViews* views, const bool* left, int count, 
   return choose_generic(views, left, count, p, limits, out);
 }
 
+// A refined level whose right view has keys: its map is the left view's
+// offered one (enqueue_match_pair).
+bool offers_right_map(const MatchViews& left, const MatchViews& right) {
+  return left.coarser.data != nullptr && right.scratch.best_keys.data != nullptr;
+}
+
 }  // namespace
 
 cudaError_t choose_match_config(const MatchViews* views, int count, const MatchParams& params, MatchConfig* out) {
@@ -2555,6 +2557,13 @@ cudaError_t choose_match_config(const MatchViews* views, int count, const MatchP
   const bool both[2] = {true, false};
   streaming::Plan plan;
   bool streamed = false;
+  if (count == 2 && offers_right_map(views[0], views[1])) {
+    // As enqueue_match_pair: the left view alone, offering.
+    MatchViews offering = views[0];
+    offering.offered_keys = views[1].scratch.best_keys;
+    const bool left[1] = {true};
+    return choose_config(&offering, left, 1, params, *limits, &plan, out, &streamed);
+  }
   return choose_config(views, count == 2 ? both : one, count, params, *limits, &plan, out, &streamed);
 }
 
@@ -2582,11 +2591,10 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
                                cudaStream_t stream, bool* right_keys_kept) {
   if (right_keys_kept) *right_keys_kept = false;
-  if (left.coarser.data && right.scratch.best_keys.data) {
+  if (offers_right_map(left, right)) {
     // A refined level: the right map is the one the left view offers.
     MatchViews offering = left;
-    static const bool no_offer = std::getenv("CS_NO_OFFER") != nullptr;  // EXPERIMENT
-    if (!no_offer) offering.offered_keys = right.scratch.best_keys;
+    offering.offered_keys = right.scratch.best_keys;
     MatchParams p = params;
     p.reference = Reference::Left;
     const cudaError_t e = enqueue_match(offering, p, stream);

@@ -84,7 +84,7 @@ struct MatchParams {
   // usual); else 24 (not with the sub-pixel cost slots), 32, 40 or 48 at
   // the coarsest level, 32, 28, 24, 16 or 8 below it (28 or 24 for the rival
   // forms; 8 in the plain form only, chosen only where 16-row tiles would
-  // fill less than two thirds of one wave). Tests force each; one that does
+  // make less than one wave). Tests force each; one that does
   // not exist or does not fit the device is refused.
   int tile_rows = 0;
   // The streaming kernels' register forms (the full-range kernel without

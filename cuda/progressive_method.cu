@@ -4,7 +4,6 @@
 // (B3) in the matching at every level, and the confidence in the finish
 // from the level-0 left sweep's costs.
 #include <algorithm>
-#include <cstdlib>
 
 #include "census.h"
 #include "coarse_probe.h"
@@ -188,13 +187,6 @@ class ProgressiveMethod final : public MatchingMethod {
       mp.hole_span = p.hole_span;
       mp.uniqueness_ratio = resolve_uniqueness_ratio(p);
       mp.limits = f.limits;
-      if (l < levels - 1) {  // EXPERIMENT knobs (not for main)
-        static const char* rows = std::getenv("CS_REFINE_ROWS");
-        static const char* form = std::getenv("CS_REFINE_FORM");
-        static const char* l0 = std::getenv("CS_REFINE_L0_ONLY");
-        if (rows && (!l0 || l == 0)) mp.tile_rows = std::atoi(rows);
-        if (form && (!l0 || l == 0)) mp.kernel_form = std::atoi(form);
-      }
       // Level 0's check is part of the finish (its left map alone is used;
       // download_debug makes the checked maps when asked). The right map
       // stays as its match keys (the coarsest level's where the check reads

@@ -237,10 +237,14 @@ TEST(Pyramid, LevelRangeAndAutomaticLevels) {
   EXPECT_EQ(resolve_levels(p, 1024, 768), 3);   // 512x384 x 64 = 12.6 M > kAutoCoarseWork: 256x192 x 32
   EXPECT_EQ(resolve_levels(p, 1280, 720), 3);   // 640x360 x 64 = 14.7 M: 320x180 x 32
   EXPECT_EQ(resolve_levels(p, 1920, 1080), 3);  // 960x540 > kAutoCoarsePixels: 480x270 x 32
+  EXPECT_EQ(resolve_levels(p, 720, 576), 2);    // 360x288 x 64 = 6.6 M
+  EXPECT_EQ(resolve_levels(p, 768, 576), 3);    // 384x288 x 64 = 7.1 M > kAutoCoarseWork: 192x144 x 32
+  EXPECT_EQ(resolve_levels(p, 800, 600), 3);    // 400x300 x 64 = 7.7 M: 200x150 x 32
   p.max_disparity = 64;
   EXPECT_EQ(resolve_levels(p, 640, 480), 2);    // range fits, 640x480 > kAutoCoarsePixels
-  EXPECT_EQ(resolve_levels(p, 512, 256), 1);    // exactly kAutoCoarseWork
-  EXPECT_EQ(resolve_levels(p, 513, 256), 2);
+  EXPECT_EQ(resolve_levels(p, 416, 256), 1);    // exactly kAutoCoarseWork (6.5 Mi)
+  EXPECT_EQ(resolve_levels(p, 417, 256), 2);
+  EXPECT_EQ(resolve_levels(p, 512, 256), 2);
   EXPECT_EQ(resolve_levels(p, 384, 384), 2);    // kAutoCoarsePixels, but 9.4 M > kAutoCoarseWork
   EXPECT_EQ(resolve_levels(p, 512, 384), 2);    // 196 k > kAutoCoarsePixels (and 12.6 M)
   EXPECT_EQ(resolve_levels(p, 1024, 768), 3);   // 512x384 > kAutoCoarsePixels: 256x192 x 16

@@ -124,6 +124,9 @@ std::vector<MatchViews> shape_views(const Shape& s) {
           v.scratch.schedule.counts = reinterpret_cast<unsigned*>(dummy_words);
           v.scratch.schedule.capacity = refine_tile_capacity(s.w, s.h);
         }
+        // The right view's keys: its map is the one the left view offers
+        // (the engine's refinement: the left view's grid alone).
+        if (i == 1) v.scratch.best_keys = {dummy_words, s.w, s.h, 4 * s.w};
       } else {
         v.scratch.best_keys = {dummy_words, s.w, s.h, 4 * s.w};
         v.scratch.tiles_done = reinterpret_cast<unsigned*>(dummy_words);
@@ -306,12 +309,13 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
     EXPECT_EQ(c.kernel, refine ? MatchConfig::Refine : MatchConfig::FullRange);
     return c.tile_rows;
   };
-  // 320x240 (level 1 of 640x480 x 256): 140 blocks of 24 rows on 396 slots or
-  // more, 210 of 16 rows: one wave either way, fewer row steps.
-  EXPECT_EQ(rows_of(320, 240, 128), 16);
-  // 640x480 (level 0): 520 blocks of 24 rows fill one wave of the capped
-  // form; 16 rows would make two.
-  EXPECT_NE(rows_of(640, 480, 128), 16);
+  // A refined level's grid is the left view's tiles alone (the right map is
+  // offered). 320x240 (level 1 of 640x480 x 256): 105 blocks of 16 rows on
+  // 396 slots, less than a wave: the tiny tiles (210 of 8).
+  EXPECT_EQ(rows_of(320, 240, 128), 8);
+  // 640x480 (level 0): 390 blocks of 16 rows, one wave; without a tile
+  // schedule 780 of 8 would make two.
+  EXPECT_EQ(rows_of(640, 480, 128), 16);
   EXPECT_NE(rows_of(1920, 1080, 256), 16);
   // The coarsest level's low tiles (24 rows, no cost slots) likewise: 160x120
   // x 64 (640x480 x 256) makes 128 blocks of 32 rows, 160 of 24; 480x270 x 64
@@ -319,24 +323,23 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   EXPECT_EQ(rows_of(160, 120, 64, false), 24);
   EXPECT_NE(rows_of(480, 270, 64, false), 24);
   // With a tile schedule (the engine's refinement) a grid of one wave costs
-  // its slowest tile: 640x480 takes 16 rows (780 blocks, 1.5 waves), longest
-  // first. Grids of more waves keep their heights: level 0 of 1024x768 (1344
-  // blocks of 24 rows) and level 1 of 1920x1080 (920). 512x384 takes 16
-  // rows with or without it (528 blocks: a wave), and so does 400x300 (304
-  // blocks: more than two thirds of a wave); 320x240, whose 210 blocks of 16
-  // rows fill half of one, takes the tiny tiles (420 blocks of 8).
+  // its slowest tile, which tiny tiles shorten: every grid whose 16-row tiles
+  // make less than a wave takes them (640x480: 390 blocks, 400x300: 152,
+  // 512x384: 264, 320x240: 105). Fuller grids keep taller tiles: level 0 of
+  // 1024x768 (1008 blocks of 16 rows, the register-capped form's 528
+  // slots) and level 1 of 1920x1080 (680).
   auto scheduled_rows = [&](int w, int h, int d) {
     const MatchConfig c = hopper_config({w, h, {0, d}, true, true, false, true, true, 1, 2, 0, false, true});
     EXPECT_TRUE(c.scheduled);
     return c.tile_rows;
   };
-  EXPECT_EQ(scheduled_rows(640, 480, 128), 16);
+  EXPECT_EQ(scheduled_rows(640, 480, 128), 8);
   EXPECT_EQ(scheduled_rows(320, 240, 128), 8);
-  EXPECT_EQ(scheduled_rows(400, 300, 128), 16);
-  EXPECT_EQ(scheduled_rows(512, 384, 128), 16);
-  EXPECT_EQ(scheduled_rows(1024, 768, 128), 24);
-  EXPECT_EQ(scheduled_rows(960, 540, 64), 24);
-  EXPECT_NE(scheduled_rows(1920, 1080, 128), 16);
+  EXPECT_EQ(scheduled_rows(400, 300, 128), 8);
+  EXPECT_EQ(scheduled_rows(512, 384, 128), 8);
+  EXPECT_EQ(scheduled_rows(1024, 768, 128), 16);
+  EXPECT_EQ(scheduled_rows(960, 540, 64), 16);
+  EXPECT_NE(scheduled_rows(1920, 1080, 128), 8);
   EXPECT_FALSE(hopper_config({640, 480, {0, 128}, true, true, false, true, true, 1, 2}).scheduled);
   // Forced, in both forms.
   Shape s{320, 240, {0, 128}, true, false, false, true, true, 1, 2};

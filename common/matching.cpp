@@ -127,9 +127,7 @@ void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
                       Image<int16_t>* offered = nullptr) {
   const int w = census_ref.width, h = census_ref.height;
   disparity = Image<int16_t>(w, h, -1);
-  // offered: each admissible (x, d) offers cost << 16 | d to the other
-  // view's pixel x - d; the least key wins (least cost, ties to smaller d).
-  std::vector<uint32_t> keys(offered ? static_cast<size_t>(w) * h : 0, kNoOfferedKey);
+
   // Each pixel's interval is visited d ascending, as SweepWinner needs.
   std::vector<SweepWinner> sweep(static_cast<size_t>(w) * h);
   evaluate_intervals(census_ref, census_other, ref, iv, radius, best, [&](int x, int y, int d, int cost) {
@@ -139,12 +137,19 @@ void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
       admissible = mask_other->at(xm, y) != 0;
     }
     sweep[static_cast<size_t>(y) * w + x].visit(d, cost, admissible);
-    if (offered && admissible) {
-      uint32_t& k = keys[static_cast<size_t>(y) * w + (ref == Reference::Left ? x - d : x + d)];
-      k = std::min(k, static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d));
-    }
   });
   if (offered) {
+    // Each winner (before uniqueness) offers cost << 16 | d to the other
+    // view's pixel it matches; the least key wins (least cost, ties to the
+    // smaller d).
+    std::vector<uint32_t> keys(static_cast<size_t>(w) * h, kNoOfferedKey);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        const SweepWinner& s = sweep[static_cast<size_t>(y) * w + x];
+        if (s.disparity < 0) continue;
+        uint32_t& k = keys[static_cast<size_t>(y) * w + (ref == Reference::Left ? x - s.disparity : x + s.disparity)];
+        k = std::min(k, static_cast<uint32_t>(s.best) << 16 | static_cast<uint32_t>(s.disparity));
+      }
     *offered = Image<int16_t>(w, h, -1);
     for (size_t p = 0; p < keys.size(); ++p)
       if (keys[p] != kNoOfferedKey) offered->pixels[p] = static_cast<int16_t>(keys[p] & 0xFFFFu);

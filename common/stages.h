@@ -182,23 +182,26 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
                   Range range, int radius, int best, int hole_radius, int hole_span,
                   Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr,
                   Image<int16_t>* offered = nullptr);
-// offered (optional): the other view's map that this view's evaluations
-// make. Every admissible candidate d of reference pixel (x, y) (its
-// candidates [lo, hi), not the sub-pixel neighbours) offers its window cost
-// to the other view's pixel it matches (left reference: x - d); that pixel
-// takes the offer of least cost, ties to the smaller d, and -1 where none
-// came. The cost is the other view's own window at (x - d, y, d) (stage 5:
-// one cost volume).
+// offered (optional): the other view's map that this view's winners make.
+// The winner d of reference pixel (x, y) (winner-takes-all over its
+// candidates, before uniqueness) offers its cost to the other view's pixel
+// it matches (left reference: x - d); that pixel takes the offer of least
+// cost, ties to the smaller d, and -1 where none came. The cost is also the
+// other view's own window at (x - d, y, d) (stage 5: one cost volume).
 //
 // The pipeline's right map at a refined level is the left view's offered
-// map (the left pixels' candidates, each window evaluated once), not a
-// refinement of the right view from its own coarser map: it serves only
-// the level's left-right check (stage 8), nothing is refined from it, and
-// no uniqueness applies to it. On Aloe (CPU reference, defaults) it also
-// checks better: bad-2 9.57 -> 8.72 % at full size x 256, 6.58 -> 5.96 % at
-// half size x 128 (bench/RESULTS.md, fourteenth session). The coarsest
-// level's right map is still its own full-range search (stage 6), which
-// reads the same windows.
+// map, not a refinement of the right view from its own coarser map: it
+// serves only the level's left-right check (stage 8), nothing is refined
+// from it, and no uniqueness applies to it. The check then keeps a left
+// winner unless another left pixel claims the same right pixel more cheaply
+// at a disparity more than the tolerance away (the uniqueness constraint of
+// one cost volume). On Aloe (CPU reference, defaults; bench/RESULTS.md,
+// fourteenth session): bad-2 9.57 -> 8.07 % at full size x 256, 6.58 ->
+// 5.67 % at half size x 128 (fewer pixels invalid; of those kept, slightly
+// more are wrong: average error 1.35 -> 1.50 px at full size). Offering
+// every evaluated candidate instead gave 8.72 and 5.96 % and cost the GPU
+// an atomic per candidate. The coarsest level's right map is still its own
+// full-range search (stage 6), which reads the same windows.
 
 // ---------------------------------------------------------------- 6b. automatic coarse range
 

@@ -264,9 +264,6 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
       const int c = window_cost_in_registers<kBest>(centre[0], around);
       bool admissible = d >= lo[k] && d < hi[k];
       if (admissible && with_masks) admissible = drow(v.mask_other, y0 + ty)[kLeft ? x - d : x + d] != 0;
-      if (admissible && v.offered_keys.data)
-        atomicMin(drow(v.offered_keys, y0 + ty) + (kLeft ? x - d : x + d),
-                  static_cast<uint32_t>(c) << 16 | static_cast<uint32_t>(d));
       if (admissible && c < best_cost[k]) {
         best_cost[k] = c;
         best_d[k] = d;
@@ -291,6 +288,9 @@ __global__ void __launch_bounds__(kThreads) match_kernel(MatchViews v, MatchPara
     const int y = y0 + threadIdx.y + k * kThreadsY;
     if (x >= width || y >= height) continue;
     int d = best_d[k];
+    if (d >= 0 && v.offered_keys.data)
+      atomicMin(drow(v.offered_keys, y) + (kLeft ? x - d : x + d),
+                static_cast<uint32_t>(best_cost[k]) << 16 | static_cast<uint32_t>(d));
     if (kRival) d = finish_sweep(v, x, y, d, best_cost[k], rival[k], p.uniqueness_ratio);
     drow(v.disparity, y)[x] = static_cast<int16_t>(d);
     if (want_subpixel) {
@@ -917,6 +917,13 @@ __device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, i
                                                 s_slots, slots, right);
 }
 
+// A pixel's winner (its key, best cost << 16 | d, before uniqueness; kNoKey
+// for none) offered to the other view's pixel it matches, where the launch
+// makes the other view's map (MatchViews::offered_keys).
+__device__ __forceinline__ void offer_winner(const MatchViews& v, int gx, int gy, int sign, uint32_t key) {
+  if (v.offered_keys.data && key != kNoKey) atomicMin(drow(v.offered_keys, gy) + gx + sign * key_disparity(key), key);
+}
+
 // One warp writes a wide pixel's result from its key (best cost << 16 | d)
 // and, with sub-pixel, the offset from its neighbours' costs computed here.
 // kRival: rival16 is the pixel's rival (kNoRival16: none); the sweep's
@@ -937,6 +944,7 @@ __device__ void write_wide_result(const MatchViews& v, int sign, bool want_subpi
   if ((threadIdx.x & 31) == 0) {
     drow(v.disparity, gy)[gx] = static_cast<int16_t>(best);
     if (want_subpixel) drow(v.subpixel_offset, gy)[gx] = static_cast<int8_t>(offset);
+    offer_winner(v, gx, gy, sign, key);
   }
 }
 
@@ -1293,19 +1301,12 @@ constexpr uint16_t kPrevAdmissible = 0x8000u;
 
 // One evaluated disparity d (ascending per pixel) with window cost c. The
 // rival as SweepWinner::visit keeps it.
-// An admissible candidate's key offered to the other view's pixel it
-// matches, where the launch makes the other view's map (offered_keys).
-__device__ __forceinline__ void offer(const MatchViews& v, int gx, int gy, int sign, int d, uint32_t key) {
-  if (v.offered_keys.data) atomicMin(drow(v.offered_keys, gy) + gx + sign * d, key);
-}
-
 template <bool kMasks, bool kTrack, bool kRival>
 __device__ __forceinline__ void visit(Track& s, const MatchViews& v, int gx, int gy, int sign, int lo, int hi,
                                       int d, uint32_t c) {
   bool ok = d >= lo && d < hi;
   if (kMasks) ok = ok && drow(v.mask_other, gy)[gx + sign * d] != 0;
   const uint32_t cand = c << 16 | static_cast<uint32_t>(d);
-  if (ok) offer(v, gx, gy, sign, d, cand);
   if (ok && cand < s.key) {
     s.key = cand;
     if (kTrack) s.cm = s.prev;
@@ -1338,7 +1339,6 @@ __device__ __forceinline__ void visit_if(Track& s, const MatchViews& v, int gx, 
   bool ok = e && static_cast<unsigned>(d - lo) < static_cast<unsigned>(hi - lo);  // lo < hi
   if (kMasks) ok = ok && drow(v.mask_other, gy)[gx + sign * d] != 0;
   const uint32_t cand = c << 16 | static_cast<uint32_t>(d);
-  if (ok) offer(v, gx, gy, sign, d, cand);
   const bool better = ok && cand < s.key;
   if (kTrack) {
     const bool next = e && !better && (s.key & 0xFFFFu) == static_cast<uint32_t>(d - 1);
@@ -1668,6 +1668,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
     const int ty = q / kTileW, tx = q - ty * kTileW;
     const int gx = x0 + tx, gy = y0 + ty;
     const uint32_t key = s_keys[q];
+    offer_winner(v, gx, gy, sign, key);
     int d = key_disparity(key);
     if (kRival)
       d = finish_sweep(v, gx, gy, d, static_cast<int32_t>(key >> 16), rival_or_none(s_rival[q] & 0xFFFFu),
@@ -1776,11 +1777,7 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
         const int cost = window_cost_in_registers<kBest>(sums[4], around);
         if (subpixel || kRival) s_cost[d - first] = static_cast<uint16_t>(cost);
         const bool ok = d >= lo && d < hi && !(v.mask_other.data && drow(v.mask_other, gy)[gx + (left ? -d : d)] == 0);
-        if (ok) {
-          const uint32_t key = static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d);
-          atomicMin(&s_key, key);
-          phased::offer(v, gx, gy, left ? -1 : 1, d, key);
-        }
+        if (ok) atomicMin(&s_key, static_cast<uint32_t>(cost) << 16 | static_cast<uint32_t>(d));
       }
     }
     __syncthreads();
@@ -1798,6 +1795,7 @@ __global__ void __launch_bounds__(kWideThreads) wide_kernel(const __grid_constan
     }
     if (tid == 0) {
       const uint32_t key = s_key;
+      offer_winner(v, gx, gy, left ? -1 : 1, key);
       int best = key_disparity(key);
       if (kRival)
         best = finish_sweep(v, gx, gy, best, static_cast<int32_t>(key >> 16),

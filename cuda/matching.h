@@ -62,10 +62,10 @@ struct MatchViews {
   // what the confidence of level 0's left view reads.
   ImageView<int32_t> best_cost, rival_cost;
   // Optional (refinement, left reference): the other view's offered map
-  // (stages.h refine_level, offered) as match keys: every admissible
-  // candidate the launch evaluates takes the key of the other view's pixel
-  // it matches down to cost << 16 | d (atomic minimum). All ones before the
-  // launch; key_disparity reads the map from them.
+  // (stages.h refine_level, offered) as match keys: each pixel's winner
+  // (before uniqueness) takes the key of the other view's pixel it matches
+  // down to cost << 16 | d (atomic minimum). All ones before the launch;
+  // key_disparity reads the map from them.
   ImageView<uint32_t> offered_keys;
   MatchScratch scratch;  // optional (full range only)
 };

@@ -592,10 +592,10 @@ TEST(Matching, RefineCandidateRulesIncludingHoles) {
 }
 
 // The right map a refined level's left view offers (stages.h stage 7,
-// refine_level's offered): each right pixel takes, over the left pixels'
-// admissible candidates that match it, the least cost (the right view's own
-// window, brute force), ties to the smaller d; -1 where none matches it.
-TEST(Matching, RefineOffersTheRightMapOfTheLeftCandidates) {
+// refine_level's offered): each right pixel takes, over the left pixels
+// whose winner (brute force) matches it, the least cost (the right view's
+// own window, brute force), ties to the smaller d; -1 where none matches it.
+TEST(Matching, RefineOffersTheRightMapOfTheLeftWinners) {
   const int w = 45, h = 23, wc = w / 2, hc = h / 2;
   std::mt19937 rng(19);
   Image<uint32_t> a(w, h), b(w, h);
@@ -619,12 +619,12 @@ TEST(Matching, RefineOffersTheRightMapOfTheLeftCandidates) {
         if (masks && ma.at(x, y) == 0) continue;
         int lo, hi;
         if (!refined_candidates(coarser, Reference::Left, x, y, w, range, 2, 6, &lo, &hi)) continue;
-        for (int d = lo; d < hi; ++d) {
-          if (masks && mb.at(x - d, y) == 0) continue;
-          const uint64_t key = static_cast<uint64_t>(brute_window_cost(b, a, Reference::Right, x - d, y, d, 1, 2))
-                                   << 16 | static_cast<uint64_t>(d);
-          want[static_cast<size_t>(y) * w + x - d] = std::min(want[static_cast<size_t>(y) * w + x - d], key);
-        }
+        const int d = brute_wta(a, b, Reference::Left, ml, mr, x, y, lo, hi, 1, 2);
+        ASSERT_EQ(left.at(x, y), d);
+        if (d < 0) continue;
+        const uint64_t key = static_cast<uint64_t>(brute_window_cost(b, a, Reference::Right, x - d, y, d, 1, 2))
+                                 << 16 | static_cast<uint64_t>(d);
+        want[static_cast<size_t>(y) * w + x - d] = std::min(want[static_cast<size_t>(y) * w + x - d], key);
       }
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x) {
@@ -633,7 +633,7 @@ TEST(Matching, RefineOffersTheRightMapOfTheLeftCandidates) {
         matched += d >= 0;
         ASSERT_EQ(offered.at(x, y), d) << "right x " << x << " y " << y << " masks " << masks;
       }
-    EXPECT_GT(matched, w * h / 2) << "most right pixels are offered something";
+    EXPECT_GT(matched, w * h / 3) << "many right pixels are offered a winner";
   }
 
   // A right view that is the left one shifted by 6: the offered map finds

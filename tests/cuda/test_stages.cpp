@@ -705,7 +705,7 @@ TEST(CudaStages, RefinePairOffersTheRightMap) {
                  c.hole_span, want_left, c.ratio, nullptr, &want_right);
     size_t offered = 0;
     for (int16_t d : want_right.pixels) offered += d >= 0;
-    EXPECT_GT(offered, want_right.pixels.size() / 2);
+    EXPECT_GT(offered, want_right.pixels.size() / 3);
 
     auto keys = make_device<uint32_t>(c.w, c.h, 0xFF);
     DeviceImage<int16_t> out[2];

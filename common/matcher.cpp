@@ -56,13 +56,11 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
     // Level 0's left sweep keeps its costs for the confidence.
     SweepCosts* costs = l == 0 ? &dbg.costs : nullptr;
     if (l == levels - 1) {
+      // The right map from the left view's winners (stages.h, stages 6 and 7).
       match_full_range(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, ld.range,
-                       p.subwindow_radius, best, ld.raw_left, unique, costs);
-      match_full_range(ld.census_right, ld.census_left, Reference::Right, mask_r, mask_l, ld.range,
-                       p.subwindow_radius, best, ld.raw_right, unique);
+                       p.subwindow_radius, best, ld.raw_left, unique, costs, &ld.raw_right);
     } else {
       const LevelDebug& lc = dbg.levels[l + 1];
-      // The right map from the left view's evaluations (stages.h, stage 7).
       refine_level(ld.census_left, ld.census_right, Reference::Left, mask_l, mask_r, lc.disparity_left, ld.range,
                    p.subwindow_radius, best, p.hole_search_radius, p.hole_span, ld.raw_left, unique, costs,
                    &ld.raw_right);

@@ -192,7 +192,8 @@ int window_cost(const Image<uint32_t>& census_ref, const Image<uint32_t>& census
 
 void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
-                      int best, Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs) {
+                      int best, Image<int16_t>& disparity, int uniqueness_ratio, SweepCosts* costs,
+                      Image<int16_t>* offered) {
   const int w = census_ref.width, h = census_ref.height;
   Intervals iv(w, h);
   for (int y = 0; y < h; ++y)
@@ -203,7 +204,8 @@ void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
       iv.lo[static_cast<size_t>(y) * w + x] = lo;
       iv.hi[static_cast<size_t>(y) * w + x] = hi;
     }
-  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity, costs);
+  winner_takes_all(census_ref, census_other, ref, mask_other, iv, radius, best, uniqueness_ratio, disparity, costs,
+                   offered);
 }
 
 bool refined_candidates(const Image<int16_t>& coarser, Reference ref, int x, int y, int w, Range range,

@@ -152,10 +152,12 @@ struct SweepCosts {
 // winner becomes -1 unless its cost is clearly lower than the least cost of
 // the admissible candidates more than one disparity away (none: kept).
 // costs (optional) gets every pixel's SweepCosts (kNoCost where it has no
-// candidate), before uniqueness.
+// candidate), before uniqueness. offered (optional): the other view's map
+// from this view's winners, as for refine_level (stage 7).
 void match_full_range(const Image<uint32_t>& census_ref, const Image<uint32_t>& census_other, Reference ref,
                       const Image<uint8_t>* mask_ref, const Image<uint8_t>* mask_other, Range range, int radius,
-                      int best, Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr);
+                      int best, Image<int16_t>& disparity, int uniqueness_ratio = 0, SweepCosts* costs = nullptr,
+                      Image<int16_t>* offered = nullptr);
 
 // ---------------------------------------------------------------- 7. refinement
 
@@ -189,10 +191,11 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // cost, ties to the smaller d, and -1 where none came. The cost is also the
 // other view's own window at (x - d, y, d) (stage 5: one cost volume).
 //
-// The pipeline's right map at a refined level is the left view's offered
-// map, not a refinement of the right view from its own coarser map: it
-// serves only the level's left-right check (stage 8), nothing is refined
-// from it, and no uniqueness applies to it. The check then keeps a left
+// The pipeline's right map at every level is the left view's offered map
+// (match_full_range's at the coarsest level, refine_level's below), not a
+// search or refinement of the right view of its own: it serves only the
+// level's left-right check (stage 8), nothing is refined from it, and no
+// uniqueness applies to it. The check then keeps a left
 // winner unless another left pixel claims the same right pixel more cheaply
 // at a disparity more than the tolerance away (the uniqueness constraint of
 // one cost volume). On Aloe (CPU reference, defaults; bench/RESULTS.md,
@@ -200,8 +203,9 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // 5.67 % at half size x 128 (fewer pixels invalid; of those kept, slightly
 // more are wrong: average error 1.35 -> 1.50 px at full size). Offering
 // every evaluated candidate instead gave 8.72 and 5.96 % and cost the GPU
-// an atomic per candidate. The coarsest level's right map is still its own
-// full-range search (stage 6), which reads the same windows.
+// an atomic per candidate; the coarsest level's own right search with the
+// refined levels' offered maps, 8.07 and 5.67 % against 7.99 and 5.62 %
+// offered at every level. The coarse probe (6b) still searches both views.
 
 // ---------------------------------------------------------------- 6b. automatic coarse range
 
@@ -380,9 +384,9 @@ void block_match(const Image<uint8_t>& gray_left, const Image<uint8_t>& gray_rig
 // edge) has nothing to contradict it and is kept, as in StereoBM.
 //
 // Method progressive (the same rule and function, over the costs a pixel
-// has; stages 6 and 7): at every level in the left view and at the
-// coarsest level in the right view (a refined level's right map is offered
-// by the left view, stage 7, and takes no uniqueness), the rival is the
+// has; stages 6 and 7): at every level in the left view and in the
+// probe's right view (the pipeline's right maps are offered by the left
+// view, stage 7, and take no uniqueness), the rival is the
 // least window cost over the pixel's admissible candidates more than one
 // away from its winner: the full range at the coarsest level; below, the
 // pixel's interval (2 dc - 2 .. 2 dc + 2, or a hole's span), where only

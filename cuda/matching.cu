@@ -1128,6 +1128,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
     const int gx = x0 + tx, gy = y0 + ty;
     const uint32_t key = split ? atomicExch(&drow(v.scratch.best_keys, gy)[gx], kNoKey)
                                : s_keys[ty * kRegionW + kMargin + tx];
+    offer_winner(v, gx, gy, sign, key);
     const int d = key_disparity(key);
     drow(v.disparity, gy)[gx] = static_cast<int16_t>(d);
     if (want_subpixel) {
@@ -2140,8 +2141,10 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   if (pl.shared_costs) a.right_keys = views[1].scratch.best_keys;
   pl.grid_views = pl.shared_costs ? 1 : count;
   // With one view's tiles there are half the blocks: two warps share each
-  // pair's rows, so that as many warps are in flight.
-  a.segments = pl.shared_costs ? 2 : 1;
+  // pair's rows, so that as many warps are in flight (likewise where the
+  // left view's winners offer the right map: its tiles alone).
+  const bool offering = count == 1 && views[0].offered_keys.data != nullptr;
+  a.segments = pl.shared_costs || (pl.full_range && !pl.rival && offering) ? 2 : 1;
   a.slices = 1;
   const int pairs = (range_width + 1) / 2;
   if (pl.full_range && !pl.rival && scratch && !pl.slots) a.slices = full_range_slices(pairs, a.segments);
@@ -2537,10 +2540,10 @@ cudaError_t choose_config(const MatchViews* views, const bool* left, int count, 
   return choose_generic(views, left, count, p, limits, out);
 }
 
-// A refined level whose right view has keys: its map is the left view's
-// offered one (enqueue_match_pair).
-bool offers_right_map(const MatchViews& left, const MatchViews& right) {
-  return left.coarser.data != nullptr && right.scratch.best_keys.data != nullptr;
+// The right map offered by the left view's winners (MatchParams::offer_right,
+// where the right view has keys to take them): enqueue_match_pair.
+bool offers_right_map(const MatchViews& right, const MatchParams& p) {
+  return p.offer_right && right.scratch.best_keys.data != nullptr;
 }
 
 }  // namespace
@@ -2555,7 +2558,7 @@ cudaError_t choose_match_config(const MatchViews* views, int count, const MatchP
   const bool both[2] = {true, false};
   streaming::Plan plan;
   bool streamed = false;
-  if (count == 2 && offers_right_map(views[0], views[1])) {
+  if (count == 2 && offers_right_map(views[1], params)) {
     // As enqueue_match_pair: the left view alone, offering.
     MatchViews offering = views[0];
     offering.offered_keys = views[1].scratch.best_keys;
@@ -2589,8 +2592,8 @@ cudaError_t enqueue_match(const MatchViews& views, const MatchParams& params, cu
 cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, const MatchParams& params,
                                cudaStream_t stream, bool* right_keys_kept) {
   if (right_keys_kept) *right_keys_kept = false;
-  if (offers_right_map(left, right)) {
-    // A refined level: the right map is the one the left view offers.
+  if (offers_right_map(right, params)) {
+    // The right map is the one the left view's winners offer.
     MatchViews offering = left;
     offering.offered_keys = right.scratch.best_keys;
     MatchParams p = params;

@@ -94,6 +94,11 @@ struct MatchParams {
   // rival forms and the slots have none, or does not fit).
   enum KernelForm { kChosenForm = 0, kPlainForm = 1, kDenseForm = 2 };
   int kernel_form = kChosenForm;
+  // enqueue_match_pair (where the right view has best_keys): the right map is
+  // the one the left view's winners offer (stages.h stages 6 and 7,
+  // offered; the pipeline's rule), and only the left view is matched;
+  // else each view its own search (the coarse probe, stage 6b).
+  bool offer_right = false;
   // The tile kernel of any radius and window even where a radius-2 kernel
   // applies (tests; the engine takes it where no radius-2 tile fits).
   bool generic_kernel = false;
@@ -157,13 +162,13 @@ __host__ __device__ inline int key_disparity(uint32_t key) {
 
 // Both views of one level in one launch where the kernel allows it (left
 // reference for `left`, right for `right`; params.reference is ignored).
-// At a refined level whose right view has best_keys (the level's size) the
-// right map is the left view's offered map (stages.h refine_level,
-// offered; the pipeline's rule): only the left view is matched, offering
-// to those keys (MatchViews::offered_keys).
+// With params.offer_right and the right view's best_keys (the level's size)
+// the right map is the left view's offered map (stages.h match_full_range
+// and refine_level, offered; the pipeline's rule): only the left view is
+// matched, its winners offered to those keys (MatchViews::offered_keys).
 // right_keys_kept (optional): where the launch shares the cost volume
-// (both views' best_keys at the coarsest level) or the right map is
-// offered, it sets *right_keys_kept and leaves the right view's map as its
+// (both views' best_keys at the coarsest level without offer_right) or the
+// right map is offered, it sets *right_keys_kept and leaves the right view's map as its
 // keys in right.scratch.best_keys, for the caller to read (cross_check.h
 // enqueue_check_and_support_keys, finish.h) and to set to all ones before
 // the next launch (census.h, clear); else false, and right.disparity holds

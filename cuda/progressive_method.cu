@@ -106,9 +106,8 @@ class ProgressiveMethod final : public MatchingMethod {
     const bool bg = p.background;
     // Census, both views of levels [first, end) in one launch.
     // Each level's right census also sets the right view's match keys to
-    // all ones (the coarsest level's shared search and the finer levels'
-    // offers fill them), for the check and the finish that read them
-    // (right_keys_kept).
+    // all ones (the left view's winners fill them), for the check and the
+    // finish that read them (right_keys_kept).
     auto census = [&](int first, int end, cudaStream_t st) -> std::string {
       ImageView<const uint8_t> gray[2 * kMaxLevels];
       ImageView<uint32_t> census[2 * kMaxLevels];
@@ -187,12 +186,14 @@ class ProgressiveMethod final : public MatchingMethod {
       mp.hole_span = p.hole_span;
       mp.uniqueness_ratio = resolve_uniqueness_ratio(p);
       mp.limits = f.limits;
+      mp.offer_right = true;  // the right map from the left view's winners (stages.h 6, 7)
       // Level 0's check is part of the finish (its left map alone is used;
-      // download_debug makes the checked maps when asked). The right map
-      // stays as its match keys (the coarsest level's where the check reads
-      // them; every refined level's, offered by the left view), which the
-      // check and the finish read (the check writing out the raw right map)
-      // without a launch of their own to turn them into the map.
+      // download_debug makes the checked maps when asked). The right map,
+      // offered by the left view's winners, stays as its match keys (the
+      // coarsest level's where the check reads them; every refined
+      // level's), which the check and the finish read (the check writing
+      // out the raw right map) without a launch of their own to turn them
+      // into the map.
       const bool check = (p.lr_check || p.min_support > 0) && l > 0;
       const bool coarsest = l == levels - 1;
       bool right_keys = false;

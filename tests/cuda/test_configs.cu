@@ -215,6 +215,7 @@ TEST(MatchConfig, EveryChoiceFitsTheGpuItIsMadeFor) {
       p.best = s.best;
       p.uniqueness_ratio = s.uniqueness_ratio;
       p.limits = &limits;
+      p.offer_right = true;  // as the engine matches its pairs
       MatchConfig c;
       const cudaError_t e = choose_match_config(views.data(), static_cast<int>(views.size()), p, &c);
       // Refused only where nothing fits: the generic kernel of a wide
@@ -293,6 +294,7 @@ MatchConfig hopper_config(const Shape& s, int hole_span = kDefaultHoleSpan) {
   p.best = s.best;
   p.hole_span = hole_span;
   p.limits = &hopper;
+  p.offer_right = true;  // as the engine matches its pairs
   MatchConfig c;
   EXPECT_EQ(choose_match_config(views.data(), static_cast<int>(views.size()), p, &c), cudaSuccess);
   return c;

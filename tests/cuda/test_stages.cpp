@@ -672,13 +672,14 @@ TEST(CudaStages, MatchPairSharesTheCostVolume) {
   }
 }
 
-// A refined level's pair with the right view's keys (the engine's way):
-// only the left view is matched and the right map is what it offers
-// (stages.h refine_level, offered). Every tile height and form, the generic
-// kernel, a list of wide pixels (its kernel offers too, and a list too short
-// for them all), the rival forms; the keys kept for the caller or resolved
-// (and left all ones again).
-TEST(CudaStages, RefinePairOffersTheRightMap) {
+// A level's pair as the engine matches it (offer_right, the right view's
+// keys): only the left view is matched and the right map is what its
+// winners offer (stages.h match_full_range and refine_level, offered). At
+// the coarsest level and a refined one, every tile height and form, the
+// generic kernel, a list of wide pixels (its kernel offers too, and a list
+// too short for them all), the rival forms; the keys kept for the caller
+// or resolved (and left all ones again).
+TEST(CudaStages, PairOffersTheRightMap) {
   struct Case {
     int w, h, radius, best;
     bool masks;
@@ -688,88 +689,106 @@ TEST(CudaStages, RefinePairOffersTheRightMap) {
   const Case cases[] = {{163, 71, 2, 2, true, {0, 90}, kDefaultHoleSpan, 0}, {300, 70, 2, 1, false, {2, 300}, 0, 0},
                         {131, 75, 2, 0, false, {3, 70}, 7, 10},              {120, 40, 2, 1, true, {0, 60}, 0, 25},
                         {75, 41, 1, 2, true, {0, 40}, 16, 0},                {50, 37, 2, 4, false, {0, 17}, 0, 10}};
-  for (const Case& c : cases) {
-    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
-                                      << " masks=" << c.masks << " hole_span=" << c.hole_span << " ratio=" << c.ratio);
-    ASSERT_CUDA(prepare_match(c.radius));
-    const MatchInputs in = scene_inputs(c.w, c.h, 700 + c.w, c.masks);
-    const DeviceMatchInputs din(in, c.masks);
-    std::mt19937 rng(c.h + 3);
-    Image<int16_t> coarser(c.w / 2, c.h / 2);
-    for (auto& d : coarser.pixels) d = static_cast<int16_t>(rng() % 9 == 0 ? -1 : rng() % (c.range.hi / 2 + 1));
-    auto dcoarse = upload(coarser);
-    const Image<uint8_t>* ml = c.masks ? &in.mask_left : nullptr;
-    const Image<uint8_t>* mr = c.masks ? &in.mask_right : nullptr;
-    Image<int16_t> want_left, want_right;
-    refine_level(in.census_left, in.census_right, Reference::Left, ml, mr, coarser, c.range, c.radius, c.best, 2,
-                 c.hole_span, want_left, c.ratio, nullptr, &want_right);
-    size_t offered = 0;
-    for (int16_t d : want_right.pixels) offered += d >= 0;
-    EXPECT_GT(offered, want_right.pixels.size() / 3);
+  for (const Case& c : cases)
+    for (bool refine : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
+                                        << " masks=" << c.masks << " hole_span=" << c.hole_span << " ratio=" << c.ratio
+                                        << (refine ? " refine" : " full range"));
+      ASSERT_CUDA(prepare_match(c.radius));
+      const MatchInputs in = scene_inputs(c.w, c.h, 700 + c.w, c.masks);
+      const DeviceMatchInputs din(in, c.masks);
+      std::mt19937 rng(c.h + 3);
+      Image<int16_t> coarser(c.w / 2, c.h / 2);
+      for (auto& d : coarser.pixels) d = static_cast<int16_t>(rng() % 9 == 0 ? -1 : rng() % (c.range.hi / 2 + 1));
+      auto dcoarse = upload(coarser);
+      const Image<uint8_t>* ml = c.masks ? &in.mask_left : nullptr;
+      const Image<uint8_t>* mr = c.masks ? &in.mask_right : nullptr;
+      Image<int16_t> want_left, want_right;
+      if (refine)
+        refine_level(in.census_left, in.census_right, Reference::Left, ml, mr, coarser, c.range, c.radius, c.best, 2,
+                     c.hole_span, want_left, c.ratio, nullptr, &want_right);
+      else
+        match_full_range(in.census_left, in.census_right, Reference::Left, ml, mr, c.range, c.radius, c.best,
+                         want_left, c.ratio, nullptr, &want_right);
+      size_t offered = 0;
+      for (int16_t d : want_right.pixels) offered += d >= 0;
+      EXPECT_GT(offered, want_right.pixels.size() / 3);
 
-    auto keys = make_device<uint32_t>(c.w, c.h, 0xFF);
-    DeviceImage<int16_t> out[2];
-    MatchViews v[2];
-    for (int i = 0; i < 2; ++i) {
-      out[i] = make_device<int16_t>(c.w, c.h);
-      v[i] = din.views(i == 0);
-      v[i].coarser = dcoarse.cview();
-      v[i].disparity = out[i].view();
-    }
-    v[1].scratch.best_keys = keys.view();
-    MatchParams mp;
-    mp.range = c.range;
-    mp.radius = c.radius;
-    mp.best = c.best;
-    mp.hole_radius = 2;
-    mp.hole_span = c.hole_span;
-    mp.uniqueness_ratio = c.ratio;
-    const Image<int16_t> stale(c.w, c.h, 77);
-    auto run = [&](const MatchParams& p, const MatchViews& left, const std::string& what) {
-      // The right map resolved from the keys (which are left all ones).
-      ASSERT_CUDA(cudaMemcpy2D(out[1].view().data, out[1].view().pitch, stale.pixels.data(), c.w * sizeof(int16_t),
-                               c.w * sizeof(int16_t), c.h, cudaMemcpyHostToDevice));
-      ASSERT_CUDA(enqueue_match_pair(left, v[1], p, nullptr));
-      EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, " << what;
-      EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, " << what;
-      // Kept as keys for the caller.
-      bool kept = false;
-      ASSERT_CUDA(enqueue_match_pair(left, v[1], p, nullptr, &kept));
-      EXPECT_TRUE(kept) << what;
-      const Image<uint32_t> k = download(keys);
-      Image<int16_t> from_keys(c.w, c.h);
-      for (size_t i = 0; i < k.pixels.size(); ++i) from_keys.pixels[i] = static_cast<int16_t>(key_disparity(k.pixels[i]));
-      EXPECT_TRUE(same_image(want_right, from_keys)) << "right from the kept keys, " << what;
-      ASSERT_CUDA(enqueue_resolve_keys(keys.view(), out[1].view(), nullptr));
-      EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right resolved, " << what;
-    };
-    const bool streaming_kernel = c.radius == 2 && c.best != 4;
-    const bool rival = c.ratio > 0;
-    if (streaming_kernel) {
-      for (int form : {MatchParams::kPlainForm, MatchParams::kDenseForm})
-        for (int rows : {32, 28, 24, 16, 8}) {
-          if (rival && (form == MatchParams::kDenseForm || (rows != 28 && rows != 24))) continue;
-          if (rows == 8 && form == MatchParams::kDenseForm) continue;  // tiny tiles: plain form only
-          mp.tile_rows = rows;
-          mp.kernel_form = form;
-          run(mp, v[0], "tile rows " + std::to_string(rows) + ", form " + std::to_string(form));
+      auto keys = make_device<uint32_t>(c.w, c.h, 0xFF);
+      auto left_keys = make_device<uint32_t>(c.w, c.h, 0xFF);
+      auto tiles = make_device<unsigned>(match_tile_count(c.w, c.h), 1, 0);
+      DeviceImage<int16_t> out[2];
+      MatchViews v[2];
+      for (int i = 0; i < 2; ++i) {
+        out[i] = make_device<int16_t>(c.w, c.h);
+        v[i] = din.views(i == 0);
+        if (refine) v[i].coarser = dcoarse.cview();
+        v[i].disparity = out[i].view();
+      }
+      if (!refine) {  // the full-range search's split over blocks
+        v[0].scratch.best_keys = left_keys.view();
+        v[0].scratch.tiles_done = tiles.view().data;
+      }
+      v[1].scratch.best_keys = keys.view();
+      MatchParams mp;
+      mp.range = c.range;
+      mp.radius = c.radius;
+      mp.best = c.best;
+      mp.hole_radius = 2;
+      mp.hole_span = c.hole_span;
+      mp.uniqueness_ratio = c.ratio;
+      mp.offer_right = true;
+      const Image<int16_t> stale(c.w, c.h, 77);
+      auto run = [&](const MatchParams& p, const MatchViews& left, const std::string& what) {
+        // The right map resolved from the keys (which are left all ones).
+        ASSERT_CUDA(cudaMemcpy2D(out[1].view().data, out[1].view().pitch, stale.pixels.data(), c.w * sizeof(int16_t),
+                                 c.w * sizeof(int16_t), c.h, cudaMemcpyHostToDevice));
+        ASSERT_CUDA(enqueue_match_pair(left, v[1], p, nullptr));
+        EXPECT_TRUE(same_image(want_left, download(out[0]))) << "left, " << what;
+        EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right, " << what;
+        // Kept as keys for the caller.
+        bool kept = false;
+        ASSERT_CUDA(enqueue_match_pair(left, v[1], p, nullptr, &kept));
+        EXPECT_TRUE(kept) << what;
+        const Image<uint32_t> k = download(keys);
+        Image<int16_t> from_keys(c.w, c.h);
+        for (size_t i = 0; i < k.pixels.size(); ++i)
+          from_keys.pixels[i] = static_cast<int16_t>(key_disparity(k.pixels[i]));
+        EXPECT_TRUE(same_image(want_right, from_keys)) << "right from the kept keys, " << what;
+        ASSERT_CUDA(enqueue_resolve_keys(keys.view(), out[1].view(), nullptr));
+        EXPECT_TRUE(same_image(want_right, download(out[1]))) << "right resolved, " << what;
+      };
+      const bool streaming_kernel = c.radius == 2 && c.best != 4;
+      const bool rival = c.ratio > 0;
+      if (streaming_kernel) {
+        const std::vector<int> heights =
+            rival ? std::vector<int>{28, 24} : refine ? std::vector<int>{32, 28, 24, 16, 8} : std::vector<int>{24, 32, 40, 48};
+        for (int form : {MatchParams::kPlainForm, MatchParams::kDenseForm})
+          for (int rows : heights) {
+            if (rival && form == MatchParams::kDenseForm) continue;  // the rival forms have no capped form
+            if (rows == 8 && form == MatchParams::kDenseForm) continue;  // tiny tiles: plain form only
+            mp.tile_rows = rows;
+            mp.kernel_form = form;
+            run(mp, v[0], "tile rows " + std::to_string(rows) + ", form " + std::to_string(form));
+          }
+        mp.tile_rows = 0;
+        mp.kernel_form = MatchParams::kChosenForm;
+        if (refine) {
+          // A list of wide pixels too short for them all.
+          constexpr unsigned kCapacity = 40;
+          auto wide = make_device<uint32_t>(kCapacity, 1, 0);
+          auto counters = make_device<unsigned>(2, 1, 0);
+          MatchViews vl = v[0];
+          vl.scratch.wide_pixels = wide.view().data;
+          vl.scratch.wide_capacity = kCapacity;
+          vl.scratch.wide_counters = counters.view().data;
+          run(mp, vl, "wide list");
         }
-      mp.tile_rows = 0;
-      mp.kernel_form = MatchParams::kChosenForm;
-      // A list of wide pixels too short for them all.
-      constexpr unsigned kCapacity = 40;
-      auto wide = make_device<uint32_t>(kCapacity, 1, 0);
-      auto counters = make_device<unsigned>(2, 1, 0);
-      MatchViews vl = v[0];
-      vl.scratch.wide_pixels = wide.view().data;
-      vl.scratch.wide_capacity = kCapacity;
-      vl.scratch.wide_counters = counters.view().data;
-      run(mp, vl, "wide list");
+      }
+      MatchParams mg = mp;
+      mg.generic_kernel = true;
+      run(mg, v[0], "generic kernel");
     }
-    MatchParams mg = mp;
-    mg.generic_kernel = true;
-    run(mg, v[0], "generic kernel");
-  }
 }
 
 // The refinement in any tile order (matching.h MatchScratch::schedule,

@@ -26,8 +26,9 @@ namespace cs::cuda {
 // first launch; every launch leaves them so again.
 // Without a list each tile's block matches its own.
 //
-// At the coarsest level enqueue_match_pair evaluates each window once for
-// both views (stages.h: one cost volume) when both have best_keys: the left
+// At the coarsest level, without offer_right (the coarse probe),
+// enqueue_match_pair evaluates each window once for both views (stages.h:
+// one cost volume) when both have best_keys: the left
 // view's tiles offer every window to the key of the right pixel it matches
 // (same reset rule), and a last launch writes the right map from them
 // (unless the caller reads the keys itself: right_keys_kept below).
@@ -61,8 +62,9 @@ struct MatchViews {
   // winner's cost and the rival's, kNoCost where none), before uniqueness;
   // what the confidence of level 0's left view reads.
   ImageView<int32_t> best_cost, rival_cost;
-  // Optional (refinement, left reference): the other view's offered map
-  // (stages.h refine_level, offered) as match keys: each pixel's winner
+  // Optional (left reference, any level): the other view's offered map
+  // (stages.h match_full_range and refine_level, offered) as match keys
+  // (enqueue_match_pair sets it with offer_right): each pixel's winner
   // (before uniqueness) takes the key of the other view's pixel it matches
   // down to cost << 16 | d (atomic minimum). All ones before the launch;
   // key_disparity reads the map from them.
@@ -168,8 +170,8 @@ __host__ __device__ inline int key_disparity(uint32_t key) {
 // matched, its winners offered to those keys (MatchViews::offered_keys).
 // right_keys_kept (optional): where the launch shares the cost volume
 // (both views' best_keys at the coarsest level without offer_right) or the
-// right map is offered, it sets *right_keys_kept and leaves the right view's map as its
-// keys in right.scratch.best_keys, for the caller to read (cross_check.h
+// right map is offered, it sets *right_keys_kept and leaves the right
+// view's map as its keys in right.scratch.best_keys, for the caller to read (cross_check.h
 // enqueue_check_and_support_keys, finish.h) and to set to all ones before
 // the next launch (census.h, clear); else false, and right.disparity holds
 // the map (and the keys are all ones again).

@@ -127,7 +127,6 @@ void winner_takes_all(const Image<uint32_t>& census_ref, const Image<uint32_t>& 
                       Image<int16_t>* offered = nullptr) {
   const int w = census_ref.width, h = census_ref.height;
   disparity = Image<int16_t>(w, h, -1);
-
   // Each pixel's interval is visited d ascending, as SweepWinner needs.
   std::vector<SweepWinner> sweep(static_cast<size_t>(w) * h);
   evaluate_intervals(census_ref, census_other, ref, iv, radius, best, [&](int x, int y, int d, int cost) {

@@ -2546,6 +2546,13 @@ bool offers_right_map(const MatchViews& right, const MatchParams& p) {
   return p.offer_right && right.scratch.best_keys.data != nullptr;
 }
 
+// The left view as it is matched then: offering to the right view's keys.
+MatchViews offering(const MatchViews& left, const MatchViews& right) {
+  MatchViews v = left;
+  v.offered_keys = right.scratch.best_keys;
+  return v;
+}
+
 }  // namespace
 
 cudaError_t choose_match_config(const MatchViews* views, int count, const MatchParams& params, MatchConfig* out) {
@@ -2560,10 +2567,9 @@ cudaError_t choose_match_config(const MatchViews* views, int count, const MatchP
   bool streamed = false;
   if (count == 2 && offers_right_map(views[1], params)) {
     // As enqueue_match_pair: the left view alone, offering.
-    MatchViews offering = views[0];
-    offering.offered_keys = views[1].scratch.best_keys;
-    const bool left[1] = {true};
-    return choose_config(&offering, left, 1, params, *limits, &plan, out, &streamed);
+    const MatchViews left = offering(views[0], views[1]);
+    const bool is_left[1] = {true};
+    return choose_config(&left, is_left, 1, params, *limits, &plan, out, &streamed);
   }
   return choose_config(views, count == 2 ? both : one, count, params, *limits, &plan, out, &streamed);
 }
@@ -2594,11 +2600,9 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
   if (right_keys_kept) *right_keys_kept = false;
   if (offers_right_map(right, params)) {
     // The right map is the one the left view's winners offer.
-    MatchViews offering = left;
-    offering.offered_keys = right.scratch.best_keys;
     MatchParams p = params;
     p.reference = Reference::Left;
-    const cudaError_t e = enqueue_match(offering, p, stream);
+    const cudaError_t e = enqueue_match(offering(left, right), p, stream);
     if (e != cudaSuccess) return e;
     if (right_keys_kept) {
       *right_keys_kept = true;

@@ -117,7 +117,7 @@ class ProgressiveMethod final : public MatchingMethod {
         for (int v = 0; v < 2; ++v, ++count) {
           gray[count] = f.levels[l].gray[v];
           census[count] = lv_[l].census[v].view();
-          if (v == 1) clear[count] = l == levels - 1 ? match_keys_[1].view() : lv_[l].right_keys.view();
+          if (v == 1) clear[count] = right_keys_of(l).view();
         }
       CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st, clear));
       return {};
@@ -196,17 +196,14 @@ class ProgressiveMethod final : public MatchingMethod {
       // into the map.
       const bool check = (p.lr_check || p.min_support > 0) && l > 0;
       const bool coarsest = l == levels - 1;
-      bool right_keys = false;
-      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s, check || !coarsest ? &right_keys : nullptr));
+      // With offer_right the keys are always kept where asked for.
+      bool kept = false;
+      CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s, check || !coarsest ? &kept : nullptr));
       timer->mark(coarsest ? "match coarsest" : "refine");
       if (check) {
-        if (right_keys)
-          CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), right_keys_of(l).cview(), p.lr_check,
-                                                     p.lr_tolerance, p.min_support, L.raw[1].view(),
-                                                     L.checked[0].view(), L.checked[1].view(), s));
-        else
-          CS_CUDA_TRY(enqueue_check_and_support(L.raw[0].cview(), L.raw[1].cview(), p.lr_check, p.lr_tolerance,
-                                                p.min_support, L.checked[0].view(), L.checked[1].view(), s));
+        CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), right_keys_of(l).cview(), p.lr_check,
+                                                   p.lr_tolerance, p.min_support, L.raw[1].view(),
+                                                   L.checked[0].view(), L.checked[1].view(), s));
         timer->mark("cross-check");
       }
     }

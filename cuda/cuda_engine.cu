@@ -200,9 +200,9 @@ struct CudaEngine::Impl {
   bool output_recorded = false;
   // The graph's side branch (a method's, e.g. progressive's finer census):
   // its stream and the events that fork it from and join it to `stream`
-  // during capture.
+  // during capture (a join a level: MethodFrame::join).
   cudaStream_t side_stream = nullptr;
-  cudaEvent_t ev_fork = nullptr, ev_join = nullptr;
+  cudaEvent_t ev_fork = nullptr, ev_join[kMaxLevels] = {};
 
   // Configuration the buffers and graph were made for.
   int width = 0, height = 0, levels = 0;
@@ -428,7 +428,7 @@ struct CudaEngine::Impl {
     f.counters = counters;
     f.side_stream = side_stream;
     f.fork = ev_fork;
-    f.join = ev_join;
+    for (int l = 0; l < kMaxLevels; ++l) f.join[l] = ev_join[l];
     return f;
   }
 
@@ -927,7 +927,8 @@ CudaEngine::~CudaEngine() {
   if (m.ev_done) cudaEventDestroy(m.ev_done);
   if (m.ev_output) cudaEventDestroy(m.ev_output);
   if (m.ev_fork) cudaEventDestroy(m.ev_fork);
-  if (m.ev_join) cudaEventDestroy(m.ev_join);
+  for (cudaEvent_t ev : m.ev_join)
+    if (ev) cudaEventDestroy(ev);
   if (m.side_stream) cudaStreamDestroy(m.side_stream);
   for (cudaEvent_t ev : {m.ring_copied[0], m.ring_copied[1], m.ev_encoded})
     if (ev) cudaEventDestroy(ev);
@@ -1019,7 +1020,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaStreamCreateWithPriority(&m.side_stream, cudaStreamNonBlocking, least));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_output, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
-    CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_join, cudaEventDisableTiming));
+    for (cudaEvent_t& ev : m.ev_join) CS_CUDA_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
     CS_CUDA_TRY(query_device_limits(dev, &m.limits));
     CS_CUDA_TRY(cudaMalloc(&m.counters, sizeof(FrameCounters)));
     CS_CUDA_TRY(cudaMemsetAsync(m.counters, 0, sizeof(FrameCounters), m.stream));

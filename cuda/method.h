@@ -51,9 +51,11 @@ struct MethodFrame {
   ImageView<uint8_t> confidence;         // out when has_confidence(): stages.h confidence_map
   FrameCounters* counters = nullptr;     // zeroed by the conversion; the finish adds valid and foreground pixels
   // A branch the method may fork work onto inside the graph (lower priority),
-  // with two events to fork and join it.
+  // with an event to fork it and one a level to join it (join[l]: after the
+  // branch's work for level l, waited for just before that level's).
   cudaStream_t side_stream = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
+  cudaEvent_t fork = nullptr;
+  cudaEvent_t join[kMaxLevels] = {};
 };
 
 class MatchingMethod {

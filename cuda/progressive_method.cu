@@ -123,35 +123,34 @@ class ProgressiveMethod final : public MatchingMethod {
       return {};
     };
     // In the graph, the finer levels' census runs on a branch beside the
-    // coarsest level's matching, which leaves most of the GPU idle, and
-    // joins before the first refinement; timed stage by stage, in order.
-    // So do the refined levels' tile orders (from the last frame's times).
-    // The branch forks after the coarsest level's census, so that the
+    // coarsest level's matching, which leaves most of the GPU idle; so do
+    // the refined levels' tile orders (from the last frame's times). The
+    // branch takes the levels coarse to fine, each joining the frame's stream
+    // just before that level's refinement (join[l]), so that a large level-0
+    // census (1080p, 4K) holds up level 0 alone. Timed stage by stage, in
+    // order. The branch forks after the coarsest level's census, so that the
     // coarsest search (the frame's stream, the greatest priority) and the
     // branch (the least) become ready together and the search's blocks are
     // placed first, evenly over the SMs. Forked before it, the branch's
     // census blocks were resident when the search launched and some SMs took
     // fewer of its blocks: on the H100 (Aloe, bench/RESULTS.md, fifteenth
-    // session) 640x480 x 128 took 0.0875 to 0.0920 ms from run to run
-    // against 0.0842 to 0.0846 forked after.
+    // session) 640x480 x 128 took 0.0875 to 0.0920 ms from run to run, 0.0842
+    // to 0.0846 forked after.
     const bool branch = levels > 1 && !timer->on;
-    auto tile_orders = [&](cudaStream_t st) -> std::string {
-      for (int l = 0; l + 1 < levels; ++l) CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), st));
-      return {};
-    };
     std::string e;
     if (branch) {
       e = census(levels - 1, levels, s);
       if (!e.empty()) return e;
       CS_CUDA_TRY(cudaEventRecord(f.fork, s));
       CS_CUDA_TRY(cudaStreamWaitEvent(f.side_stream, f.fork, 0));
-      e = census(0, levels - 1, f.side_stream);
-      if (e.empty()) e = tile_orders(f.side_stream);
-      if (!e.empty()) return e;
-      CS_CUDA_TRY(cudaEventRecord(f.join, f.side_stream));
+      for (int l = levels - 2; l >= 0; --l) {
+        CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), f.side_stream));
+        e = census(l, l + 1, f.side_stream);
+        if (!e.empty()) return e;
+        CS_CUDA_TRY(cudaEventRecord(f.join[l], f.side_stream));
+      }
     } else {
-      e = tile_orders(s);
-      if (!e.empty()) return e;
+      for (int l = 0; l + 1 < levels; ++l) CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), s));
       if (levels > 1) timer->mark("tile order");
       e = census(0, levels, s);
     }
@@ -159,7 +158,7 @@ class ProgressiveMethod final : public MatchingMethod {
     timer->mark("census");
     for (int l = levels - 1; l >= 0; --l) {
       Level& L = lv_[l];
-      if (branch && l == levels - 2) CS_CUDA_TRY(cudaStreamWaitEvent(s, f.join, 0));
+      if (branch && l < levels - 1) CS_CUDA_TRY(cudaStreamWaitEvent(s, f.join[l], 0));
       MatchViews mv[2];
       for (int v = 0; v < 2; ++v) {
         mv[v].census_ref = L.census[v].cview();

@@ -199,13 +199,13 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // winner unless another left pixel claims the same right pixel more cheaply
 // at a disparity more than the tolerance away (the uniqueness constraint of
 // one cost volume). On Aloe (CPU reference, defaults; bench/RESULTS.md,
-// fourteenth session): bad-2 9.57 -> 8.07 % at full size x 256, 6.58 ->
-// 5.67 % at half size x 128 (fewer pixels invalid; of those kept, slightly
-// more are wrong: average error 1.35 -> 1.50 px at full size). Offering
+// fourteenth session): bad-2 9.57 -> 7.99 % at full size x 256, 6.58 ->
+// 5.62 % at half size x 128 (fewer pixels invalid; of those kept, slightly
+// more are wrong: average error 1.35 -> 1.49 px at full size). Offering
 // every evaluated candidate instead gave 8.72 and 5.96 % and cost the GPU
 // an atomic per candidate; the coarsest level's own right search with the
-// refined levels' offered maps, 8.07 and 5.67 % against 7.99 and 5.62 %
-// offered at every level. The coarse probe (6b) still searches both views.
+// refined levels' offered maps, 8.07 and 5.67 %. The coarse probe (6b)
+// still searches both views.
 
 // ---------------------------------------------------------------- 6b. automatic coarse range
 

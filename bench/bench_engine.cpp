@@ -3,7 +3,7 @@
 //
 //   cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST]
 //                   [--sizes WxH,...] [--disparities D,...] [--frames N]
-//                   [--batch-ms MS] [--singles N] [--stages] [--no-inflight] [--full-only]
+//                   [--batch-ms MS] [--singles N] [--stages] [--timeline] [--no-inflight] [--full-only]
 //                   [--write-pairs DIR [--no-run]] [--profile] [--quick]
 //
 // Scenes (--scene, comma-separated):
@@ -37,9 +37,15 @@
 //   stages    (--stages) profile_stages 21 times, median per stage, stages
 //             repeated per level summed; events between stages and no graph,
 //             so the sum is a little above the graphed frame
+//   timeline  (--timeline) profile_graph 21 times, median per mark: the
+//             frame as its graph runs it (the method's branch beside the
+//             frame's stream), ms from the frame's start to the end of each
+//             stage on its stream (`@side`: the branch; `_L<l>`: level l);
+//             `joined_L<l>` is when level l's refinement could start (the
+//             frame's stream and the branch's work for l both done)
 //   memory    device_bytes() of the engine with one set of buffers and with
 //             two, and the device memory in use (cudaMemGetInfo) after warm-up
-// Output: one `result` line (and a `stages` line) of key=value pairs per
+// Output: one `result` line (and `stages`, `timeline` lines) of key=value pairs per
 // configuration as it finishes, then a readable table. Exit code 0 when every
 // configuration ran, 1 when one failed, 2 for bad options, 77 without a GPU.
 // --write-pairs DIR writes each grey scene's pair at each size (and D, for
@@ -103,6 +109,7 @@ struct Result {
   double inflight_ms = 0;  // 0 when not measured
   size_t engine_bytes = 0, engine_bytes_inflight = 0, used_bytes = 0;
   std::vector<cs::cuda::StageTime> stages;
+  std::vector<cs::cuda::TimelineMark> timeline;  // medians
   std::string error;
 };
 
@@ -128,7 +135,7 @@ struct Options {
   std::string label = "pair";
   int frames = 200, singles = 50;
   double batch_ms = 150;
-  bool stages = false, inflight = true, profile = false;
+  bool stages = false, timeline = false, inflight = true, profile = false;
   // Matching parameters other than the defaults (A/B runs): -1 = default.
   int window = -1, hole_span = -1, min_support = -1, coarse_range_factor = -1, levels = -1;
   int method = 0, block_size = -1, uniqueness_ratio = -2;  // -2: the method's default (-1)
@@ -365,6 +372,20 @@ Result run(const Config& c, const Options& o) {
     }
     for (auto& name : order) r.stages.push_back({name, static_cast<float>(median(acc[name]))});
   }
+  if (o.timeline) {
+    std::vector<std::vector<double>> acc;
+    for (int k = 0; k < 21; ++k) {
+      std::vector<cs::cuda::TimelineMark> t;
+      if ((err = engine->profile_graph(&t)) != "") return fail("profile_graph: " + err);
+      if (k == 0) {
+        r.timeline = t;
+        acc.resize(t.size());
+      }
+      if (t.size() != acc.size()) return fail("profile_graph: the marks changed from one run to the next");
+      for (size_t i = 0; i < t.size(); ++i) acc[i].push_back(t[i].ms);
+    }
+    for (size_t i = 0; i < acc.size(); ++i) r.timeline[i].ms = static_cast<float>(median(acc[i]));
+  }
   const cudaError_t last = cudaGetLastError();
   if (last != cudaSuccess) r.error = cudaGetErrorString(last);
   return r;
@@ -414,6 +435,18 @@ void print_result_line(const Result& r, const Options& o) {
     }
     std::printf(" sum=%.4f\n", sum);
   }
+  if (!r.timeline.empty()) {
+    std::printf("timeline scene=%s size=%s D=%d mode=%s", scene_name(r, o).c_str(),
+                size_text(r.c.width, r.c.height).c_str(), r.c.disparities,
+                is_background_scene(r.c.scene) ? "background" : "full");
+    for (auto& k : r.timeline) {
+      std::string key = key_of(k.name);
+      if (k.level >= 0) key += "_L" + std::to_string(k.level);
+      if (k.side) key += "@side";
+      std::printf(" %s=%.4f", key.c_str(), k.ms);
+    }
+    std::printf("\n");
+  }
   std::fflush(stdout);
 }
 
@@ -431,7 +464,7 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) {
   const char* usage =
       "usage: cs-bench-engine [--left FILE --right FILE [--label NAME]] [--scene LIST] [--sizes WxH,...]\n"
-      "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--no-inflight]\n"
+      "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--timeline] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
       "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N] [--levels N]   (matching parameters, A/B runs)\n"
       "         [--method progressive|block] [--block-size N] [--uniqueness-ratio R]\n"
@@ -441,7 +474,7 @@ int main(int argc, char** argv) {
   std::string error = args.parse(argc, argv,
                                  {{"left", true}, {"right", true}, {"label", true}, {"scene", true},
                                   {"sizes", true}, {"size", true}, {"disparities", true}, {"frames", true},
-                                  {"batch-ms", true}, {"singles", true}, {"stages", false}, {"no-inflight", false},
+                                  {"batch-ms", true}, {"singles", true}, {"stages", false}, {"timeline", false}, {"no-inflight", false},
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
                                   {"min-support", true}, {"coarse-range-factor", true}, {"levels", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
@@ -467,6 +500,7 @@ int main(int argc, char** argv) {
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);
   o.stages = args.has("stages");
+  o.timeline = args.has("timeline");
   o.inflight = !args.has("no-inflight");
   o.profile = args.has("profile");
   o.label = args.text("label", "pair");

@@ -1589,6 +1589,80 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   return {};
 }
 
+std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
+  if (impl_->last_on_twin) return impl_->twin->profile_graph(marks);
+  Impl& m = *impl_;
+  if (!m.have_frame) return "no frame has been processed";
+  if (m.last_from_upload)
+    return "the last frame was read from upload slots, which the engine reuses: profile a frame given in host or "
+           "device memory";
+  std::string e = synchronize();
+  if (!e.empty()) return e;
+  StageTimer t;
+  t.in_graph = true;
+  t.stream = m.stream;
+  cudaEvent_t start = nullptr, converted = nullptr, done = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  // Everything made here goes when the call returns, whatever its outcome.
+  struct Cleanup {
+    StageTimer& t;
+    cudaEvent_t* ev[3];
+    cudaGraphExec_t* exec;
+    ~Cleanup() {
+      t.release();
+      for (cudaEvent_t* p : ev)
+        if (*p) cudaEventDestroy(*p);
+      if (*exec) cudaGraphExecDestroy(*exec);
+    }
+  } cleanup{t, {&start, &converted, &done}, &exec};
+  constexpr int kMarks = 8 * kMaxLevels + 8;
+  for (int i = 0; i < kMarks; ++i) {
+    cudaEvent_t ev;
+    CS_CUDA_TRY(cudaEventCreate(&ev));
+    t.pool.push_back(ev);
+  }
+  for (cudaEvent_t* p : {&start, &converted, &done}) CS_CUDA_TRY(cudaEventCreate(p));
+  CS_CUDA_TRY(cudaStreamBeginCapture(m.stream, cudaStreamCaptureModeThreadLocal));
+  e = m.enqueue_body(m.stream, &t);
+  cudaGraph_t g = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(m.stream, &g);
+  if (e.empty() && end != cudaSuccess) e = cuda_error_text(end, "cudaStreamEndCapture", __FILE__, __LINE__);
+  if (e.empty()) {
+    const cudaError_t inst = cudaGraphInstantiate(&exec, g, cudaGraphInstantiateFlagUseNodePriority);
+    if (inst != cudaSuccess) e = cuda_error_text(inst, "cudaGraphInstantiate", __FILE__, __LINE__);
+  }
+  if (g) cudaGraphDestroy(g);
+  if (!e.empty()) {
+    (void)cudaGetLastError();
+    return e;
+  }
+  CS_CUDA_TRY(cudaEventRecord(start, m.stream));
+  e = m.enqueue_conversion(m.last_left, m.last_right, m.stream);
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(cudaEventRecord(converted, m.stream));
+  CS_CUDA_TRY(cudaGraphLaunch(exec, m.stream));
+  e = m.enqueue_finish(FrameOutput(), m.stream, nullptr);
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(cudaEventRecord(done, m.stream));
+  CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
+  marks->clear();
+  auto add = [&](const std::string& name, int level, bool side, cudaEvent_t ev) -> std::string {
+    TimelineMark k;
+    k.name = name;
+    k.level = level;
+    k.side = side;
+    CS_CUDA_TRY(cudaEventElapsedTime(&k.ms, start, ev));
+    marks->push_back(k);
+    return {};
+  };
+  e = add("convert", -1, false, converted);
+  for (size_t i = 0; i < t.events.size() && e.empty(); ++i) e = add(t.names[i], t.levels[i], t.sides[i], t.events[i]);
+  if (e.empty()) e = add("finish", -1, false, done);
+  if (!e.empty()) return e;
+  if (m.params.background && m.frames_seen_host < INT_MAX) ++m.frames_seen_host;  // the body counted a frame
+  return {};
+}
+
 size_t CudaEngine::device_bytes() const {
   const Impl& m = *impl_;
   size_t n = m.disparity_q4.bytes() + m.confidence.bytes() + m.all_foreground.bytes() + m.encoded.bytes() +

@@ -46,6 +46,16 @@ struct StageTime {
   float ms = 0.0f;
 };
 
+// One mark of profile_graph: when the work before it on its stream was done,
+// ms from the frame's start (before its conversion). level -1: not a
+// level's; side: on the method's branch.
+struct TimelineMark {
+  std::string name;
+  int level = -1;
+  bool side = false;
+  float ms = 0.0f;
+};
+
 class CudaEngine final : public Engine {
  public:
   // Null with a sentence in *error when there is no GPU, the build has no
@@ -148,6 +158,12 @@ class CudaEngine final : public Engine {
   // stages and returns each stage's time; inputs must still be valid (not
   // upload slots, which the engine reuses: such a frame is refused).
   std::string profile_stages(std::vector<StageTime>* times);
+  // Runs the last frame again (same inputs, same refusal) as the graph runs
+  // it, side branch included, with an event record node after each stage
+  // (a graph of its own, captured for the call): where the frame's time
+  // goes when stages overlap. The marks cost a little (the graph's edges
+  // pass through them).
+  std::string profile_graph(std::vector<TimelineMark>* marks);
   // Device memory the engine holds now, bytes.
   size_t device_bytes() const;
   // Kernel configurations follow the device's limits (queried at create()).

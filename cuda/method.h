@@ -19,19 +19,60 @@
 
 namespace cs::cuda {
 
-// Records an event after each stage when profiling (profile_stages); a no-op otherwise.
+// Records an event after each stage when profiling; a no-op otherwise.
+// Two ways (bench/, tools):
+//  - on (profile_stages): the frame's launches straight on its stream in
+//    order, an event between stages; the method runs no branch, so each
+//    stage's time is its own;
+//  - in_graph (profile_graph): the frame as the graph runs it, branch
+//    included; each mark is an event record node of the capture
+//    (cudaEventRecordExternal) on the stream it names, so its time is when
+//    the work before it on that stream was done. `level` and `side` say
+//    where a mark is (-1: not a level's; side: the method's branch).
 struct StageTimer {
   std::vector<cudaEvent_t> events;
   std::vector<std::string> names;
+  std::vector<int> levels;
+  std::vector<bool> sides;
   cudaStream_t stream = nullptr;
   bool on = false;
-  void mark(const char* name) {
-    if (!on) return;
-    cudaEvent_t e;
-    cudaEventCreate(&e);
-    cudaEventRecord(e, stream);
+  bool in_graph = false;
+  void mark(const char* name, int level = -1) { mark_on(stream, false, name, level); }
+  void mark_side(cudaStream_t side, const char* name, int level = -1) {
+    if (in_graph) mark_on(side, true, name, level);
+  }
+  void mark_on(cudaStream_t st, bool side, const char* name, int level) {
+    if (!on && !in_graph) return;
+    cudaEvent_t e = nullptr;
+    if (in_graph) {
+      // Made before the capture (no event is created inside one).
+      if (events.size() >= pool.size() || cudaEventRecordWithFlags(pool[events.size()], st,
+                                                                    cudaEventRecordExternal) != cudaSuccess)
+        return;
+      e = pool[events.size()];
+    } else {
+      if (cudaEventCreate(&e) != cudaSuccess) return;
+      if (cudaEventRecord(e, st) != cudaSuccess) {
+        cudaEventDestroy(e);
+        return;
+      }
+    }
     events.push_back(e);
     names.push_back(name);
+    levels.push_back(level);
+    sides.push_back(side);
+  }
+  // in_graph: the events the marks take, in order.
+  std::vector<cudaEvent_t> pool;
+  void release() {
+    if (!in_graph)
+      for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (cudaEvent_t e : pool) cudaEventDestroy(e);
+    pool.clear();
+    events.clear();
+    names.clear();
+    levels.clear();
+    sides.clear();
   }
 };
 

@@ -147,8 +147,10 @@ class ProgressiveMethod final : public MatchingMethod {
       CS_CUDA_TRY(cudaStreamWaitEvent(f.side_stream, f.fork, 0));
       for (int l = levels - 2; l >= 0; --l) {
         CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), f.side_stream));
+        timer->mark_side(f.side_stream, "tile order", l);
         e = census(l, l + 1, f.side_stream);
         if (!e.empty()) return e;
+        timer->mark_side(f.side_stream, "census", l);
         CS_CUDA_TRY(cudaEventRecord(f.join[l], f.side_stream));
       }
     } else {
@@ -157,10 +159,13 @@ class ProgressiveMethod final : public MatchingMethod {
       e = census(0, levels, s);
     }
     if (!e.empty()) return e;
-    timer->mark("census");
+    timer->mark("census", branch ? levels - 1 : -1);
     for (int l = levels - 1; l >= 0; --l) {
       Level& L = lv_[l];
-      if (branch && l < levels - 1) CS_CUDA_TRY(cudaStreamWaitEvent(s, f.join[l], 0));
+      if (branch && l < levels - 1) {
+        CS_CUDA_TRY(cudaStreamWaitEvent(s, f.join[l], 0));
+        timer->mark("joined", l);  // in the graph: when level l could start
+      }
       MatchViews mv[2];
       for (int v = 0; v < 2; ++v) {
         mv[v].census_ref = L.census[v].cview();
@@ -209,12 +214,12 @@ class ProgressiveMethod final : public MatchingMethod {
       // With offer_right the keys are always kept where asked for.
       bool kept = false;
       CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s, check || !coarsest ? &kept : nullptr));
-      timer->mark(coarsest ? "match coarsest" : "refine");
+      timer->mark(coarsest ? "match coarsest" : "refine", l);
       if (check) {
         CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), right_keys_of(l).cview(), p.lr_check,
                                                    p.lr_tolerance, p.min_support, L.raw[1].view(),
                                                    L.checked[0].view(), L.checked[1].view(), s));
-        timer->mark("cross-check");
+        timer->mark("cross-check", l);
       }
     }
     return {};

@@ -567,6 +567,71 @@ std::vector<uint16_t> process_q4(CudaEngine& gpu, const FrameView& l, const Fram
   return out;
 }
 
+// profile_graph runs the last frame as its graph does: the marks come in
+// the graph's dependency order (the branch's census of a level before the
+// frame's stream takes that level up, a level's refinement after it, the
+// finish last), every level has its marks, and the frames around it give
+// the reference's result.
+TEST(CudaEngine, ProfileGraphMarksTheGraphedFrame) {
+  Params p;
+  p.max_disparity = 256;  // 320x240: three levels (80x60 x 64 at the coarsest)
+  const SyntheticPair pair = make_step_pair(320, 240, 20, 140, 5);
+  const FrameView l = rgba_view(pair.left_rgba), r = rgba_view(pair.right_rgba);
+  Matcher cpu(p);
+  Image<uint16_t> cq4(320, 240);
+  Outputs co;
+  co.disparity_q4 = cq4.view();
+  ASSERT_EQ(cpu.process(l, r, co), "");
+  const std::vector<uint16_t> want(cq4.pixels.begin(), cq4.pixels.end());
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  std::vector<TimelineMark> marks;
+  EXPECT_NE(gpu->profile_graph(&marks), "");  // no frame yet
+  std::string err;
+  for (int frame = 0; frame < 3; ++frame) {  // eager, captured, replayed
+    EXPECT_TRUE(process_q4(*gpu, l, r, &err) == want) << "frame " << frame;
+    ASSERT_EQ(err, "");
+  }
+  const int levels = gpu->stats().levels;
+  ASSERT_EQ(levels, 3);
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(gpu->profile_graph(&marks), "");
+    ASSERT_GE(marks.size(), 2u);
+    EXPECT_EQ(marks.front().name, "convert");
+    EXPECT_EQ(marks.back().name, "finish");
+    auto find = [&](const std::string& name, int level, bool side) -> const TimelineMark* {
+      for (const TimelineMark& m : marks)
+        if (m.name == name && m.level == level && m.side == side) return &m;
+      return nullptr;
+    };
+    const float end = marks.back().ms;
+    for (const TimelineMark& m : marks) {
+      EXPECT_GE(m.ms, 0.0f) << m.name;
+      EXPECT_LE(m.ms, end) << m.name << " after the finish";
+    }
+    const TimelineMark* coarsest = find("match coarsest", levels - 1, false);
+    ASSERT_NE(coarsest, nullptr);
+    EXPECT_GE(coarsest->ms, find("census", levels - 1, false)->ms);
+    for (int lv = 0; lv + 1 < levels; ++lv) {
+      SCOPED_TRACE(::testing::Message() << "level " << lv);
+      const TimelineMark* census = find("census", lv, true);
+      const TimelineMark* tiles = find("tile order", lv, true);
+      const TimelineMark* joined = find("joined", lv, false);
+      const TimelineMark* refine = find("refine", lv, false);
+      ASSERT_TRUE(census && tiles && joined && refine);
+      EXPECT_LE(tiles->ms, census->ms);
+      EXPECT_LE(census->ms, joined->ms);
+      EXPECT_LE(joined->ms, refine->ms);
+      EXPECT_LE(find("refine", lv + 1, false) ? find("refine", lv + 1, false)->ms : coarsest->ms, joined->ms);
+    }
+  }
+  // The profile leaves the engine's own graph and buffers as they were.
+  EXPECT_TRUE(process_q4(*gpu, l, r, &err) == want) << "after the profile";
+  std::vector<StageTime> times;
+  EXPECT_EQ(gpu->profile_stages(&times), "");
+  EXPECT_TRUE(process_q4(*gpu, l, r, &err) == want) << "after both profiles";
+}
+
 // A second thread uploads frame i + 1.. while the main thread processes
 // frame i from upload slots; every result must be the one process() gives
 // for the host views. Pageable and pinned (padded) sources alternate, the
@@ -655,6 +720,8 @@ TEST(CudaEngine, UploadAheadFromAnotherThreadMatchesHostFrames) {
   // The profiler refuses a frame whose inputs the engine may refill.
   std::vector<StageTime> times;
   EXPECT_NE(gpu->profile_stages(&times), "");
+  std::vector<TimelineMark> marks;
+  EXPECT_NE(gpu->profile_graph(&marks), "");
 }
 
 // A packed frame uploaded whole, its halves processed as the two views

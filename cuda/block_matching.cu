@@ -181,12 +181,18 @@ cudaError_t enqueue_block_match(const BlockMatchViews& v, const BlockParams& p, 
   return cudaGetLastError();
 }
 
+cudaError_t block_finish_call(const BlockFinishViews& views, const BlockFinishParams& params, KernelCall* call) {
+  const dim3 block(kFinishX, kFinishY);
+  call->set(block_finish_kernel, grid_for(views.winners.disparity.width, views.winners.disparity.height, block), block,
+            0, views, params);
+  return cudaSuccess;
+}
+
 cudaError_t enqueue_block_finish(const BlockFinishViews& views, const BlockFinishParams& params,
                                  cudaStream_t stream) {
-  const dim3 block(kFinishX, kFinishY);
-  block_finish_kernel<<<grid_for(views.winners.disparity.width, views.winners.disparity.height, block), block, 0,
-                        stream>>>(views, params);
-  return cudaGetLastError();
+  KernelCall call;
+  const cudaError_t e = block_finish_call(views, params, &call);
+  return e != cudaSuccess ? e : call.launch(stream);
 }
 
 std::vector<KernelLaunch> block_kernel_launches() {

@@ -88,6 +88,9 @@ struct BlockFinishViews : BlockFinishMaps {
 };
 cudaError_t enqueue_block_finish(const BlockFinishViews& views, const BlockFinishParams& params,
                                  cudaStream_t stream);
+// Its launch as a description (kernel_call.h), for the engine's frame graph
+// (finish.h finish_call says why).
+cudaError_t block_finish_call(const BlockFinishViews& views, const BlockFinishParams& params, KernelCall* call);
 
 // The launch configurations of method block's kernels, for the build-time
 // resource check (as match_kernel_launches): every tile width must fit every

@@ -74,8 +74,8 @@ class BlockMethod final : public MatchingMethod {
     return {};
   }
 
-  std::string enqueue_finish(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
-                             cudaStream_t s, StageTimer* timer) override {
+  std::string finish_call(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
+                          KernelCall* call) override {
     BlockFinishViews fv;
     fv.winners = as_const(winners());
     if (f.params->lr_check) fv.right = right_.cview();
@@ -84,8 +84,7 @@ class BlockMethod final : public MatchingMethod {
     fv.confidence = f.confidence;
     fv.counters = f.counters;
     fv.encode = encode;
-    CS_CUDA_TRY(enqueue_block_finish(fv, finish_params(f), s));
-    timer->mark("finish");
+    CS_CUDA_TRY(block_finish_call(fv, finish_params(f), call));
     return {};
   }
 

@@ -226,14 +226,16 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
     drow(l2, by)[bx] = average4(byte_of(half[0], 0), byte_of(half[0], 1), byte_of(half[1], 0), byte_of(half[1], 1));
 }
 
+// The launch of w's kernel for `count` views (blockIdx.z): the form for
+// the input format and for whether colour is made.
 template <bool kRgb>
-cudaError_t launch(const Views& w, int count, cudaStream_t stream) {
+cudaError_t describe(const Views& w, int count, KernelCall* call) {
   const dim3 block(kThreadsX, kThreadsY);
   dim3 grid = grid_for((w.in[0].width + kSide - 1) / kSide, (w.in[0].height + kSide - 1) / kSide, block);
   grid.z = count;
   switch (w.in[0].format) {
 #define CS_FORMAT(F) \
-  case PixelFormat::F: convert_kernel<PixelFormat::F, kRgb><<<grid, block, 0, stream>>>(w); break;
+  case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kRgb>, grid, block, 0, w); break;
     CS_FORMAT(RGBA)
     CS_FORMAT(BGRA)
     CS_FORMAT(RGBx)
@@ -252,12 +254,12 @@ cudaError_t launch(const Views& w, int count, cudaStream_t stream) {
 #undef CS_FORMAT
     default: return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
+  return cudaSuccess;
 }
 
-cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
-                          const ImageView<uint32_t>* rgb, int count, cudaStream_t stream,
-                          unsigned long long* clear = nullptr, int clear_words = 0) {
+cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
+                           const ImageView<uint32_t>* rgb, int count, KernelCall* call,
+                           unsigned long long* clear = nullptr, int clear_words = 0) {
   if (levels < 1 || levels > kMaxConvertLevels || clear_words < 0 || (clear_words > 0 && !clear))
     return cudaErrorInvalidValue;
   Views w{};
@@ -279,7 +281,11 @@ cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* 
     w.pairs = w.pairs && rows_aligned(in[i].plane[0], in[i].pitch[0], 8);
     w.gray_words = w.gray_words && rows_aligned(gray[i][0].data, gray[i][0].pitch, 4);
   }
-  return rgb[0].data ? launch<true>(w, count, stream) : launch<false>(w, count, stream);
+  return rgb[0].data ? describe<true>(w, count, call) : describe<false>(w, count, call);
+}
+
+cudaError_t launch_described(cudaError_t described, const KernelCall& call, cudaStream_t stream) {
+  return described != cudaSuccess ? described : call.launch(stream);
 }
 
 }  // namespace
@@ -287,7 +293,8 @@ cudaError_t convert_views(const FrameView* in, const ImageView<uint8_t>* const* 
 cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, ImageView<uint32_t> rgb,
                             cudaStream_t stream) {
   const ImageView<uint8_t>* levels[1] = {&gray};
-  return convert_views(&in, levels, 1, &rgb, 1, stream);
+  KernelCall call;
+  return launch_described(describe_views(&in, levels, 1, &rgb, 1, &call), call, stream);
 }
 
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, ImageView<uint8_t> gray_left,
@@ -296,17 +303,27 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
   return enqueue_convert_pair(left, right, &gray_left, &gray_right, 1, rgb_left, rgb_right, stream);
 }
 
-cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
-                                 const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
-                                 ImageView<uint32_t> rgb_right, cudaStream_t stream, unsigned long long* clear,
-                                 int clear_words) {
+cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
+                              const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
+                              ImageView<uint32_t> rgb_right, KernelCall* call, unsigned long long* clear,
+                              int clear_words) {
   if (left.format != right.format || left.width != right.width || left.height != right.height ||
       (rgb_left.data == nullptr) != (rgb_right.data == nullptr))
     return cudaErrorInvalidValue;
   const FrameView in[2] = {left, right};
   const ImageView<uint8_t>* gray[2] = {gray_left, gray_right};
   const ImageView<uint32_t> rgb[2] = {rgb_left, rgb_right};
-  return convert_views(in, gray, levels, rgb, 2, stream, clear, clear_words);
+  return describe_views(in, gray, levels, rgb, 2, call, clear, clear_words);
+}
+
+cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
+                                 const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
+                                 ImageView<uint32_t> rgb_right, cudaStream_t stream, unsigned long long* clear,
+                                 int clear_words) {
+  KernelCall call;
+  return launch_described(convert_pair_call(left, right, gray_left, gray_right, levels, rgb_left, rgb_right, &call,
+                                            clear, clear_words),
+                          call, stream);
 }
 
 }  // namespace cs::cuda

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernel_call.h"
 #include "stereo.h"
 
 namespace cs::cuda {
@@ -30,5 +31,14 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
                                  const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
                                  ImageView<uint32_t> rgb_right, cudaStream_t stream,
                                  unsigned long long* clear = nullptr, int clear_words = 0);
+
+// The launch enqueue_convert_pair above makes, with the same checks, as a
+// description (kernel_call.h): the engine launches it or writes it into the
+// first node of its frame's graph. Its KernelShape follows the format, the
+// colour (rgb set or not) and the size; the rest are arguments.
+cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
+                              const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
+                              ImageView<uint32_t> rgb_right, KernelCall* call, unsigned long long* clear = nullptr,
+                              int clear_words = 0);
 
 }  // namespace cs::cuda

@@ -1,12 +1,24 @@
 // The CUDA engine: owns device buffers, one stream, pinned staging and a
-// CUDA graph of the frame's fixed-address work (pyramid .. the last level's
-// matching), which is captured once per configuration and replayed every
-// frame. The kernels whose addresses change per frame are launched outside
-// the graph: the input conversion, which also zeroes the frame's counters,
-// and the method's finish, which writes the output (the Q4 map or its
-// encoding) where the caller wants it. So a frame is three launches and its
-// graph has no memset or copy node (those two took 7 to 10 us of a 0.1 to
-// 0.3 ms frame on an H100, an encoding pass of its own 3 to 7).
+// CUDA graph of the frame, which is captured once per configuration and
+// replayed every frame. A frame is one graph launch: its first node is the
+// input conversion, which also zeroes the frame's counters, then the
+// fixed-address work (pyramid .. the last level's matching), and its last
+// node the method's finish, which adds to the counters and writes the
+// output (the Q4 map or its encoding) where the caller wants it. The
+// conversion's input and the finish's output change from frame to frame:
+// both kernels are described as data (kernel_call.h), and before each
+// launch the two nodes get this frame's arguments
+// (cudaGraphExecKernelNodeSetParams). Launched around the graph as three
+// submissions, a frame timed alone on an idle GPU took 3 to 5 us longer
+// than one after another (640x480 x 128 on an H100, about 0.088 ms a frame;
+// bench/README.md). A frame whose conversion or finish is another kernel
+// or grid than the nodes' is captured again (enqueue_frame). The finish
+// leaves the graph for a frame that must wait for an event first (an
+// earlier copy out of its output buffer, or the other set's output when two
+// sets of frames are in flight): its node is disabled and the finish
+// launched after the graph. The graph has no memset or copy node (those two
+// took 7 to 10 us of a 0.1 to 0.3 ms frame on an H100, an encoding pass of
+// its own 3 to 7).
 #include "cuda_engine.h"
 
 #include <algorithm>
@@ -29,6 +41,7 @@
 #include "frame_checks.h"
 #include "gpu_code.h"
 #include "host_register.h"
+#include "kernel_call.h"
 #include "matching.h"
 #include "method.h"
 #include "morphology.h"
@@ -171,6 +184,14 @@ struct AutoCoarse {
   }
 };
 
+// The two kernels of a frame's graph that take the frame's own arguments
+// (kernel_call.h): what a graph was captured with, or what a frame needs.
+struct FrameShape {
+  KernelShape convert, finish;
+  bool operator==(const FrameShape& o) const { return convert == o.convert && finish == o.finish; }
+  bool operator!=(const FrameShape& o) const { return !(*this == o); }
+};
+
 }  // namespace
 
 // Where a frame's finish writes (run_frame): a caller's Q4 map (q4), or
@@ -209,9 +230,27 @@ struct CudaEngine::Impl {
   bool buffers_ready = false;
   cudaGraphExec_t graph = nullptr;
   bool graph_ready = false;
+  // The captured graph `graph` was instantiated from: the runtime names the
+  // executable graph's nodes by their handles in it (convert_node, the
+  // first, and finish_node, the last), so it lives as long as `graph`.
+  cudaGraph_t graph_source = nullptr;
+  cudaGraphNode_t convert_node = nullptr, finish_node = nullptr;
+  // What those two nodes were captured with, the arguments they hold now
+  // (a node already holding a frame's arguments is not updated) and
+  // whether the finish node runs (finish_waits).
+  FrameShape graph_shape;
+  KernelCall graph_convert, graph_finish;
+  bool finish_enabled = true;
   // The configuration's launches have run once straight on the stream (the
-  // first frame after a change does that: see run_frame).
+  // first frame after a change does that: see enqueue_frame), with
+  // conversion and finish kernels of warm_shape.
   bool body_warm = false;
+  FrameShape warm_shape;
+  // Whether the graph holds the conversion and the finish. False once the
+  // runtime refused to name or update those nodes: from then on the graph
+  // holds the body alone, and the conversion and the finish are launched
+  // around it (three submissions a frame).
+  bool frame_nodes = true;
   // The coarse-range factor the frame being enqueued uses (the parameters'
   // own, or the automatic one) and the one the levels' ranges, and so the
   // graph, were prepared with.
@@ -360,17 +399,27 @@ struct CudaEngine::Impl {
   // Intensity levels the conversion makes (the rest of the pyramid is the body's).
   int converted_levels() const { return levels < kMaxConvertLevels ? levels : kMaxConvertLevels; }
 
-  // The frame's conversion (its input addresses change from frame to frame,
-  // so it stays out of the graph): level 0 and the first pyramid levels.
-  std::string enqueue_conversion(const FrameView& left, const FrameView& right, cudaStream_t s) {
+  // The frame's conversion: level 0 and the first pyramid levels, and the
+  // frame's counters zeroed. Its input addresses change from frame to
+  // frame: described (kernel_call.h) for the graph's first node or a launch.
+  std::string conversion_call(const FrameView& left, const FrameView& right, KernelCall* call) {
     ImageView<uint8_t> gray[2][kMaxConvertLevels];
     for (int l = 0; l < converted_levels(); ++l)
       for (int v = 0; v < 2; ++v) gray[v][l] = lv[l].gray[v].view();
     const bool bg = params.background;
-    CS_CUDA_TRY(enqueue_convert_pair(left, right, gray[0], gray[1], converted_levels(),
-                                     bg ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
-                                     bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, s,
-                                     reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords));
+    CS_CUDA_TRY(convert_pair_call(left, right, gray[0], gray[1], converted_levels(),
+                                  bg ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
+                                  bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, call,
+                                  reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords));
+    return {};
+  }
+
+  // The conversion straight on the stream (profile_stages).
+  std::string enqueue_conversion(const FrameView& left, const FrameView& right) {
+    KernelCall call;
+    std::string e = conversion_call(left, right, &call);
+    if (!e.empty()) return e;
+    CS_CUDA_TRY(call.launch(stream));
     return {};
   }
 
@@ -404,7 +453,7 @@ struct CudaEngine::Impl {
       CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
       timer->mark("background");
     }
-    // The method's matching; its finish follows the graph (enqueue_finish).
+    // The method's matching; its finish is the frame's last kernel (finish_call).
     return method->enqueue(method_frame(), s, timer);
   }
 
@@ -433,10 +482,22 @@ struct CudaEngine::Impl {
   }
 
   // After a change of configuration: the next frame runs its launches on the
-  // stream, the one after is captured (enqueue_frame_work).
+  // stream, the one after is captured (enqueue_frame).
   void forget_graph() {
     graph_ready = false;
     body_warm = false;
+  }
+
+  // The executable graph and the captured one behind it. Frames already
+  // queued with it still run (an executable graph destroyed in flight is
+  // freed when its launches are done: cuGraphExecDestroy).
+  void drop_graph() {
+    graph_ready = false;
+    if (graph) cudaGraphExecDestroy(graph);
+    if (graph_source) cudaGraphDestroy(graph_source);
+    graph = nullptr;
+    graph_source = nullptr;
+    convert_node = finish_node = nullptr;
   }
 
   // The levels' ranges and the method's buffers for these sizes and
@@ -449,29 +510,97 @@ struct CudaEngine::Impl {
     return method->allocate(method_frame(), stream);
   }
 
-  // The frame's launches straight on the stream, without a graph.
-  std::string run_body_eagerly() {
-    std::string e = prepare_body();
-    if (!e.empty()) return e;
-    StageTimer off;
-    return enqueue_body(stream, &off);
+  // Whether the frame writes an output of the caller's (else the finish
+  // writes the engine's own Q4 map).
+  static bool writes_output(const FrameOutput& out) { return out.q4.data || out.encode.dst; }
+
+  // Whether the frame's finish must wait for an event first: out.wait_before
+  // (the copy that last read its output buffer), or the other set's latest
+  // output (before_output). A wait before the whole graph would hold up the
+  // frame's matching too (with two sets in flight, until the other set's
+  // frame had ended), so such a finish runs after the graph instead.
+  bool finish_waits(const FrameOutput& out) const {
+    return out.wait_before || (writes_output(out) && peer && peer->output_recorded);
   }
 
-  // Captures the frame's launches into `graph`. A failure after the capture
-  // began sets *in_capture (the capture, not the work, failed: another
-  // thread's CUDA call can invalidate it).
-  std::string build_graph(bool* in_capture) {
-    *in_capture = false;
-    if (graph) {
-      cudaGraphExecDestroy(graph);
-      graph = nullptr;
+  // The frame's finish (the method's kernel, finish_call) for `out`.
+  std::string finish_call(const FrameOutput& out, KernelCall* call) {
+    return method->finish_call(method_frame(), writes_output(out) ? out.q4 : disparity_q4.view(), out.encode, call);
+  }
+
+  // The finish straight on the stream: after out.wait_before, and after the
+  // other set's output when it writes one (finish_waits).
+  std::string launch_finish(const KernelCall& finish, const FrameOutput& out) {
+    if (out.wait_before) CS_CUDA_TRY(cudaStreamWaitEvent(stream, out.wait_before, 0));
+    if (writes_output(out)) {
+      std::string e = before_output();
+      if (!e.empty()) return e;
     }
-    std::string a = prepare_body();
-    if (!a.empty()) return a;
+    CS_CUDA_TRY(finish.launch(stream));
+    return {};
+  }
+
+  // The finish of profile_stages, into the engine's own Q4 map.
+  std::string enqueue_finish(StageTimer* timer) {
+    KernelCall call;
+    const FrameOutput none;
+    std::string e = finish_call(none, &call);
+    if (e.empty()) e = launch_finish(call, none);
+    if (e.empty()) timer->mark("finish");
+    return e;
+  }
+
+  // The node the stream's last captured launch made: the one node the next
+  // would depend on. False, with the runtime's error cleared, when the
+  // runtime does not say so.
+  bool last_captured_node(cudaGraphNode_t* node) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    const cudaGraphNode_t* deps = nullptr;
+    size_t count = 0;
+#if CUDART_VERSION >= 13000
+    const cudaGraphEdgeData* edges = nullptr;
+    const cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, &edges, &count);
+#else
+    const cudaError_t e = cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, &count);
+#endif
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+    if (e != cudaSuccess || status != cudaStreamCaptureStatusActive || count != 1 || !deps ||
+        cudaGraphNodeGetType(deps[0], &type) != cudaSuccess || type != cudaGraphNodeTypeKernel) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    *node = deps[0];
+    return true;
+  }
+
+  // Captures the frame into `graph`: the conversion, the body and the
+  // finish (the body alone without frame_nodes), with this frame's
+  // arguments. A failure after the capture began sets *in_capture (the
+  // capture, not the work, failed: another thread's CUDA call can
+  // invalidate it). Nodes the runtime does not name leave no graph and
+  // frame_nodes off, without an error: the frame then runs straight on the
+  // stream, and the next is captured as the body alone.
+  std::string build_graph(const KernelCall& convert, const KernelCall& finish, bool* in_capture) {
+    *in_capture = false;
+    drop_graph();
     StageTimer off;
+    bool named = true;
+    cudaGraphNode_t first = nullptr, last = nullptr;
     CS_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     *in_capture = true;
-    std::string e = enqueue_body(stream, &off);
+    std::string e = [&]() -> std::string {
+      if (frame_nodes) {
+        CS_CUDA_TRY(convert.launch(stream));
+        named = last_captured_node(&first);
+      }
+      std::string b = enqueue_body(stream, &off);
+      if (!b.empty()) return b;
+      if (frame_nodes) {
+        CS_CUDA_TRY(finish.launch(stream));
+        named = named && last_captured_node(&last);
+      }
+      return {};
+    }();
     cudaGraph_t g = nullptr;
     const cudaError_t end = cudaStreamEndCapture(stream, &g);
     if (!e.empty()) {
@@ -479,55 +608,130 @@ struct CudaEngine::Impl {
       return e;
     }
     CS_CUDA_TRY(end);
+    if (frame_nodes && !named) {
+      cudaGraphDestroy(g);
+      frame_nodes = false;
+      *in_capture = false;
+      return {};
+    }
     const cudaError_t inst = cudaGraphInstantiate(&graph, g, cudaGraphInstantiateFlagUseNodePriority);
-    cudaGraphDestroy(g);
-    CS_CUDA_TRY(inst);
+    if (inst != cudaSuccess) {
+      graph = nullptr;
+      cudaGraphDestroy(g);
+      return cuda_error_text(inst, "cudaGraphInstantiate", __FILE__, __LINE__);
+    }
+    graph_source = g;
+    convert_node = first;
+    finish_node = last;
+    graph_shape = {convert.shape(), finish.shape()};
+    graph_convert = convert;
+    graph_finish = finish;
+    finish_enabled = true;
     graph_ready = true;
     return {};
   }
 
-  // The frame's launches: through the graph, captured on the second frame of
-  // a configuration. The first runs them straight on the stream, so that
-  // every kernel is loaded outside a capture (CUDA loads a module lazily, at
-  // its first launch). A capture that fails (seen with 16 pipelines decoding
-  // H.264 in one process: cudaErrorStreamCaptureInvalidated) costs the graph,
-  // not the frame: the frame runs straight on the stream, the next frame
-  // tries again, and after kMaxCaptureFailures every frame runs without one.
-  std::string enqueue_frame_work() {
-    if (graph_ready) {
-      CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
-      return {};
+  // This frame's arguments into the graph's conversion and finish nodes
+  // (those that hold other ones), and the finish node on or off
+  // (finish_inside). False when the runtime refused a change (its error
+  // cleared): the nodes may then hold another frame's arguments.
+  bool set_frame_nodes(const KernelCall& convert, const KernelCall& finish, bool finish_inside) {
+    auto refused = [] {
+      (void)cudaGetLastError();
+      return false;
+    };
+    if (!convert.same_arguments(graph_convert)) {
+      graph_convert = convert;
+      const cudaKernelNodeParams p = graph_convert.node_params();
+      if (cudaGraphExecKernelNodeSetParams(graph, convert_node, &p) != cudaSuccess) return refused();
     }
-    if (!body_warm || capture_failures >= kMaxCaptureFailures) {
-      std::string e = run_body_eagerly();
+    if (finish_inside && !finish.same_arguments(graph_finish)) {
+      graph_finish = finish;
+      const cudaKernelNodeParams p = graph_finish.node_params();
+      if (cudaGraphExecKernelNodeSetParams(graph, finish_node, &p) != cudaSuccess) return refused();
+    }
+    if (finish_inside != finish_enabled) {
+      if (cudaGraphNodeSetEnabled(graph, finish_node, finish_inside ? 1 : 0) != cudaSuccess) return refused();
+      finish_enabled = finish_inside;
+    }
+    return true;
+  }
+
+  // The frame's launches without a graph, in the graph's order.
+  std::string run_frame_eagerly(const KernelCall& convert, const KernelCall& finish, const FrameOutput& out) {
+    CS_CUDA_TRY(convert.launch(stream));
+    StageTimer off;
+    std::string e = enqueue_body(stream, &off);
+    return e.empty() ? launch_finish(finish, out) : e;
+  }
+
+  // The frame's conversion, body and finish, in that order on the stream
+  // (the conversion zeroes the counters the finish adds to).
+  //
+  // Through the graph, captured on the second frame of a configuration: one
+  // launch whose first and last nodes get this frame's arguments first
+  // (set_frame_nodes); a finish that must wait for an event (finish_waits)
+  // is disabled there and launched after the graph. A frame whose
+  // conversion or finish is another kernel or grid than the graph's nodes
+  // (another input format or output form) drops the graph: it runs straight
+  // on the stream and the next frame is captured. Never is a node launched
+  // with another frame's arguments: where the runtime refuses an update,
+  // the graph is dropped and frames go on with the body alone in it.
+  //
+  // Straight on the stream: the first frame of a configuration (or of new
+  // conversion and finish kernels), so that every kernel is loaded outside
+  // a capture (CUDA loads a module lazily, at its first launch). A capture
+  // that fails (seen with 16 pipelines decoding H.264 in one process:
+  // cudaErrorStreamCaptureInvalidated) costs the graph, not the frame: the
+  // frame runs straight on the stream, the next frame tries again, and
+  // after kMaxCaptureFailures every frame runs without one.
+  std::string enqueue_frame(const FrameView& left, const FrameView& right, const FrameOutput& out) {
+    if (!graph_ready) {
+      std::string e = prepare_body();
+      if (!e.empty()) return e;
+    }
+    KernelCall convert, finish;
+    std::string e = conversion_call(left, right, &convert);
+    if (e.empty()) e = finish_call(out, &finish);
+    if (!e.empty()) return e;
+    const FrameShape shape{convert.shape(), finish.shape()};
+    // The levels' ranges and the method's buffers stay those the graph was
+    // made with: only its conversion or finish kernel changed.
+    if (graph_ready && frame_nodes && shape != graph_shape) forget_graph();
+    if (!graph_ready && body_warm && (!frame_nodes || shape == warm_shape) &&
+        capture_failures < kMaxCaptureFailures) {
+      bool in_capture = false;
+      e = build_graph(convert, finish, &in_capture);
+      if (!e.empty()) {
+        if (!in_capture) return e;
+        (void)cudaGetLastError();  // the capture's error is not the stream's
+        ++capture_failures;
+      }
+    }
+    if (!graph_ready) {
+      e = run_frame_eagerly(convert, finish, out);
+      if (e.empty()) {
+        body_warm = true;
+        warm_shape = shape;
+      }
+      return e;
+    }
+    if (!frame_nodes) {
+      CS_CUDA_TRY(convert.launch(stream));
+      CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
+      return launch_finish(finish, out);
+    }
+    const bool finish_inside = !finish_waits(out);
+    if (!set_frame_nodes(convert, finish, finish_inside)) {
+      drop_graph();
+      forget_graph();
+      frame_nodes = false;
+      e = run_frame_eagerly(convert, finish, out);
       if (e.empty()) body_warm = true;
       return e;
     }
-    bool in_capture = false;
-    std::string e = build_graph(&in_capture);
-    if (e.empty()) {
-      CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
-      return {};
-    }
-    if (!in_capture) return e;
-    (void)cudaGetLastError();  // the capture's error is not the stream's
-    ++capture_failures;
-    return run_body_eagerly();
-  }
-
-  // The frame's finish after its graph (its output changes from frame to
-  // frame): waits for out.wait_before, and for the other set's output when
-  // it writes one, then the method's finish.
-  std::string enqueue_finish(const FrameOutput& out, cudaStream_t s, StageTimer* timer) {
-    if (out.wait_before) CS_CUDA_TRY(cudaStreamWaitEvent(s, out.wait_before, 0));
-    const bool output = out.q4.data || out.encode.dst;
-    if (output) {
-      std::string e = before_output();
-      if (!e.empty()) return e;
-    }
-    StageTimer off;
-    return method->enqueue_finish(method_frame(), output ? out.q4 : disparity_q4.view(), out.encode, s,
-                                  timer ? timer : &off);
+    CS_CUDA_TRY(cudaGraphLaunch(graph, stream));
+    return finish_inside ? std::string() : launch_finish(finish, out);
   }
 
   // The last frame's counts (complete after its finish) into counters_host,
@@ -677,9 +881,9 @@ struct CudaEngine::Impl {
     return e;
   }
 
-  // Validation, configuration, inputs, conversion, the graph and the
-  // finish: the Q4 map, the level-0 mask and out's encoding are then in
-  // device memory, in stream order.
+  // Validation, configuration, inputs and the frame's conversion, body and
+  // finish (enqueue_frame): the Q4 map, the level-0 mask and out's encoding
+  // are then in device memory, in stream order.
   std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller,
                         const FrameOutput& out = {}) {
     std::string e = ensure_device();
@@ -696,15 +900,15 @@ struct CudaEngine::Impl {
     e = stage_inputs(left, right, &dl, &dr);
     if (!e.empty()) return e;
     // Inputs in upload slots: the conversion reads them once their upload
-    // (on the upload stream) is done; after it they may be refilled.
+    // (on the upload stream) is done; after it they may be refilled. The
+    // conversion is inside the frame's graph, so they are given back after
+    // the frame's work (the stream's next point after the conversion).
     for (int k : frame_slots) CS_CUDA_TRY(cudaStreamWaitEvent(stream, slots[k].uploaded, 0));
     last_from_upload = !frame_slots.empty();
-    e = enqueue_conversion(dl, dr, stream);
+    e = enqueue_frame(dl, dr, out);
     if (!e.empty()) return e;
     give_back_frame_slots();
-    e = enqueue_frame_work();
-    if (e.empty()) e = enqueue_finish(out, stream, nullptr);
-    if (e.empty()) e = probe_coarse_range();
+    e = probe_coarse_range();
     if (!e.empty()) return e;
     last_left = dl;
     last_right = dr;
@@ -909,7 +1113,7 @@ CudaEngine::~CudaEngine() {
     for (auto& p : s.plane) p.release();
   }
   if (m.upload_stream) cudaStreamDestroy(m.upload_stream);
-  if (m.graph) cudaGraphExecDestroy(m.graph);
+  m.drop_graph();
   m.lv.clear();
   m.method.reset();
   if (m.counters) cudaFree(m.counters);
@@ -1570,11 +1774,11 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   t.on = true;
   t.stream = m.stream;
   t.mark("start");
-  e = m.enqueue_conversion(m.last_left, m.last_right, m.stream);
+  e = m.enqueue_conversion(m.last_left, m.last_right);
   if (!e.empty()) return e;
   t.mark("convert");
   e = m.enqueue_body(m.stream, &t);
-  if (e.empty()) e = m.enqueue_finish(FrameOutput(), m.stream, &t);
+  if (e.empty()) e = m.enqueue_finish(&t);
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaStreamSynchronize(m.stream));
   times->clear();

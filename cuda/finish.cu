@@ -87,11 +87,11 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
 
 }  // namespace
 
-cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
-                           ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
-                           FrameCounters* counters, cudaStream_t stream, ImageView<const int16_t> right,
-                           int tolerance, const FinishConfidence& confidence, const EncodeTarget& encode,
-                           ImageView<const uint32_t> right_keys) {
+cudaError_t finish_call(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
+                        ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4, FrameCounters* counters,
+                        KernelCall* call, ImageView<const int16_t> right, int tolerance,
+                        const FinishConfidence& confidence, const EncodeTarget& encode,
+                        ImageView<const uint32_t> right_keys) {
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((disparity.width + kBlockX * kPixelsPerThread - 1) / (kBlockX * kPixelsPerThread),
                   (disparity.height + kBlockY - 1) / kBlockY);
@@ -99,9 +99,20 @@ cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const i
   // A form per output (the Q4 map, or another encoding) and confidence.
   auto kernel = confidence.confidence.data ? (encode.dst ? finish_kernel<true, true> : finish_kernel<true, false>)
                                            : (encode.dst ? finish_kernel<false, true> : finish_kernel<false, false>);
-  kernel<<<grid, block, 0, stream>>>(disparity, subpixel_offset, mask, disparity_q4, counters, right, tolerance,
-                                     confidence, encode, right_keys);
-  return cudaGetLastError();
+  call->set(kernel, grid, block, 0, disparity, subpixel_offset, mask, disparity_q4, counters, right, tolerance,
+            confidence, encode, right_keys);
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
+                           ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
+                           FrameCounters* counters, cudaStream_t stream, ImageView<const int16_t> right,
+                           int tolerance, const FinishConfidence& confidence, const EncodeTarget& encode,
+                           ImageView<const uint32_t> right_keys) {
+  KernelCall call;
+  const cudaError_t e = finish_call(disparity, subpixel_offset, mask, disparity_q4, counters, &call, right, tolerance,
+                                    confidence, encode, right_keys);
+  return e != cudaSuccess ? e : call.launch(stream);
 }
 
 }  // namespace cs::cuda

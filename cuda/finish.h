@@ -6,6 +6,7 @@
 
 #include "cuda_util.h"
 #include "encode_output.h"
+#include "kernel_call.h"
 #include "stereo.h"
 
 namespace cs::cuda {
@@ -67,5 +68,16 @@ cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const i
                            ImageView<const int16_t> right = {}, int tolerance = 0,
                            const FinishConfidence& confidence = {}, const EncodeTarget& encode = {},
                            ImageView<const uint32_t> right_keys = {});
+
+// The launch enqueue_finish above makes, with the same checks, as a
+// description (kernel_call.h) in place of the stream: the engine launches it
+// or writes it into the last node of its frame's graph. Its KernelShape
+// follows the output (the Q4 map or an encoding), the confidence and the
+// size; the views, the encoding's arguments and the counters are arguments.
+cudaError_t finish_call(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
+                        ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4, FrameCounters* counters,
+                        KernelCall* call, ImageView<const int16_t> right = {}, int tolerance = 0,
+                        const FinishConfidence& confidence = {}, const EncodeTarget& encode = {},
+                        ImageView<const uint32_t> right_keys = {});
 
 }  // namespace cs::cuda

@@ -14,6 +14,7 @@
 
 #include "device_limits.h"
 #include "finish.h"
+#include "kernel_call.h"
 #include "matcher_debug.h"
 #include "stereo.h"
 
@@ -114,13 +115,15 @@ class MatchingMethod {
   // The frame's matching from the levels' intensities (and masks) up to
   // its finish (in the frame's graph); marks its stages on `timer`.
   virtual std::string enqueue(const MethodFrame& frame, cudaStream_t stream, StageTimer* timer) = 0;
-  // The frame's finish, after enqueue(), outside the graph (its output
-  // changes from frame to frame): the Q4 map into disparity_q4 or, with
-  // encode.dst set (disparity_q4.data == nullptr), its encoding there; the
-  // confidence; the counters. One kernel, the frame's last: a pass of its
-  // own for the encoding cost 3 to 7 us a frame (H100).
-  virtual std::string enqueue_finish(const MethodFrame& frame, ImageView<uint16_t> disparity_q4,
-                                     const EncodeTarget& encode, cudaStream_t stream, StageTimer* timer) = 0;
+  // The frame's finish, after enqueue(): the Q4 map into disparity_q4 or,
+  // with encode.dst set (disparity_q4.data == nullptr), its encoding there;
+  // the confidence; the counters. One kernel, the frame's last (a pass of
+  // its own for the encoding cost 3 to 7 us a frame on an H100), given as
+  // a launch description (kernel_call.h) because its output changes from
+  // frame to frame: the engine captures it as the last node of the frame's
+  // graph and sets each frame's arguments there, or launches it itself.
+  virtual std::string finish_call(const MethodFrame& frame, ImageView<uint16_t> disparity_q4,
+                                  const EncodeTarget& encode, KernelCall* call) = 0;
   // The last frame's intermediates that Matcher::Debug holds of this method
   // (the engine fills gray, colour and masks). Synchronises `stream`.
   virtual std::string download_debug(const MethodFrame& frame, Matcher::Debug* out, cudaStream_t stream) = 0;

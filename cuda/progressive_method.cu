@@ -225,19 +225,18 @@ class ProgressiveMethod final : public MatchingMethod {
     return {};
   }
 
-  std::string enqueue_finish(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
-                             cudaStream_t s, StageTimer* timer) override {
+  std::string finish_call(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
+                          KernelCall* call) override {
     const Params& p = *f.params;
     FinishConfidence fc;
     if (confidence_) fc = {best_cost_.cview(), rival_cost_.cview(), f.confidence};
-    CS_CUDA_TRY(cuda::enqueue_finish(lv_[0].raw[0].cview(),
-                                     p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
-                                     f.levels[0].mask[0], disparity_q4, f.counters, s,
-                                     p.lr_check && lv_.size() == 1 ? lv_[0].raw[1].cview() : ImageView<const int16_t>{},
-                                     p.lr_tolerance, fc, encode,
-                                     p.lr_check && lv_.size() > 1 ? lv_[0].right_keys.cview()
-                                                                  : ImageView<const uint32_t>{}));
-    timer->mark("finish");
+    CS_CUDA_TRY(cuda::finish_call(lv_[0].raw[0].cview(),
+                                  p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
+                                  f.levels[0].mask[0], disparity_q4, f.counters, call,
+                                  p.lr_check && lv_.size() == 1 ? lv_[0].raw[1].cview() : ImageView<const int16_t>{},
+                                  p.lr_tolerance, fc, encode,
+                                  p.lr_check && lv_.size() > 1 ? lv_[0].right_keys.cview()
+                                                               : ImageView<const uint32_t>{}));
     return {};
   }
 

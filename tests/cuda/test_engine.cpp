@@ -1,8 +1,8 @@
 // The whole CUDA pipeline against the CPU reference (cs::Matcher and the CPU
 // engine): per-level intermediates, final Q4, background sequences, every
-// output encoding, device-resident frames, several engines at once, and
-// frames uploaded ahead from another thread, host memory page-locked in
-// place.
+// output encoding, device-resident frames, several engines at once, frames
+// uploaded ahead from another thread, host memory page-locked in place, and
+// the frame graph's nodes following each frame's buffers.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -1093,6 +1093,189 @@ TEST(CudaEngine, FramesInFlightWithAPageableOutput) {
   EXPECT_EQ(got, want);
   EXPECT_EQ(pageable, want);
   EXPECT_NE(gpu->finish().error, "");  // nothing left
+}
+
+// The frame's graph holds the conversion and the finish, whose arguments
+// each frame sets: a node left with another frame's arguments would read
+// that frame's input or write its output. Frames alternate between two
+// scenes (A B A B ...), each in device buffers of its own, into outputs
+// that alternate between two device buffers, two frames queued at a time
+// (the second's nodes set while the first may still run). Midway the output
+// changes form (the Q4 map, then false colour: another finish kernel; then
+// 8-bit: the same kernel with other arguments) and so does the input (RGBA,
+// then GRAY8: another conversion kernel); last come frames in flight whose
+// outputs alternate between device memory (the finish in the graph) and
+// pinned memory (the finish after the graph, waiting for the copy that last
+// read its buffer). The background model carries state from frame to frame
+// and the counters (valid and foreground pixels, background tests) are
+// those of each frame. Every output and every count equals the CPU
+// engine's over the same sequence.
+TEST(CudaEngine, GraphNodesFollowEachFramesBuffers) {
+  constexpr int w = 150, h = 90;
+  Params p;
+  p.max_disparity = 48;
+  p.background = true;
+  p.warmup_frames = 2;
+  const SyntheticPair scenes[2] = {make_step_pair(w, h, 5, 25, 8), make_slanted_pair(w, h, 8.0f, 0.1f, 21)};
+  // Each scene's views as RGBA and as GRAY8 (their luma), on the host for
+  // the CPU engine and in device buffers of their own for the GPU.
+  struct SceneViews {
+    Image<uint8_t> gray[2];
+    DeviceImage<uint8_t> device_rgba[2], device_gray[2];
+    FrameView host(PixelFormat f, const SyntheticPair& s, int v) const {
+      if (f == PixelFormat::RGBA) return rgba_view(v == 0 ? s.left_rgba : s.right_rgba);
+      FrameView g;
+      g.format = PixelFormat::GRAY8;
+      g.width = w;
+      g.height = h;
+      g.plane[0] = gray[v].pixels.data();
+      g.pitch[0] = w;
+      return g;
+    }
+    FrameView device(PixelFormat f, const SyntheticPair& s, int v) const {
+      FrameView d = host(f, s, v);
+      const ImageView<uint8_t>& plane = (f == PixelFormat::RGBA ? device_rgba : device_gray)[v].view();
+      d.memory = Memory::Device;
+      d.plane[0] = plane.data;
+      d.pitch[0] = plane.pitch;
+      return d;
+    }
+  };
+  SceneViews views[2];
+  for (int k = 0; k < 2; ++k)
+    for (int v = 0; v < 2; ++v) {
+      const Image<uint32_t>& rgba = v == 0 ? scenes[k].left_rgba : scenes[k].right_rgba;
+      Image<uint8_t>& g = views[k].gray[v];
+      g = Image<uint8_t>(w, h);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          const uint32_t px = rgba.at(x, y);
+          g.at(x, y) = luma_from_rgb(px & 255, (px >> 8) & 255, (px >> 16) & 255);
+        }
+      DeviceImage<uint8_t>& dr = views[k].device_rgba[v];
+      ASSERT_EQ(dr.allocate(w * 4, h), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy2D(dr.view().data, dr.view().pitch, &rgba.at(0, 0), w * 4, w * 4, h, cudaMemcpyHostToDevice),
+                cudaSuccess);
+      views[k].device_gray[v] = upload(g);
+    }
+
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  auto cpu = make_cpu_engine(p);
+  int frame = 0;
+  // The CPU engine's output and statistics of the sequence's next frame.
+  auto expected = [&](PixelFormat in, const EncodeParams& ep, std::vector<uint8_t>* out, FrameStats* st) {
+    const int k = frame % 2, row = w * output_bytes_per_pixel(ep.format);
+    out->assign(static_cast<size_t>(row) * h, 0);
+    const OutputFrame of{out->data(), row, w, h, Memory::Host};
+    ASSERT_EQ(cpu->process(views[k].host(in, scenes[k], 0), views[k].host(in, scenes[k], 1), ep, of), "");
+    *st = cpu->stats();
+  };
+  auto same_stats = [](const FrameStats& want, const FrameStats& got) {
+    EXPECT_EQ(want.valid_fraction, got.valid_fraction);
+    EXPECT_EQ(want.foreground_fraction, got.foreground_fraction);
+    EXPECT_EQ(want.background_tests, got.background_tests);
+    EXPECT_EQ(want.warming_up, got.warming_up);
+  };
+  auto differing_bytes = [](const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    size_t n = a.size() == b.size() ? 0 : std::max(a.size(), b.size());
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) n += a[i] != b[i];
+    return n;
+  };
+
+  struct Segment {
+    PixelFormat input;
+    OutputFormat output;
+  };
+  const Segment segments[] = {{PixelFormat::RGBA, OutputFormat::DisparityQ4},
+                              {PixelFormat::RGBA, OutputFormat::RGBA},
+                              {PixelFormat::RGBA, OutputFormat::Gray8},
+                              {PixelFormat::GRAY8, OutputFormat::Gray8},
+                              {PixelFormat::GRAY8, OutputFormat::DisparityQ4}};
+  for (const Segment& seg : segments) {
+    EncodeParams ep;
+    ep.format = seg.output;
+    ep.colormap = Colormap::Turbo;
+    ep.max_disparity = p.max_disparity;
+    const int row = w * output_bytes_per_pixel(seg.output);
+    DeviceImage<uint8_t> outs[2];
+    for (auto& o : outs) ASSERT_EQ(o.allocate(row, h), cudaSuccess);
+    for (int pair = 0; pair < 4; ++pair) {
+      SCOPED_TRACE(::testing::Message() << pixel_format_name(seg.input) << " in, " << output_format_name(seg.output)
+                                        << " out, frames " << frame << " and " << frame + 1);
+      for (auto& o : outs) ASSERT_CUDA(cudaMemset2D(o.view().data, o.view().pitch, 0xA5, row, h));
+      ASSERT_CUDA(cudaDeviceSynchronize());
+      std::vector<uint8_t> want[2];
+      FrameStats want_stats;
+      for (int j = 0; j < 2; ++j, ++frame) {
+        expected(seg.input, ep, &want[j], &want_stats);
+        const SceneViews& v = views[frame % 2];
+        const OutputFrame of{outs[j].view().data, outs[j].view().pitch, w, h, Memory::Device};
+        ASSERT_EQ(gpu->enqueue(v.device(seg.input, scenes[frame % 2], 0), v.device(seg.input, scenes[frame % 2], 1),
+                               ep, of, nullptr),
+                  "");
+      }
+      ASSERT_EQ(gpu->synchronize(), "");
+      for (int j = 0; j < 2; ++j) {
+        std::vector<uint8_t> got(static_cast<size_t>(row) * h);
+        ASSERT_CUDA(cudaMemcpy2D(got.data(), row, outs[j].view().data, outs[j].view().pitch, row, h,
+                                 cudaMemcpyDeviceToHost));
+        EXPECT_EQ(differing_bytes(want[j], got), 0u) << "frame " << frame - 2 + j;
+      }
+      same_stats(want_stats, gpu->stats());  // the pair's second frame
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+
+  // Frames in flight (the element's way), RGBA in again (another conversion
+  // kernel), 8-bit out: device and pinned outputs, each frame its own.
+  EncodeParams ep;
+  ep.format = OutputFormat::Gray8;
+  ep.max_disparity = p.max_disparity;
+  const bool pinned[] = {false, false, true, true, false, true, false, true, false, false, true, false};
+  constexpr int kFrames = sizeof(pinned) / sizeof(pinned[0]);
+  std::vector<std::unique_ptr<PinnedBytes>> pinned_out;
+  std::vector<DeviceImage<uint8_t>> device_out(kFrames);
+  std::vector<OutputFrame> outs(kFrames);
+  std::vector<std::vector<uint8_t>> want(kFrames);
+  std::vector<FrameStats> want_stats(kFrames);
+  for (int i = 0; i < kFrames; ++i) {
+    if (pinned[i]) {
+      pinned_out.push_back(std::make_unique<PinnedBytes>(static_cast<size_t>(w) * h));
+      std::memset(pinned_out.back()->data, 0xA5, static_cast<size_t>(w) * h);
+      outs[i] = OutputFrame{pinned_out.back()->data, w, w, h, Memory::Host};
+    } else {
+      device_out[i] = make_device<uint8_t>(w, h);
+      outs[i] = OutputFrame{device_out[i].view().data, device_out[i].view().pitch, w, h, Memory::Device};
+    }
+  }
+  int finished = 0;
+  auto finish_one = [&] {
+    SCOPED_TRACE(::testing::Message() << "in flight, frame " << finished << (pinned[finished] ? ", pinned" : ", device")
+                                      << " output");
+    const Engine::FrameResult r = gpu->finish();
+    ASSERT_EQ(r.error, "");
+    same_stats(want_stats[finished], r.stats);
+    std::vector<uint8_t> got(static_cast<size_t>(w) * h);
+    ASSERT_CUDA(cudaMemcpy2D(got.data(), w, outs[finished].data, outs[finished].pitch, w, h, cudaMemcpyDefault));
+    EXPECT_EQ(differing_bytes(want[finished], got), 0u);
+    ++finished;
+  };
+  for (int i = 0; i < kFrames; ++i, ++frame) {
+    expected(PixelFormat::RGBA, ep, &want[i], &want_stats[i]);
+    const SceneViews& v = views[frame % 2];
+    ASSERT_EQ(gpu->submit(v.device(PixelFormat::RGBA, scenes[frame % 2], 0),
+                          v.device(PixelFormat::RGBA, scenes[frame % 2], 1), ep, outs[i]),
+              "");
+    if (gpu->in_flight() == 3) finish_one();
+    if (::testing::Test::HasFailure()) return;
+  }
+  while (gpu->in_flight() > 0) {
+    finish_one();
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_EQ(finished, kFrames);
+  EXPECT_FALSE(gpu->stats().warming_up);
 }
 
 // The scenes of PipelineMatchesReferenceOnScenes (every kernel: the radius-2

@@ -1841,11 +1841,12 @@ std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
     return e;
   }
   CS_CUDA_TRY(cudaEventRecord(start, m.stream));
-  e = m.enqueue_conversion(m.last_left, m.last_right, m.stream);
+  e = m.enqueue_conversion(m.last_left, m.last_right);
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaEventRecord(converted, m.stream));
   CS_CUDA_TRY(cudaGraphLaunch(exec, m.stream));
-  e = m.enqueue_finish(FrameOutput(), m.stream, nullptr);
+  StageTimer off;
+  e = m.enqueue_finish(&off);
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaEventRecord(done, m.stream));
   CS_CUDA_TRY(cudaStreamSynchronize(m.stream));

@@ -414,7 +414,17 @@ struct CudaEngine::Impl {
     return {};
   }
 
-  // The conversion straight on the stream (profile_stages).
+  // Whether the last frame can be run again by the profilers: its inputs
+  // must still be the caller's (upload slots are refilled).
+  std::string profilable() const {
+    if (!have_frame) return "no frame has been processed";
+    if (last_from_upload)
+      return "the last frame was read from upload slots, which the engine reuses: profile a frame given in host or "
+             "device memory";
+    return {};
+  }
+
+  // The conversion straight on the stream (profile_stages, profile_graph).
   std::string enqueue_conversion(const FrameView& left, const FrameView& right) {
     KernelCall call;
     std::string e = conversion_call(left, right, &call);
@@ -540,7 +550,7 @@ struct CudaEngine::Impl {
     return {};
   }
 
-  // The finish of profile_stages, into the engine's own Q4 map.
+  // The finish of profile_stages and profile_graph, into the engine's own Q4 map.
   std::string enqueue_finish(StageTimer* timer) {
     KernelCall call;
     const FrameOutput none;
@@ -1764,11 +1774,8 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
 std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   if (impl_->last_on_twin) return impl_->twin->profile_stages(times);
   Impl& m = *impl_;
-  if (!m.have_frame) return "no frame has been processed";
-  if (m.last_from_upload)
-    return "the last frame was read from upload slots, which the engine reuses: profile a frame given in host or "
-           "device memory";
-  std::string e = synchronize();
+  std::string e = m.profilable();
+  if (e.empty()) e = synchronize();
   if (!e.empty()) return e;
   StageTimer t;
   t.on = true;
@@ -1788,7 +1795,7 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
     cudaEventElapsedTime(&st.ms, t.events[i - 1], t.events[i]);
     times->push_back(st);
   }
-  for (cudaEvent_t ev : t.events) cudaEventDestroy(ev);
+  t.release();
   if (m.params.background && m.frames_seen_host < INT_MAX) ++m.frames_seen_host;  // the body counted a frame
   return {};
 }
@@ -1796,11 +1803,8 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
 std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
   if (impl_->last_on_twin) return impl_->twin->profile_graph(marks);
   Impl& m = *impl_;
-  if (!m.have_frame) return "no frame has been processed";
-  if (m.last_from_upload)
-    return "the last frame was read from upload slots, which the engine reuses: profile a frame given in host or "
-           "device memory";
-  std::string e = synchronize();
+  std::string e = m.profilable();
+  if (e.empty()) e = synchronize();
   if (!e.empty()) return e;
   StageTimer t;
   t.in_graph = true;

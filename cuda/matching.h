@@ -96,6 +96,11 @@ struct MatchParams {
   // rival forms and the slots have none, or does not fit).
   enum KernelForm { kChosenForm = 0, kPlainForm = 1, kDenseForm = 2 };
   int kernel_form = kChosenForm;
+  // The full-range streaming kernel's warps a pair (tests): 0 chooses (two,
+  // four where the grid would fill at most half the GPU's block slots:
+  // matching.cu spread_rows), 1, 2 or 4 forced. Not with the sub-pixel's
+  // cost slots, nor the rival forms.
+  int segments = 0;
   // enqueue_match_pair (where the right view has best_keys): the right map is
   // the one the left view's winners offer (stages.h stages 6 and 7,
   // offered; the pipeline's rule), and only the left view is matched;
@@ -121,6 +126,7 @@ struct MatchConfig {
   enum Kernel { Generic, FullRange, Refine } kernel = Generic;
   bool rival = false;
   int tile_rows = 0;              // FullRange and Refine
+  int segments = 0;               // FullRange (streaming, no rival): warps a pair (MatchParams::segments)
   bool dense = false;             // FullRange and Refine: the register-capped form (MatchParams::kDenseForm)
   int threads = 0;                // a block
   size_t static_shared = 0;       // bytes a block

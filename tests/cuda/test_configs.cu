@@ -369,6 +369,49 @@ TEST(MatchConfig, LowRefineTilesOnlyWhereTheGridLeavesSlotsEmpty) {
   EXPECT_EQ(choose_match_config(views.data(), 2, p, &tiny), cudaErrorInvalidConfiguration);
 }
 
+// The coarsest level's search takes four warps a pair (twice the blocks)
+// where its grid of two would fill at most half the block slots and a
+// tile's range is at least 16 pairs (the H100's limits: 132 SMs, 264 slots
+// of the plain form); elsewhere two, and what a test forces.
+TEST(MatchConfig, CoarsestSearchSpreadsWhereItsGridLeavesHalfTheSlots) {
+  ASSERT_CUDA(prepare_match(2));
+  auto coarsest = [](int w, int h, int d) {
+    return hopper_config({w, h, {0, d}, false, false, false, true, true, 1, 2});
+  };
+  // 240x135 x 32 (1080p x 256): 30 tiles of 24 rows, 4 slices, 120 blocks.
+  MatchConfig c = coarsest(240, 135, 32);
+  EXPECT_EQ(c.kernel, MatchConfig::FullRange);
+  EXPECT_EQ(c.segments, 4);
+  EXPECT_EQ(c.tile_rows, 24);
+  EXPECT_FALSE(c.dense);
+  EXPECT_EQ(coarsest(200, 150, 32).segments, 4);  // 800x600 x 128: 112 blocks
+  EXPECT_EQ(coarsest(80, 60, 64).segments, 4);    // 640x480 x 512: 48 blocks
+  // Twice the blocks would not fit one wave: 240x135 x 64 (240 blocks),
+  // 480x270 x 32 (the capped form's 360).
+  EXPECT_EQ(coarsest(240, 135, 64).segments, 2);
+  EXPECT_EQ(coarsest(480, 270, 32).segments, 2);
+  // Ranges under 16 pairs: 320x180 x 8 and x 16 (1280x720 x 32 / 64).
+  EXPECT_EQ(coarsest(320, 180, 8).segments, 2);
+  EXPECT_EQ(coarsest(320, 180, 16).segments, 2);
+  // A range whose slices are capped already does not double them.
+  EXPECT_EQ(coarsest(97, 23, 256).segments, 2);
+  // The sub-pixel's cost slots (a single level) keep theirs.
+  EXPECT_EQ(hopper_config({240, 135, {0, 32}, false, true, false, true, true, 1, 2}).segments, 2);
+  // Forced.
+  const DeviceLimits hopper = target_limits(kTargets[5]);
+  const std::vector<MatchViews> views = shape_views({240, 135, {0, 64}, false, false, false, true, true, 1, 2});
+  MatchParams p;
+  p.range = {0, 64};
+  p.best = 1;
+  p.limits = &hopper;
+  p.offer_right = true;
+  for (int seg : {1, 2, 4}) {
+    p.segments = seg;
+    ASSERT_CUDA(choose_match_config(views.data(), 2, p, &c));
+    EXPECT_EQ(c.segments, seg);
+  }
+}
+
 // The pipeline in each architecture's configurations (and the tiny GPU's,
 // which takes the generic kernel everywhere) against the CPU reference:
 // every level's raw and checked maps, the final Q4 and the statistics.

@@ -688,7 +688,8 @@ TEST(CudaStages, PairOffersTheRightMap) {
   };
   const Case cases[] = {{163, 71, 2, 2, true, {0, 90}, kDefaultHoleSpan, 0}, {300, 70, 2, 1, false, {2, 300}, 0, 0},
                         {131, 75, 2, 0, false, {3, 70}, 7, 10},              {120, 40, 2, 1, true, {0, 60}, 0, 25},
-                        {75, 41, 1, 2, true, {0, 40}, 16, 0},                {50, 37, 2, 4, false, {0, 17}, 0, 10}};
+                        {75, 41, 1, 2, true, {0, 40}, 16, 0},                {50, 37, 2, 4, false, {0, 17}, 0, 10},
+                        {240, 135, 2, 1, false, {0, 32}, kDefaultHoleSpan, 0}};  // spread on the H100 (1080p x 256's coarsest)
   for (const Case& c : cases)
     for (bool refine : {true, false}) {
       SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << " r=" << c.radius << " best=" << c.best
@@ -773,6 +774,14 @@ TEST(CudaStages, PairOffersTheRightMap) {
           }
         mp.tile_rows = 0;
         mp.kernel_form = MatchParams::kChosenForm;
+        // The full range's warps a pair (spread_rows takes four where the
+        // grid leaves half the GPU's slots empty), forced.
+        if (!refine && !rival)
+          for (int seg : {1, 2, 4}) {
+            mp.segments = seg;
+            run(mp, v[0], "warps a pair " + std::to_string(seg));
+          }
+        mp.segments = 0;
         if (refine) {
           // A list of wide pixels too short for them all.
           constexpr unsigned kCapacity = 40;

@@ -1780,6 +1780,10 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   StageTimer t;
   t.on = true;
   t.stream = m.stream;
+  struct Release {  // the events go whatever the outcome
+    StageTimer& t;
+    ~Release() { t.release(); }
+  } release{t};
   t.mark("start");
   e = m.enqueue_conversion(m.last_left, m.last_right);
   if (!e.empty()) return e;
@@ -1795,7 +1799,6 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
     cudaEventElapsedTime(&st.ms, t.events[i - 1], t.events[i]);
     times->push_back(st);
   }
-  t.release();
   if (m.params.background && m.frames_seen_host < INT_MAX) ++m.frames_seen_host;  // the body counted a frame
   return {};
 }

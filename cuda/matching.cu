@@ -2164,9 +2164,44 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   return pl;
 }
 
-// The streaming configuration of a plan on `limits`' GPU; false when no
-// tile height fits it (the caller takes the generic kernel).
-bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, MatchConfig* out) {
+// The coarsest level's full search with four warps a pair instead of two,
+// each streaming a quarter of the tile's rows (with the window's margins)
+// instead of a half: twice the blocks, the same tile height and form. Taken
+// where the grid of two warps a pair fills at most half the GPU's block
+// slots (so that twice the blocks still start together and the search ends
+// sooner) and a tile's range is at least kSpreadPairs pairs. On the H100
+// (Aloe, bench/RESULTS.md, sixteenth session, forced everywhere against
+// two): 1080p x 256 (240x135 x 32) -1.7 %, 800x600 x 128 (200x150 x 32)
+// -2.5 %, 640x480 x 512 (80x60 x 64) -2.1 %, 1024x768 x 512 and 4K x 512
+// within 0.2 %; with ranges of 8 and 16 disparities the frame took 3 to 12 %
+// longer (1280x720 x 32: 320x180 x 8, +11.7 %; the search there is perhaps
+// shorter than the finer census beside it on the graph's branch, whose SMs
+// its extra blocks take: not measured); where the doubled grid no longer
+// fits one wave of the chosen form, 2 to 18 % longer. The rule against two
+// everywhere: 1080p x 256 -1.5 %, 800x600 x 128 -2.2 %, 640x480 x 512
+// -2.6 %, 4K x 512 +0.5 %, the rest within 0.5 %.
+constexpr int kSpreadPairs = 16;
+void spread_rows(Plan* pl, const MatchParams& p, const DeviceLimits& limits, MatchConfig* c) {
+  Args& a = pl->a;
+  if (pl->refine_kernel || pl->slots || a.segments != 2 || p.segments != 0) return;
+  const int pairs = (maxi(a.range.hi - a.range.lo, 0) + 1) / 2;
+  const int slices = full_range_slices(pairs, 4);
+  if (pairs < kSpreadPairs || slices != 2 * a.slices) return;
+  const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
+  if (2 * grid_blocks(width, height, c->tile_rows, pl->grid_views * a.slices) > block_slots(limits, c->blocks_per_sm))
+    return;
+  a.segments = 4;
+  a.slices = slices;
+  a.pairs_per_slice = (pairs + slices - 1) / slices;
+  // Fewer pairs a block: fewer columns of shared right keys.
+  c->dynamic_shared = dynamic_bytes(false, c->tile_rows, a.mask_words, a.list_cap, right_columns_of(a));
+}
+
+// The streaming configuration of *plan on `limits`' GPU (the full range's
+// warps a pair set in it: spread_rows); false when no tile height fits it
+// (the caller takes the generic kernel).
+bool choose(Plan* plan, const MatchParams& p, const DeviceLimits& limits, MatchConfig* out) {
+  const Plan& pl = *plan;
   const Args& a = pl.a;
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
   out->rival = pl.rival;
@@ -2175,11 +2210,15 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
     // The cost slots have no register-capped form.
     const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
     const std::initializer_list<int> low_heights = {kTallTileH, kMiddleTileH, kTileH, kLowTileH};
-    return pick_form(
-        p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights, !pl.slots,
-        false, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
-        [&](int rows, bool) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap, right_columns_of(a)); },
-        out);
+    if (!pick_form(
+            p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights,
+            !pl.slots, false, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
+            [&](int rows, bool) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap, right_columns_of(a)); },
+            out))
+      return false;
+    spread_rows(plan, p, limits, out);
+    out->segments = a.segments;
+    return true;
   }
   out->kernel = MatchConfig::Refine;
   out->scheduled = a.schedule.on();
@@ -2224,38 +2263,6 @@ bool choose(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, Ma
   }
   return true;
 }
-
-// The coarsest level's full search with four warps a pair instead of two,
-// each streaming a quarter of the tile's rows (with the window's margins)
-// instead of a half: twice the blocks, the same tile height and form. Taken
-// where the grid of two warps a pair fills at most half the GPU's block
-// slots (so that twice the blocks still start together and the search ends
-// sooner) and a tile's range is at least kSpreadPairs pairs. On the H100
-// (Aloe, bench/RESULTS.md, sixteenth session, forced everywhere against
-// two): 1080p x 256 (240x135 x 32) -1.7 %, 800x600 x 128 (200x150 x 32)
-// -2.5 %, 640x480 x 512 (80x60 x 64) -2.1 %, 1024x768 x 512 and 4K x 512
-// within 0.2 %; with ranges of 8 and 16 disparities the frame took 3 to 12 %
-// longer (1280x720 x 32: 320x180 x 8, +11.7 %), where the search is shorter
-// than the finer census beside it on the graph's branch and its extra
-// blocks take that branch's SMs; where the doubled grid no longer fits one
-// wave of the chosen form, 2 to 18 % longer.
-constexpr int kSpreadPairs = 16;
-void spread_rows(Plan* pl, const MatchParams& p, const DeviceLimits& limits, MatchConfig* c) {
-  Args& a = pl->a;
-  if (pl->refine_kernel || pl->slots || a.segments != 2 || p.segments != 0) return;
-  const int pairs = (maxi(a.range.hi - a.range.lo, 0) + 1) / 2;
-  const int slices = full_range_slices(pairs, 4);
-  if (pairs < kSpreadPairs || slices != 2 * a.slices) return;
-  const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
-  if (2 * grid_blocks(width, height, c->tile_rows, pl->grid_views * a.slices) > block_slots(limits, c->blocks_per_sm))
-    return;
-  a.segments = 4;
-  a.slices = slices;
-  a.pairs_per_slice = (pairs + slices - 1) / slices;
-  // Fewer pairs a block: fewer columns of shared right keys.
-  c->dynamic_shared = dynamic_bytes(false, c->tile_rows, a.mask_words, a.list_cap, right_columns_of(a));
-}
-
 
 template <int kBest, int kRows, bool kRival, int kMinBlocks = phased::kBlocksPerSm>
 void launch_refine_rows(const Args& a, int views, bool masks, cudaStream_t stream) {
@@ -2564,9 +2571,7 @@ cudaError_t choose_config(const MatchViews* views, const bool* left, int count, 
   *streamed = false;
   if (streaming::applies(p) && !p.generic_kernel) {
     *plan = streaming::plan(views, left, count, p);
-    if (streaming::choose(*plan, p, limits, out)) {
-      streaming::spread_rows(plan, p, limits, out);
-      if (!plan->refine_kernel) out->segments = plan->a.segments;
+    if (streaming::choose(plan, p, limits, out)) {
       *streamed = true;
       return cudaSuccess;
     }
@@ -2657,10 +2662,8 @@ cudaError_t enqueue_match_pair(const MatchViews& left, const MatchViews& right, 
     const bool is_left[2] = {true, false};
     streaming::Plan plan = streaming::plan(views, is_left, 2, params);
     MatchConfig config;
-    if (streaming::choose(plan, params, *limits, &config)) {
-      streaming::spread_rows(&plan, params, *limits, &config);
+    if (streaming::choose(&plan, params, *limits, &config))
       return streaming::launch(plan, params, config, stream, right_keys_kept);
-    }
     if (params.tile_rows != 0) return cudaErrorInvalidConfiguration;
     // No tile height fits this GPU: each view on its own (the generic kernel).
   }

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -583,6 +584,21 @@ struct CudaEngine::Impl {
     return true;
   }
 
+  // Runs `work` on the frame's stream inside a capture into *g, ending the
+  // capture whatever the work did: the work's error first (*g then null),
+  // else the capture's. *in_capture is set once the capture has begun.
+  std::string capture(const std::function<std::string()>& work, cudaGraph_t* g, bool* in_capture) {
+    *g = nullptr;
+    CS_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    *in_capture = true;
+    const std::string e = work();
+    const cudaError_t end = cudaStreamEndCapture(stream, g);
+    if (e.empty() && end == cudaSuccess) return {};
+    if (*g) cudaGraphDestroy(*g);
+    *g = nullptr;
+    return e.empty() ? cuda_error_text(end, "cudaStreamEndCapture", __FILE__, __LINE__) : e;
+  }
+
   // Captures the frame into `graph`: the conversion, the body and the
   // finish (the body alone without frame_nodes), with this frame's
   // arguments. A failure after the capture began sets *in_capture (the
@@ -596,28 +612,23 @@ struct CudaEngine::Impl {
     StageTimer off;
     bool named = true;
     cudaGraphNode_t first = nullptr, last = nullptr;
-    CS_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    *in_capture = true;
-    std::string e = [&]() -> std::string {
-      if (frame_nodes) {
-        CS_CUDA_TRY(convert.launch(stream));
-        named = last_captured_node(&first);
-      }
-      std::string b = enqueue_body(stream, &off);
-      if (!b.empty()) return b;
-      if (frame_nodes) {
-        CS_CUDA_TRY(finish.launch(stream));
-        named = named && last_captured_node(&last);
-      }
-      return {};
-    }();
     cudaGraph_t g = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(stream, &g);
-    if (!e.empty()) {
-      if (g) cudaGraphDestroy(g);
-      return e;
-    }
-    CS_CUDA_TRY(end);
+    std::string e = capture(
+        [&]() -> std::string {
+          if (frame_nodes) {
+            CS_CUDA_TRY(convert.launch(stream));
+            named = last_captured_node(&first);
+          }
+          std::string b = enqueue_body(stream, &off);
+          if (!b.empty()) return b;
+          if (frame_nodes) {
+            CS_CUDA_TRY(finish.launch(stream));
+            named = named && last_captured_node(&last);
+          }
+          return {};
+        },
+        &g, in_capture);
+    if (!e.empty()) return e;
     if (frame_nodes && !named) {
       cudaGraphDestroy(g);
       frame_nodes = false;
@@ -1833,11 +1844,9 @@ std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
     t.pool.push_back(ev);
   }
   for (cudaEvent_t* p : {&start, &converted, &done}) CS_CUDA_TRY(cudaEventCreate(p));
-  CS_CUDA_TRY(cudaStreamBeginCapture(m.stream, cudaStreamCaptureModeThreadLocal));
-  e = m.enqueue_body(m.stream, &t);
   cudaGraph_t g = nullptr;
-  const cudaError_t end = cudaStreamEndCapture(m.stream, &g);
-  if (e.empty() && end != cudaSuccess) e = cuda_error_text(end, "cudaStreamEndCapture", __FILE__, __LINE__);
+  bool in_capture = false;
+  e = m.capture([&] { return m.enqueue_body(m.stream, &t); }, &g, &in_capture);
   if (e.empty()) {
     const cudaError_t inst = cudaGraphInstantiate(&exec, g, cudaGraphInstantiateFlagUseNodePriority);
     if (inst != cudaSuccess) e = cuda_error_text(inst, "cudaGraphInstantiate", __FILE__, __LINE__);

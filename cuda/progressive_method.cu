@@ -129,7 +129,7 @@ class ProgressiveMethod final : public MatchingMethod {
     // just before that level's refinement (join[l]), so that a large level-0
     // census holds up level 0 alone (H100, Aloe: 4K -3 to -4 %, 1080p x 512
     // -4 %, against one join before the first refinement; 1080p x 256 about
-    // +1 %, cause not found). Timed stage by stage, in order.
+    // +1 %). Timed stage by stage, in order.
     // The branch forks after the coarsest level's census, so that the
     // coarsest search (the frame's stream, the greatest priority) and the
     // branch (the least) become ready together and the search's blocks are

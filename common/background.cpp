@@ -1,103 +1,44 @@
-// Background model (Zhao & Taubin 2011, section 3.2): a running Gaussian per
-// pixel and HSV channel, tested coarse to fine so that blocks whose coarser
-// neighbourhood agrees skip the per-pixel test.
+// Background model (stages.h stage 3): one model a view at full size, tested
+// at every pixel; the mask cleaned by a 3 x 3 majority and a closing, and
+// pooled to the coarser levels.
 #include <algorithm>
 
 #include "stages.h"
 
 namespace cs {
 
-bool background_pixel(GaussQ8* model3, uint32_t rgb, const BackgroundParams& bp, int frames_seen, bool warming_up,
-                      bool test, bool untested_foreground) {
-  int hsv[3];
-  hsv_from_rgb(rgb & 255, (rgb >> 8) & 255, (rgb >> 16) & 255, &hsv[0], &hsv[1], &hsv[2]);
-  if (frames_seen == 0) {
-    for (int c = 0; c < 3; ++c) model3[c] = {hsv[c] * 256, bp.var_min_q8};
-    return true;
-  }
-  int32_t d[3];
-  for (int c = 0; c < 3; ++c) d[c] = hsv_delta_q8(c, hsv[c], model3[c].mean, hsv[1]);
-  bool foreground = untested_foreground;
-  if (warming_up) {
-    foreground = true;
-  } else if (test) {
-    foreground = false;
-    for (int c = 0; c < 3; ++c) foreground = foreground || gauss_is_foreground(d[c], model3[c].var, bp.k2_q8);
-  }
-  // A foreground observation moves the mean at a quarter of the rate (so a
-  // lasting change such as a light change is absorbed, while a passing object
-  // leaves no ghost behind) and leaves the variance alone (a passing object
-  // would otherwise inflate sigma and hide itself).
-  const bool learn_variance = warming_up || !foreground;
-  int32_t alpha = bp.alpha_q16;
-  if (warming_up)
-    alpha = warmup_alpha_q16(frames_seen, bp.alpha_q16);
-  else if (foreground)
-    alpha = foreground_alpha_q16(bp.alpha_q16);
-  for (int c = 0; c < 3; ++c) {
-    const int32_t var = model3[c].var;
-    gauss_update(&model3[c], c, d[c], alpha, bp.var_min_q8);
-    if (!learn_variance) model3[c].var = var;
-  }
-  return foreground;
-}
-
-uint64_t background_level(BackgroundModel& model, const Image<uint32_t>& rgb, const BackgroundParams& bp,
-                          int frames_seen, bool warming_up, const Image<uint8_t>* coarser_mask, int block_size,
-                          Image<uint8_t>& mask) {
+uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, const BackgroundParams& bp,
+                         int frames_seen, int view, Image<uint8_t>& raw) {
   const int w = rgb.width, h = rgb.height;
-  if (model.width != w || model.height != h || model.hsv.size() != static_cast<size_t>(w) * h * 3) {
+  if (model.width != w || model.height != h || model.pixels.size() != static_cast<size_t>(w) * h) {
     model.width = w;
     model.height = h;
-    model.hsv.assign(static_cast<size_t>(w) * h * 3, GaussQ8{0, bp.var_min_q8});
+    model.pixels.assign(static_cast<size_t>(w) * h, 0);
   }
-  mask = Image<uint8_t>(w, h);
-  auto pixel_model = [&](int x, int y) { return &model.hsv[(static_cast<size_t>(y) * w + x) * 3]; };
-
-  if (warming_up || frames_seen == 0) {
-    // Learning only: every pixel foreground, no test counted.
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        background_pixel(pixel_model(x, y), rgb.at(x, y), bp, frames_seen, true, false);
-        mask.at(x, y) = 255;
-      }
-    return 0;
-  }
-
-  uint64_t tests = 0;
-  if (coarser_mask == nullptr || coarser_mask->width == 0 || coarser_mask->height == 0) {
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x)
-        mask.at(x, y) = background_pixel(pixel_model(x, y), rgb.at(x, y), bp, frames_seen, false, true) ? 255 : 0;
-    return static_cast<uint64_t>(w) * h;
-  }
-
-  const Image<uint8_t>& cm = *coarser_mask;
-  for (int by = 0; by < h; by += block_size) {
-    const int y1 = std::min(by + block_size, h);
-    const int cy0 = std::max(by / 2 - 1, 0), cy1 = std::min((y1 - 1) / 2 + 1, cm.height - 1);
-    for (int bx = 0; bx < w; bx += block_size) {
-      const int x1 = std::min(bx + block_size, w);
-      const int cx0 = std::max(bx / 2 - 1, 0), cx1 = std::min((x1 - 1) / 2 + 1, cm.width - 1);
-      // The parents' footprint, grown by one coarser pixel, decides.
-      const uint8_t first = cm.at(std::min(cx0, cm.width - 1), std::min(cy0, cm.height - 1));
-      bool uniform = true;
-      for (int cy = cy0; cy <= cy1 && uniform; ++cy)
-        for (int cx = cx0; cx <= cx1; ++cx)
-          if (cm.at(cx, cy) != first) {
-            uniform = false;
-            break;
-          }
-      for (int y = by; y < y1; ++y)
-        for (int x = bx; x < x1; ++x) {
-          const bool fg = background_pixel(pixel_model(x, y), rgb.at(x, y), bp, frames_seen, false, !uniform,
-                                           uniform && first != 0);
-          mask.at(x, y) = fg ? 255 : 0;
-        }
-      if (!uniform) tests += static_cast<uint64_t>(x1 - bx) * (y1 - by);
+  raw = Image<uint8_t>(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      BackgroundPixel& m = model.pixels[static_cast<size_t>(y) * w + x];
+      raw.at(x, y) = background_pixel(&m, rgb.at(x, y), bp, frames_seen, x, y, view) ? 255 : 0;
     }
-  }
-  return tests;
+  const bool tested = frames_seen > 0 && frames_seen >= bp.warmup_frames;
+  return tested ? static_cast<uint64_t>(w) * h : 0;
+}
+
+void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask) {
+  const int w = raw.width, h = raw.height;
+  Image<uint8_t> majority(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      int fg = 0, n = 0;
+      for (int j = std::max(y - 1, 0); j <= std::min(y + 1, h - 1); ++j)
+        for (int i = std::max(x - 1, 0); i <= std::min(x + 1, w - 1); ++i) {
+          ++n;
+          fg += raw.at(i, j) != 0;
+        }
+      majority.at(x, y) = 2 * fg > n ? 255 : 0;
+    }
+  close_mask(majority, radius, mask);
 }
 
 void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out) {
@@ -128,6 +69,22 @@ void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out) {
   Image<uint8_t> dilated;
   filter(in, dilated, true);
   filter(dilated, out, false);
+}
+
+void pool_mask(const Image<uint8_t>& full, int level, Image<uint8_t>& mask) {
+  const int w = level_size(full.width, level), h = level_size(full.height, level), s = 1 << level;
+  mask = Image<uint8_t>(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      uint8_t any = 0;
+      for (int j = 0; j < s && !any; ++j)
+        for (int i = 0; i < s; ++i)
+          if (full.at(x * s + i, y * s + j)) {
+            any = 255;
+            break;
+          }
+      mask.at(x, y) = any;
+    }
 }
 
 }  // namespace cs

@@ -102,19 +102,54 @@ void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
 
 }  // namespace
 
+void mask_debug_to_foreground(Matcher::Debug& dbg, int radius) {
+  const int a = census_apron(radius);
+  for (LevelDebug& ld : dbg.levels) {
+    if (ld.mask_left.pixels.empty()) continue;
+    const int w = ld.mask_left.width, h = ld.mask_left.height;
+    auto maps = [&](Image<int16_t>& map, const Image<uint8_t>& mask) {
+      if (map.width != w || map.height != h) return;
+      for (size_t i = 0; i < map.pixels.size(); ++i)
+        if (!mask.pixels[i]) map.pixels[i] = -1;
+    };
+    maps(ld.raw_left, ld.mask_left);
+    maps(ld.disparity_left, ld.mask_left);
+    maps(ld.raw_right, ld.mask_right);
+    maps(ld.disparity_right, ld.mask_right);
+    if (ld.census_left.pixels.empty()) continue;
+    // Either view's foreground, grown by the apron (rows, then columns).
+    Image<uint8_t> rows(w, h), near(w, h);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        bool any = false;
+        for (int i = std::max(x - a, 0); i <= std::min(x + a, w - 1) && !any; ++i)
+          any = ld.mask_left.at(i, y) || ld.mask_right.at(i, y);
+        rows.at(x, y) = any;
+      }
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        bool any = false;
+        for (int j = std::max(y - a, 0); j <= std::min(y + a, h - 1) && !any; ++j) any = rows.at(x, j);
+        near.at(x, y) = any;
+      }
+    for (Image<uint32_t>* c : {&ld.census_left, &ld.census_right})
+      for (size_t i = 0; i < c->pixels.size(); ++i)
+        if (!near.pixels[i]) c->pixels[i] = 0;
+  }
+}
+
 struct Matcher::Impl {
   Params params;
   FrameStats stats;
   Debug debug;
-  std::vector<BackgroundModel> model_left, model_right;  // per level
-  int model_width = 0, model_height = 0, model_levels = 0;
+  BackgroundModel model[2];  // left, right: full size (stages.h stage 3)
+  int model_width = 0, model_height = 0;
   int frames_seen = 0;
   CoarseProbeSchedule coarse;  // the automatic coarse range (stages.h 6b)
 
   void restart_background() {
-    model_left.clear();
-    model_right.clear();
-    model_width = model_height = model_levels = 0;
+    for (BackgroundModel& v : model) v = BackgroundModel();
+    model_width = model_height = 0;
     frames_seen = 0;
   }
 };
@@ -176,37 +211,38 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
   st.levels = levels;
   st.frame_index = m.stats.frame_index + 1;
   if (p.background) {
-    if (m.model_width != w || m.model_height != h || m.model_levels != levels) {
+    if (m.model_width != w || m.model_height != h) {
       m.restart_background();
-      m.model_left.resize(levels);
-      m.model_right.resize(levels);
       m.model_width = w;
       m.model_height = h;
-      m.model_levels = levels;
-    }
-    convert_to_rgb(left, dbg.levels[0].rgb_left);
-    convert_to_rgb(right, dbg.levels[0].rgb_right);
-    for (int l = 1; l < levels; ++l) {
-      downsample(dbg.levels[l - 1].rgb_left, dbg.levels[l].rgb_left);
-      downsample(dbg.levels[l - 1].rgb_right, dbg.levels[l].rgb_right);
     }
     const BackgroundParams bp = background_params(p);
-    const bool warming_up = m.frames_seen < p.warmup_frames;
-    for (int l = levels - 1; l >= 0; --l) {
-      LevelDebug& ld = dbg.levels[l];
-      const bool coarsest = l == levels - 1;
-      Image<uint8_t> raw;
-      ld.tests_left = background_level(m.model_left[l], ld.rgb_left, bp, m.frames_seen, warming_up,
-                                       coarsest ? nullptr : &dbg.levels[l + 1].mask_left, p.block_size, raw);
-      close_mask(raw, p.morph_radius, ld.mask_left);
-      ld.tests_right = background_level(m.model_right[l], ld.rgb_right, bp, m.frames_seen, warming_up,
-                                        coarsest ? nullptr : &dbg.levels[l + 1].mask_right, p.block_size, raw);
-      close_mask(raw, p.morph_radius, ld.mask_right);
-      st.background_tests += ld.tests_left + ld.tests_right;
-      st.background_tests_full += 2ull * ld.rgb_left.width * ld.rgb_left.height;
+    LevelDebug& l0 = dbg.levels[0];
+    convert_to_rgb(left, l0.rgb_left);
+    convert_to_rgb(right, l0.rgb_right);
+    Image<uint8_t> raw;
+    l0.tests_left = background_view(m.model[0], l0.rgb_left, bp, m.frames_seen, 0, raw);
+    clean_mask(raw, p.morph_radius, l0.mask_left);
+    l0.tests_right = background_view(m.model[1], l0.rgb_right, bp, m.frames_seen, 1, raw);
+    clean_mask(raw, p.morph_radius, l0.mask_right);
+    for (int l = 1; l < levels; ++l) {
+      pool_mask(l0.mask_left, l, dbg.levels[l].mask_left);
+      pool_mask(l0.mask_right, l, dbg.levels[l].mask_right);
     }
-    st.warming_up = warming_up || m.frames_seen == 0;
+    st.background_tests = l0.tests_left + l0.tests_right;
+    st.background_tests_full = 2ull * w * h;
+    st.warming_up = m.frames_seen < p.warmup_frames || m.frames_seen == 0;
     if (m.frames_seen < INT_MAX) ++m.frames_seen;
+  }
+  // The matching work: left pixels given candidates at the levels matched.
+  for (int l = 0; l < (block ? 1 : levels); ++l) {
+    const LevelDebug& ld = dbg.levels[l];
+    const uint64_t full = static_cast<uint64_t>(ld.gray_left.width) * ld.gray_left.height;
+    st.matched_pixels_full += full;
+    st.matched_pixels += p.background ? static_cast<uint64_t>(std::count_if(ld.mask_left.pixels.begin(),
+                                                                            ld.mask_left.pixels.end(),
+                                                                            [](uint8_t v) { return v != 0; }))
+                                      : full;
   }
 
   Image<uint16_t> q4_owned;
@@ -235,6 +271,7 @@ std::string Matcher::process(const FrameView& left, const FrameView& right, cons
     }
     m.coarse.frame_done();
   }
+  if (p.background) mask_debug_to_foreground(dbg, p.subwindow_radius);
   const LevelDebug& l0 = dbg.levels[0];
   if (out.confidence.data)
     for (int y = 0; y < h; ++y) std::memcpy(out.confidence.row(y), &dbg.confidence.at(0, y), w);

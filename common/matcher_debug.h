@@ -11,9 +11,9 @@ namespace cs {
 struct LevelDebug {
   Range range{0, 0};
   Image<uint8_t> gray_left, gray_right;
-  Image<uint32_t> rgb_left, rgb_right;          // only with background
-  Image<uint8_t> mask_left, mask_right;         // after close_mask; empty without background
-  uint64_t tests_left = 0, tests_right = 0;     // background tests made at this level
+  Image<uint32_t> rgb_left, rgb_right;          // level 0, only with background
+  Image<uint8_t> mask_left, mask_right;         // clean_mask at level 0, pool_mask above; empty without background
+  uint64_t tests_left = 0, tests_right = 0;     // background tests made (level 0; 0 above it)
   Image<uint32_t> census_left, census_right;
   Image<int16_t> raw_left, raw_right;           // matched/refined, before cross-check
   // After cross-check (== raw without lr_check) and, above level 0, the
@@ -28,8 +28,7 @@ struct BlockDebug {
 };
 
 struct Matcher::Debug {
-  // [0] = full size. Method block: no census; without the background model
-  // level 0 only, with it the model's pyramid (maps at level 0 only).
+  // [0] = full size. Method block: no census, level 0 only.
   std::vector<LevelDebug> levels;
   BlockDebug block;  // method block; empty for progressive
   // Both methods: the level-0 left sweep's costs behind the confidence
@@ -38,5 +37,11 @@ struct Matcher::Debug {
   SweepCosts costs;
   Image<uint8_t> confidence;
 };
+
+// With the background model: every level's maps and census codes as
+// stages.h stage 3 states them where the model leaves no work (maps -1 off
+// the view's foreground, census 0 beyond census_apron(radius) of either
+// view's); the engines' debug maps are compared after it.
+void mask_debug_to_foreground(Matcher::Debug& dbg, int radius);
 
 }  // namespace cs

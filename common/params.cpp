@@ -35,7 +35,6 @@ namespace {
 constexpr int kMaxDisparityLimit = 4096;
 constexpr int kMaxSubwindowRadius = 8;
 constexpr int kMaxHoleRadius = 16;
-constexpr int kMaxBlockSize = 256;
 constexpr int kMaxMorphRadius = 8;
 constexpr int kMaxWarmup = 1000000;
 
@@ -90,8 +89,8 @@ std::string Params::validate() const {
   if (warmup_frames < 0 || warmup_frames > kMaxWarmup)
     return say("warmup-frames", warmup_frames, "must be between 0 and 1000000");
   // Named apart from block-size, the element's SSD window of method block.
-  if (block_size < 1 || block_size > kMaxBlockSize)
-    return say("background-block-size", block_size, "must be between 1 and 256");
+  if (absorb_delay < 0 || absorb_delay > kMaxAbsorbDelay)
+    return say("absorb-delay", absorb_delay, "must be between 0 and 126");
   if (morph_radius < 0 || morph_radius > kMaxMorphRadius)
     return say("morph-radius", morph_radius, "must be between 0 and 8");
   if (lr_tolerance < 0 || lr_tolerance > max_disparity)
@@ -154,7 +153,7 @@ int resolve_levels(const Params& p, int width, int height) {
 }
 
 int pipeline_levels(const Params& p, int width, int height) {
-  if (p.method == Method::Block && !p.background) return 1;
+  if (p.method == Method::Block) return 1;
   return resolve_levels(p, width, height);
 }
 
@@ -184,9 +183,16 @@ BackgroundParams background_params(const Params& p) {
   BackgroundParams bp;
   const long a = std::lround(static_cast<double>(p.learning_rate) * 65536.0);
   bp.alpha_q16 = static_cast<int32_t>(a < 1 ? 1 : (a > 65536 ? 65536 : a));
-  bp.k2_q8 = static_cast<int32_t>(
-      std::lround(static_cast<double>(p.foreground_threshold) * p.foreground_threshold * 256.0));
-  bp.var_min_q8 = static_cast<int32_t>(std::lround(static_cast<double>(p.min_sigma) * p.min_sigma * 256.0));
+  // 1 - (1 - a)^kBackgroundTurns in Q16, rounded at each product.
+  int64_t keep = 65536 - bp.alpha_q16;
+  for (int i = 1; i < kBackgroundTurns; i *= 2) keep = (keep * keep + 32768) >> 16;
+  static_assert(kBackgroundTurns == 4, "the product above squares twice");
+  bp.turn_alpha_q16 = static_cast<int32_t>(65536 - keep);
+  bp.absorb_alpha_q16 = std::max<int32_t>(bp.alpha_q16 >> 2, 1);
+  bp.k_q8 = static_cast<int32_t>(std::lround(static_cast<double>(p.foreground_threshold) * 256.0));
+  bp.sigma_min_q4 = static_cast<int32_t>(std::lround(static_cast<double>(p.min_sigma) * 16.0));
+  bp.absorb_delay = p.absorb_delay;
+  bp.warmup_frames = p.warmup_frames;
   return bp;
 }
 

@@ -37,10 +37,8 @@ void convert_to_rgb(const FrameView& in, Image<uint32_t>& rgb);
 // ---------------------------------------------------------------- 2. pyramid
 
 // Level l + 1 from level l: width / 2 x height / 2 (integer division: an odd
-// last row or column is dropped); each pixel average4() of its 2x2 block,
-// per channel for rgb.
+// last row or column is dropped); each pixel average4() of its 2x2 block.
 void downsample(const Image<uint8_t>& fine, Image<uint8_t>& coarse);
-void downsample(const Image<uint32_t>& fine, Image<uint32_t>& coarse);
 
 // Size of level l of a width x height view.
 inline int level_size(int size, int level) { return size >> level; }
@@ -59,52 +57,92 @@ Range level_range(const Params& p, int level, int level_width);
 
 // ---------------------------------------------------------------- 3. background
 
-// Per-view, per-level model: three GaussQ8 (H, S, V) per pixel.
+// Zhao & Taubin (section 3.2) model each pixel's colour in HSV with a running
+// Gaussian and test it coarse to fine, copying a coarser level's label into
+// blocks whose coarser neighbourhood agrees, "as long as [the model] can
+// produce a binary mask". Here each view has one model, at full size: every
+// pixel is tested against it every frame and the coarser levels' masks are
+// pooled from the full-size one. On a GPU the model is read and written at
+// every pixel whatever the test does, so the coarse-to-fine test saved
+// arithmetic but not the memory traffic that is the model's cost, while its
+// copied labels missed what a coarse level averages away (bench/RESULTS.md,
+// issue 35). The test at full size is made in the frame's conversion, from
+// the pixel's colour as it is converted (the CUDA engine's first kernel).
+//
+// Per pixel and view: background_pixel (stereo_math.h) on the model
+// (BackgroundPixel, 64 bits: per channel a mean and a spread, and a
+// foreground run), the colour convert_to_rgb gives and frames_seen (the
+// frames the model has seen before this one), at (x, y) of view 0 (left) or
+// 1 (right). With d_c the deviation of channel c from its mean in Q4 (hue:
+// circular, times the observed saturation / 255, truncated towards zero)
+// and sigma_c = max(4 * spread_c, sigma_min_q4) in Q4:
+//  - frames_seen = 0: mean = the observation, spread 0, run 0; foreground.
+//  - warm-up (frames_seen < warmup_frames): foreground; means and spreads
+//    learn at warmup_alpha_q16 (the cumulative mean); run 0.
+//  - after it, foreground iff |d_c| * 256 > k_q8 * sigma_c for some c;
+//     - background: run 0; on the pixel's turn (background_turn: rows in
+//       runs of 4, one frame in kBackgroundTurns) means and spreads learn at
+//       turn_alpha_q16 = 1 - (1 - alpha)^kBackgroundTurns, else nothing.
+//     - foreground: run + 1 (at most kRunMax); while run <= absorb_delay
+//       nothing else (an object passing in fewer frames leaves no trace
+//       behind it); beyond, the means absorb at absorb_alpha_q16 (alpha / 4)
+//       and the spreads stay (a lasting change such as a light switched on
+//       is absorbed; a parked object becomes background).
+//  - learning at rate a (Q16): mean_c += dithered_step(a, d_c, u) (hue wraps
+//    to [0, 2880), S and V clamp to [0, 4080]); spread_c +=
+//    dithered_step(a, t_c - spread_c, u') clamped to [0, 127], with t_c =
+//    (|d_c| * kMadToSigmaQ8 + 512) >> 10 (sigma from |d| in Q2); u and u'
+//    the low and high halves of background_dither(x, y, frames_seen, view),
+//    mixed for each next channel as background_pixel does.
+// So after a change of delta units in a channel (a global brightness change),
+// a pixel is background again after at most absorb_delay + ceil(ln(k
+// min_sigma / delta) / ln(1 - learning_rate / 4)) + 1 frames, and the
+// background uncovered behind a passing object at once.
 struct BackgroundModel {
   int width = 0;
   int height = 0;
-  std::vector<GaussQ8> hsv;  // 3 per pixel, channel-major within a pixel
+  std::vector<BackgroundPixel> pixels;
 };
 
-struct BackgroundParams {
-  int32_t alpha_q16;   // round(learning_rate * 65536), at least 1
-  int32_t k2_q8;       // round(k * k * 256)
-  int32_t var_min_q8;  // round(min_sigma^2 * 256)
-};
 BackgroundParams background_params(const Params& p);
 
-// One pixel: tests (against the model before the update) and updates.
-// Returns true for foreground (any channel beyond k sigma). With
-// warming_up, the model only learns (alpha = warmup_alpha_q16) and the result
-// is true. frames_seen = 0 initialises mean = observation, var = var_min
-// (and returns true). Without test, the result is untested_foreground (the
-// label a block copies from the coarser level).
-// Update (gauss_update per channel, d from hsv_delta_q8 with the observed
-// saturation, rate alpha_q16): outside warm-up, when the result is
-// foreground, the rate is foreground_alpha_q16(alpha_q16) and the variance
-// keeps its old value (gauss_update, then restore var): a lasting change
-// such as a light change is still absorbed, a passing object neither leaves
-// a ghost nor inflates sigma and hides itself.
-bool background_pixel(GaussQ8* model3, uint32_t rgb, const BackgroundParams& bp, int frames_seen,
-                      bool warming_up, bool test, bool untested_foreground = false);
+// Every pixel of one view at full size: raw (255 foreground, 0 background);
+// a model of another size starts afresh (its frames_seen is the caller's:
+// the engines restart the model with a change of size). Returns the pixels
+// tested (0 during warm-up, when every pixel is foreground untested).
+uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, const BackgroundParams& bp,
+                         int frames_seen, int view, Image<uint8_t>& raw);
 
-// One level: updates every pixel's model; writes mask (255 fg / 0 bg).
-// Warm-up (or frames_seen = 0): every pixel learns, mask all 255, 0 tests.
-// coarser_mask == nullptr (coarsest level): every pixel is tested.
-// Otherwise blocks of block_size x block_size pixels (the last ones cut by the
-// image edge) look at their parents' footprint in coarser_mask: the coarser
-// pixels (x / 2, y / 2) of the block's pixels, grown by one pixel on each side,
-// clamped to the coarser image. If all those are equal, the block copies that
-// value and makes no test; else every pixel of the block is tested.
-// Returns the number of pixels tested.
-uint64_t background_level(BackgroundModel& model, const Image<uint32_t>& rgb, const BackgroundParams& bp,
-                          int frames_seen, bool warming_up, const Image<uint8_t>* coarser_mask, int block_size,
-                          Image<uint8_t>& mask);
+// The full-size mask from the raw test: a pixel is foreground after the
+// 3 x 3 majority iff more than half of its window's pixels inside the image
+// are (isolated pixels that camera noise pushed past the threshold drop out,
+// isolated misses inside an object fill in); then close_mask with `radius`.
+void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask);
 
 // Dilation then erosion with a (2r+1)^2 square; each takes max (resp. min)
 // over the window's pixels inside the image. r = 0 copies.
 void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out);
 
+// Level l's mask from the full-size one: pixel (x, y) is foreground iff some
+// full-size pixel of [x 2^l, (x + 1) 2^l) x [y 2^l, (y + 1) 2^l) is, so
+// that every foreground pixel has a foreground parent at every level. l = 0
+// copies.
+void pool_mask(const Image<uint8_t>& full, int level, Image<uint8_t>& mask);
+
+// What a frame's intermediates hold where the model leaves no work
+// (Matcher::Debug, stage by stage): the engines compute census codes and
+// disparity maps only around the foreground (the CUDA engine by tiles), so
+// with the background model the debug maps are stated where they are read:
+//  - disparity maps (raw and checked, both views) where the view's own mask
+//    is foreground; -1 elsewhere, as the specification computes them;
+//  - census codes (both views) within census_apron(radius) pixels
+//    (Chebyshev) of a foreground pixel of either view's mask at the level;
+//    0 elsewhere.
+// A window of sub-window radius r reaches 3r + 1 pixels from its centre and
+// the sub-pixel step one disparity further; a matched pixel of the other
+// view is foreground (stage 5).
+constexpr int census_apron(int radius) { return 3 * radius + 2; }
+// (matcher_debug.h: mask_debug_to_foreground applies this to a Debug.)
 // ---------------------------------------------------------------- 4. census
 
 // census[x, y] over the 5x5 window, reads clamped to the image (stereo_math.h).

@@ -98,6 +98,8 @@ constexpr int kMaxCoarseRangeFactor = 16;
 constexpr int kCoarseProbeInterval = 256;   // frames between probes of the automatic factor
 constexpr int kDefaultMinSupport = 5;
 constexpr int kMaxHoleSpan = 4096;
+constexpr int kDefaultAbsorbDelay = 60;   // Params::absorb_delay
+constexpr int kMaxAbsorbDelay = 126;      // the model counts a foreground run to 127
 
 // How a window's cost is formed from its 3x3 sub-windows (stereo_math.h,
 // adaptive_window_cost): the centre plus the N best of the 8 around it.
@@ -176,26 +178,31 @@ struct Params {
   // Background model (paper section 3.2). Off = full-frame matching, the
   // right choice for moving cameras and still pairs.
   bool background = false;
-  // Per frame, 0 < rate <= 1. Pixels found foreground learn at rate / 4
-  // (stages.h, background_pixel), so a lasting change that moves a model
-  // channel by delta (8-bit units; V moves by a global brightness offset, S
-  // may move further for dark saturated colours) is absorbed within
-  // ceil(ln(k * min_sigma / delta) / ln(1 - rate / 4)) + 1 frames: +25 on V
-  // with the defaults (k 2.5, min_sigma 4, rate 0.02) takes 184 frames.
+  // Per frame, 0 < rate <= 1: how fast the model follows the scene
+  // (stages.h stage 3). A pixel found foreground for more than
+  // absorb_delay frames in a row learns at rate / 4, so a lasting change
+  // that moves a model channel by delta (8-bit units; V moves by a global
+  // brightness offset, S may move further for dark saturated colours) is
+  // absorbed within absorb_delay + ceil(ln(k * min_sigma / delta) / ln(1 -
+  // rate / 4)) + 1 frames: +25 on V with the defaults (k 2.5, min_sigma 4,
+  // rate 0.02, delay 60) takes 244 frames.
   float learning_rate = 0.02f;
   float foreground_threshold = 2.5f;  // k: foreground when |x - mean| > k sigma
   float min_sigma = 4.0f;             // floor of sigma, 8-bit units
   int warmup_frames = 30;             // frames learnt before testing; all foreground meanwhile
-  int block_size = 8;                 // coarse-to-fine test block side, pixels
-  int morph_radius = 1;               // dilation then erosion, (2r+1)^2 square; 0 = none
+  // Frames a pixel stays foreground before the model starts absorbing it,
+  // 0 .. kMaxAbsorbDelay: an object that passes a pixel in fewer frames
+  // leaves no trace in the model (the background it uncovers is background
+  // again at once); one that stops becomes background after that long.
+  int absorb_delay = kDefaultAbsorbDelay;
+  int morph_radius = 1;               // closing of the mask, (2r+1)^2 square; 0 = none
 
   bool lr_check = true;
   int lr_tolerance = 2;  // pixels, at each level (2: Aloe bad-2 10.7 %, 1: 11.9 %)
   bool subpixel = true;
 
   // Method Block: side of the square SSD window (element property
-  // block-size), odd, 3 .. kMaxMatchBlockSize. Not the background model's
-  // block_size above, which the element does not expose. 9: on Aloe half
+  // block-size), odd, 3 .. kMaxMatchBlockSize. 9: on Aloe half
   // size 7 and 9 are best (bad-2 11.9 / 12.0 %), full size 11 and 13
   // (14.6 / 14.5 %); 9 is within 0.7 points at both (bench/README.md).
   int match_block_size = 9;
@@ -270,9 +277,8 @@ int resolve_uniqueness_ratio(const Params& p);
 
 // Levels actually used for a view of width x height (resolves levels = 0).
 int resolve_levels(const Params& p, int width, int height);
-// Levels the pipeline builds: resolve_levels, except method block without
-// the background model, which matches at full size only (1). With the
-// model, block's pyramid serves the model's coarse-to-fine test.
+// Levels the pipeline builds: resolve_levels, except method block, which
+// matches at full size only (1; the background model works at full size).
 int pipeline_levels(const Params& p, int width, int height);
 
 // ---------------------------------------------------------------- results
@@ -282,10 +288,16 @@ struct FrameStats {
   uint64_t frame_index = 0;            // frames processed since start/reset
   bool warming_up = false;             // background model still learning
   double foreground_fraction = 1.0;    // of the left view at full size
-  // Background tests actually made (per pixel, both views, all levels)
-  // against the number a per-pixel test of every pixel would make.
+  // Background tests made (every pixel of both views at full size after
+  // the warm-up, none during it) against a test of every pixel.
   uint64_t background_tests = 0;
   uint64_t background_tests_full = 0;
+  // The matching work: left-view pixels given candidates (the foreground
+  // with the background model, every pixel without), summed over the levels
+  // matched (method block: level 0), and the same for a full frame. Their
+  // ratio is the part of a full frame's matching the model leaves.
+  uint64_t matched_pixels = 0;
+  uint64_t matched_pixels_full = 0;
   double valid_fraction = 0.0;         // of left pixels with a valid disparity
   int coarse_range_factor = 1;         // the factor this frame's levels used
 };

@@ -243,63 +243,180 @@ CS_HD uint8_t confidence_from_costs(int32_t best, int32_t rival) {
 
 // ---------------------------------------------------------------- background
 
-// Per-pixel, per-channel Gaussian, fixed point: mean and variance in Q8
-// (value * 256). The learning rate is Q16 (alpha * 65536).
-struct GaussQ8 {
-  int32_t mean;
-  int32_t var;
+// The per-pixel background model of one view (stages.h stage 3), 64 bits a
+// pixel, per channel c of (H, S, V):
+//   mean   Q4 (1/16 of a unit), 12 bits: H in [0, 2880) (circular over 180
+//          units), S and V in [0, 4080];
+//   spread Q2 (1/4 unit), 7 bits, [0, 127]: the running estimate of the
+//          channel's standard deviation (sigma), from its mean absolute
+//          deviation (a Gaussian's sigma is sqrt(pi / 2) times it);
+// and a 7-bit run: frames in a row the pixel was found foreground (0 .. 127).
+//   bits  0..11 H mean, 12..23 S mean, 24..35 V mean,
+//   bits 36..42 H spread, 43..49 S spread, 50..56 V spread, 57..63 run.
+// Eight bytes where a mean and a variance in 32 bits each took 24: the
+// model is read (and mostly written) at every pixel of every frame, so its
+// size is the model's cost. Updates round stochastically (a deterministic
+// dither, background_dither) so that small steps accumulate on average: a
+// mean of 1/16 unit still follows a learning rate of 1/1000.
+using BackgroundPixel = uint64_t;
+constexpr int kHueQ4 = 180 * 16;        // H mean wraps here
+constexpr int kChannelMaxQ4 = 255 * 16;  // S, V means
+constexpr int kSpreadMax = 127;          // Q2
+constexpr int kRunMax = 127;
+// sqrt(pi / 2) in Q8: sigma from a mean absolute deviation.
+constexpr int kMadToSigmaQ8 = 321;
+
+struct BackgroundFields {
+  int mean[3];    // Q4
+  int spread[3];  // Q2
+  int run;
 };
 
-// Q8 difference of an observation from the model mean. Hue (channel 0) is
-// circular over 180 units and is weighted by saturation/255, so greys (whose
-// hue is noise) rely on S and V.
-CS_HD int32_t hsv_delta_q8(int channel, int value, int32_t mean_q8, int saturation) {
-  int32_t d = value * 256 - mean_q8;
-  if (channel == 0) {
-    if (d >= 90 * 256) d -= 180 * 256;
-    if (d < -90 * 256) d += 180 * 256;
-    d = static_cast<int32_t>((static_cast<int64_t>(d) * saturation) / 255);
+CS_HD BackgroundFields unpack_background(BackgroundPixel p) {
+  BackgroundFields f;
+  for (int c = 0; c < 3; ++c) {
+    f.mean[c] = static_cast<int>((p >> (12 * c)) & 0xFFFu);
+    f.spread[c] = static_cast<int>((p >> (36 + 7 * c)) & 0x7Fu);
   }
-  return d;
+  f.run = static_cast<int>(p >> 57);
+  return f;
 }
 
-// Foreground test for one channel: |d| > k sigma, i.e. d^2 > k^2 var.
-// With d and var in Q8 and k^2 in Q8 (k2_q8 = round(k * k * 256)) both sides
-// are Q16 and exact in 64 bits.
-CS_HD bool gauss_is_foreground(int32_t d_q8, int32_t var_q8, int32_t k2_q8) {
-  return static_cast<int64_t>(d_q8) * d_q8 > static_cast<int64_t>(k2_q8) * var_q8;
+CS_HD BackgroundPixel pack_background(const BackgroundFields& f) {
+  BackgroundPixel p = static_cast<BackgroundPixel>(f.run) << 57;
+  for (int c = 0; c < 3; ++c)
+    p |= static_cast<BackgroundPixel>(f.mean[c]) << (12 * c) | static_cast<BackgroundPixel>(f.spread[c]) << (36 + 7 * c);
+  return p;
 }
 
-// Running-Gaussian update with rate alpha_q16: mean += a d, var += a (d^2 - var),
-// variance floored at var_min_q8. For the hue channel the mean wraps to [0, 180).
-CS_HD void gauss_update(GaussQ8* g, int channel, int32_t d_q8, int32_t alpha_q16, int32_t var_min_q8) {
-  // Hue's d is saturation-weighted; the mean follows the weighted step, which
-  // keeps grey pixels' hue model still.
-  int32_t mean = g->mean + static_cast<int32_t>((static_cast<int64_t>(d_q8) * alpha_q16 + 32768) >> 16);
-  if (channel == 0) {
-    if (mean < 0) mean += 180 * 256;
-    if (mean >= 180 * 256) mean -= 180 * 256;
-  }
-  g->mean = mean;
-  const int64_t d2_q8 = (static_cast<int64_t>(d_q8) * d_q8) >> 8;
-  int64_t var = g->var + (((d2_q8 - g->var) * alpha_q16 + 32768) >> 16);
-  if (var < var_min_q8) var = var_min_q8;
-  if (var > 0x7fffffff) var = 0x7fffffff;
-  g->var = static_cast<int32_t>(var);
-}
+// What a frame's test and update need (background_params in stages.h makes
+// it from Params).
+struct BackgroundParams {
+  int32_t alpha_q16;        // learning rate a frame: round(learning_rate * 65536), 1 .. 65536
+  int32_t turn_alpha_q16;   // the rate of one update every kBackgroundTurns frames: 1 - (1 - a)^4
+  int32_t absorb_alpha_q16; // a lasting foreground's rate: alpha_q16 / 4, at least 1
+  int32_t k_q8;             // foreground_threshold k: round(k * 256)
+  int32_t sigma_min_q4;     // min_sigma: round(min_sigma * 16)
+  int32_t absorb_delay;     // Params::absorb_delay
+  int32_t warmup_frames;    // Params::warmup_frames
+};
 
-// Learning rate during warm-up: the cumulative mean of the frames seen so far
-// (1/(n+1)), never slower than the configured rate.
+// Background pixels update their model on one frame in kBackgroundTurns
+// (background_turn), at the rate that many frames compound to: the model is
+// read at every pixel of every frame, but written at a quarter of them.
+constexpr int kBackgroundTurns = 4;
+
+// Whether row y's background pixels update on the frame the model has seen
+// frames_seen frames before (rows in runs of 4, so that the conversion's
+// 4 x 4 blocks and its warps take one answer).
+CS_HD bool background_turn(int y, int frames_seen) { return ((y >> 2) + frames_seen) % kBackgroundTurns == 0; }
+
+// The rate a frame during warm-up: the cumulative mean of the frames seen so
+// far (1 / (n + 1)), never slower than the configured rate.
 CS_HD int32_t warmup_alpha_q16(int frames_seen, int32_t alpha_q16) {
   const int32_t a = 65536 / (frames_seen + 1);
   return a > alpha_q16 ? a : alpha_q16;
 }
 
-// Learning rate for pixels found foreground (after warm-up): a quarter of
-// the configured rate, at least 1.
-CS_HD int32_t foreground_alpha_q16(int32_t alpha_q16) {
-  const int32_t a = alpha_q16 >> 2;
-  return a > 0 ? a : 1;
+// 32 well-mixed bits from a pixel of a view and the frame: the dither of
+// that pixel's updates. The same on every machine (integer arithmetic).
+CS_HD uint32_t background_dither(int x, int y, int frames_seen, int view) {
+  uint32_t h = static_cast<uint32_t>(x) * 0x9E3779B1u ^ static_cast<uint32_t>(y) * 0x85EBCA77u ^
+               (static_cast<uint32_t>(frames_seen) * 2u + static_cast<uint32_t>(view)) * 0xC2B2AE3Du;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  h *= 0x297A2D39u;
+  h ^= h >> 15;
+  return h;
+}
+
+// floor((rate * step + u) / 65536) for u in [0, 65536): the step times the
+// rate, rounded down or up with the probability that makes it exact on
+// average (stochastic rounding with the dither u).
+CS_HD int dithered_step(int32_t rate_q16, int step, uint32_t u16) {
+  const int64_t v = static_cast<int64_t>(rate_q16) * step + static_cast<int64_t>(u16);
+  return static_cast<int>(v >= 0 ? v >> 16 : -((-v + 65535) >> 16));
+}
+
+// One pixel of one view: the test against the model before the update, and
+// the update (stages.h stage 3 states the rules). rgb: packed r | g << 8 |
+// b << 16. Returns whether the pixel is foreground; *model is updated.
+CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const BackgroundParams& bp, int frames_seen, int x,
+                            int y, int view) {
+  int hsv[3];
+  hsv_from_rgb(rgb & 255, (rgb >> 8) & 255, (rgb >> 16) & 255, &hsv[0], &hsv[1], &hsv[2]);
+  BackgroundFields f;
+  if (frames_seen == 0) {
+    for (int c = 0; c < 3; ++c) {
+      f.mean[c] = hsv[c] * 16;
+      f.spread[c] = 0;
+    }
+    f.run = 0;
+    *model = pack_background(f);
+    return true;
+  }
+  f = unpack_background(*model);
+  // Deviations in Q4; hue's is circular and weighted by the observed
+  // saturation (greys' hue is noise), truncated towards zero.
+  int d[3];
+  int dh = hsv[0] * 16 - f.mean[0];
+  if (dh >= kHueQ4 / 2) dh -= kHueQ4;
+  if (dh < -kHueQ4 / 2) dh += kHueQ4;
+  d[0] = dh * hsv[1] / 255;
+  d[1] = hsv[1] * 16 - f.mean[1];
+  d[2] = hsv[2] * 16 - f.mean[2];
+  const bool warming_up = frames_seen < bp.warmup_frames;
+  bool foreground = true;
+  if (!warming_up) {
+    foreground = false;
+    for (int c = 0; c < 3; ++c) {
+      const int ad = d[c] < 0 ? -d[c] : d[c];
+      const int sigma_q4 = maxi(f.spread[c] * 4, bp.sigma_min_q4);
+      foreground = foreground || ad * 256 > bp.k_q8 * sigma_q4;
+    }
+  }
+  // Which update: warm-up learns every frame at the cumulative rate; after
+  // it, a background pixel learns on its turn, a foreground one holds still
+  // for absorb_delay frames in a row and then absorbs (mean only) at a
+  // quarter of the rate.
+  int32_t rate = 0;
+  bool spread = true;
+  if (warming_up) {
+    rate = warmup_alpha_q16(frames_seen, bp.alpha_q16);
+    f.run = 0;
+  } else if (!foreground) {
+    f.run = 0;
+    if (background_turn(y, frames_seen)) rate = bp.turn_alpha_q16;
+  } else {
+    f.run = mini(f.run + 1, kRunMax);
+    if (f.run > bp.absorb_delay) {
+      rate = bp.absorb_alpha_q16;
+      spread = false;
+    }
+  }
+  if (rate > 0) {
+    uint32_t h = background_dither(x, y, frames_seen, view);
+    for (int c = 0; c < 3; ++c) {
+      int m = f.mean[c] + dithered_step(rate, d[c], h & 0xFFFFu);
+      if (c == 0) {
+        if (m < 0) m += kHueQ4;
+        if (m >= kHueQ4) m -= kHueQ4;
+      } else {
+        m = clampi(m, 0, kChannelMaxQ4);
+      }
+      f.mean[c] = m;
+      if (spread) {
+        const int ad = d[c] < 0 ? -d[c] : d[c];
+        const int target = (ad * kMadToSigmaQ8 + 512) >> 10;  // Q4 |d| to Q2 sigma
+        f.spread[c] = clampi(f.spread[c] + dithered_step(rate, target - f.spread[c], h >> 16), 0, kSpreadMax);
+      }
+      h = h * 0x9E3779B1u + 0x7F4A7C15u;
+      h ^= h >> 16;
+    }
+  }
+  *model = pack_background(f);
+  return foreground;
 }
 
 // ---------------------------------------------------------------- encodings

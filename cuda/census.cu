@@ -11,6 +11,7 @@ constexpr int kThreadsY = 8;
 constexpr int kPixelsPerThread = 4;                      // along x, one byte lane each
 constexpr int kTileX = kThreadsX * kPixelsPerThread;    // 128
 constexpr int kTileY = kThreadsY;
+static_assert(kTileX == kCensusTileW && kTileY == kCensusTileH, "census.h");
 constexpr int kR = kCensusRadius;
 constexpr int kLeft = 4;                                 // halo columns kept on the left (word-aligned)
 constexpr int kSharedX = kLeft + kTileX + 4;
@@ -97,13 +98,18 @@ struct Batch {
   ImageView<uint32_t> clear[kMaxCensusBatch];
   int first[kMaxCensusBatch + 1];
   int tiles_x[kMaxCensusBatch];
+  TileList tiles[kMaxCensusBatch];
   int count;
 };
 
 __global__ void __launch_bounds__(kThreadsX * kThreadsY) census_batch_kernel(const __grid_constant__ Batch b) {
   int j = 0;
   while (j + 1 < b.count && static_cast<int>(blockIdx.x) >= b.first[j + 1]) ++j;
-  const int t = static_cast<int>(blockIdx.x) - b.first[j];
+  int t = static_cast<int>(blockIdx.x) - b.first[j];
+  if (b.tiles[j].on()) {
+    if (static_cast<unsigned>(t) >= *b.tiles[j].count) return;
+    t = static_cast<int>(b.tiles[j].list[t]);
+  }
   census_tile(b.gray[j], b.census[j], b.clear[j], t % b.tiles_x[j], t / b.tiles_x[j]);
 }
 
@@ -114,7 +120,7 @@ cudaError_t enqueue_census(ImageView<const uint8_t> gray, ImageView<uint32_t> ce
 }
 
 cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const ImageView<uint32_t>* census, int count,
-                                 cudaStream_t stream, const ImageView<uint32_t>* clear) {
+                                 cudaStream_t stream, const ImageView<uint32_t>* clear, const TileList* tiles) {
   if (count < 1 || count > kMaxCensusBatch) return cudaErrorInvalidValue;
   Batch b{};
   b.count = count;
@@ -123,6 +129,7 @@ cudaError_t enqueue_census_batch(const ImageView<const uint8_t>* gray, const Ima
     b.gray[j] = gray[j];
     b.census[j] = census[j];
     if (clear) b.clear[j] = clear[j];
+    if (tiles) b.tiles[j] = tiles[j];
     b.tiles_x[j] = (gray[j].width + kTileX - 1) / kTileX;
     b.first[j] = blocks;
     blocks += b.tiles_x[j] * ((gray[j].height + kTileY - 1) / kTileY);

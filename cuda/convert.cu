@@ -1,5 +1,6 @@
 #include "convert.h"
 
+#include "background.h"
 #include "cuda_util.h"
 #include "stereo_math.h"
 
@@ -51,7 +52,7 @@ __device__ __forceinline__ uint32_t pack_rgb(int r, int g, int b) {
 struct Views {
   FrameView in[2];
   ImageView<uint8_t> gray[2][kMaxConvertLevels];
-  ImageView<uint32_t> rgb[2];
+  ModelViews model;  // the background model (the kModel forms)
   int levels;       // intensity levels made: level 0, then its pyramid
   bool words;       // 4-byte pixels on 4-byte aligned rows: one load a pixel
   bool quads;       // ... on 16-byte aligned rows: one load for four pixels
@@ -125,12 +126,17 @@ __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (
 // average4 of its 2 x 2 block one level finer), so the first pyramid levels
 // cost no pass of their own. A level's pixel exists where its 2 x 2 block
 // does: level l + 1 is level l's width / 2 x height / 2.
-template <PixelFormat F, bool kRgb>
+// kModel: each pixel's colour goes through the background model (stages.h
+// stage 3) as it is converted, and the block's raw test to its word
+// (background.h ModelViews); the colour is never stored.
+template <PixelFormat F, bool kModel>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
   const int z = blockIdx.z;
   if ((blockIdx.x | blockIdx.y | z) == 0)
     for (int i = threadIdx.x + threadIdx.y * kThreadsX; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
+  constexpr bool kRgb = kModel;
   const FrameView& in = w.in[z];
+  const int frames_seen = kModel ? *w.model.frames_seen : 0;
   const int bx = blockIdx.x * kThreadsX + threadIdx.x, by = blockIdx.y * kThreadsY + threadIdx.y;
   const int x = kSide * bx, y = kSide * by;
   if (x >= in.width || y >= in.height) return;
@@ -156,6 +162,7 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
     }
   }
   uint32_t gray[kSide];  // four intensity bytes a row
+  unsigned raw = 0;      // kModel: the block's raw test, bit 4 r + k
 #pragma unroll
   for (int r = 0; r < kSide; ++r) {
     gray[r] = 0;
@@ -199,13 +206,28 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
       for (int k = 0; k < kSide; ++k)
         if (x + k < in.width) out[k] = static_cast<uint8_t>(byte_of(gray[r], k));
     }
-    if (kRgb) {
-      uint32_t* rgb = drow(w.rgb[z], yy) + x;
+    if (kModel) {
+      BackgroundPixel* model = drow(w.model.model[z], yy) + x;
+      BackgroundPixel m[kSide];
+      if (full) {
+        const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
+        const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
+        m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
+      } else {
 #pragma unroll
-      for (int k = 0; k < kSide; ++k)
-        if (x + k < in.width) rgb[k] = colour[k];
+        for (int k = 0; k < kSide; ++k) m[k] = x + k < in.width ? model[k] : 0;
+      }
+#pragma unroll
+      for (int k = 0; k < kSide; ++k) {
+        if (x + k >= in.width) break;
+        const BackgroundPixel before = m[k];
+        if (background_pixel(&m[k], colour[k], w.model.params, frames_seen, x + k, yy, z))
+          raw |= 1u << (4 * r + k);
+        if (m[k] != before) model[k] = m[k];
+      }
     }
   }
+  if (kModel) drow(w.model.raw[z], by)[bx] = static_cast<uint16_t>(raw);
   if (w.levels < 2) return;
   const ImageView<uint8_t>& l1 = w.gray[z][1];
   uint32_t half[2] = {0, 0};  // level-1 pixels 2 bx + j of row 2 by + i: byte j of half[i]
@@ -228,14 +250,14 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
 
 // The launch of w's kernel for `count` views (blockIdx.z): the form for
 // the input format and for whether colour is made.
-template <bool kRgb>
+template <bool kModel>
 cudaError_t describe(const Views& w, int count, KernelCall* call) {
   const dim3 block(kThreadsX, kThreadsY);
   dim3 grid = grid_for((w.in[0].width + kSide - 1) / kSide, (w.in[0].height + kSide - 1) / kSide, block);
   grid.z = count;
   switch (w.in[0].format) {
 #define CS_FORMAT(F) \
-  case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kRgb>, grid, block, 0, w); break;
+  case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kModel>, grid, block, 0, w); break;
     CS_FORMAT(RGBA)
     CS_FORMAT(BGRA)
     CS_FORMAT(RGBx)
@@ -257,9 +279,10 @@ cudaError_t describe(const Views& w, int count, KernelCall* call) {
   return cudaSuccess;
 }
 
+// model: the background model's views, or null (the model off).
 cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
-                           const ImageView<uint32_t>* rgb, int count, KernelCall* call,
-                           unsigned long long* clear = nullptr, int clear_words = 0) {
+                           const ModelViews* model, int count, KernelCall* call, unsigned long long* clear = nullptr,
+                           int clear_words = 0) {
   if (levels < 1 || levels > kMaxConvertLevels || clear_words < 0 || (clear_words > 0 && !clear))
     return cudaErrorInvalidValue;
   Views w{};
@@ -267,6 +290,10 @@ cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const*
   w.clear_words = clear_words;
   w.levels = levels;
   w.words = w.quads = w.pairs = w.gray_words = true;
+  if (model) {
+    if (!model->frames_seen) return cudaErrorInvalidValue;
+    w.model = *model;
+  }
   for (int i = 0; i < count; ++i) {
     w.in[i] = in[i];
     for (int l = 0; l < levels; ++l) {
@@ -275,13 +302,20 @@ cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const*
       if (g.width != want_w || g.height != want_h) return cudaErrorInvalidValue;
       w.gray[i][l] = g;
     }
-    w.rgb[i] = rgb[i];
+    if (model) {
+      const ImageView<BackgroundPixel>& m = model->model[i];
+      const ImageView<uint16_t>& r = model->raw[i];
+      // The kernel loads a thread's four models as two 16-byte words.
+      if (m.width != in[i].width || m.height != in[i].height || !rows_aligned(m.data, m.pitch, 32) ||
+          r.width != (in[i].width + 3) / 4 || r.height != (in[i].height + 3) / 4)
+        return cudaErrorInvalidValue;
+    }
     w.words = w.words && rows_aligned(in[i].plane[0], in[i].pitch[0], 4);
     w.quads = w.quads && rows_aligned(in[i].plane[0], in[i].pitch[0], 16);
     w.pairs = w.pairs && rows_aligned(in[i].plane[0], in[i].pitch[0], 8);
     w.gray_words = w.gray_words && rows_aligned(gray[i][0].data, gray[i][0].pitch, 4);
   }
-  return rgb[0].data ? describe<true>(w, count, call) : describe<false>(w, count, call);
+  return model ? describe<true>(w, count, call) : describe<false>(w, count, call);
 }
 
 cudaError_t launch_described(cudaError_t described, const KernelCall& call, cudaStream_t stream) {
@@ -290,40 +324,29 @@ cudaError_t launch_described(cudaError_t described, const KernelCall& call, cuda
 
 }  // namespace
 
-cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, ImageView<uint32_t> rgb,
+cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const ModelViews* model,
                             cudaStream_t stream) {
   const ImageView<uint8_t>* levels[1] = {&gray};
   KernelCall call;
-  return launch_described(describe_views(&in, levels, 1, &rgb, 1, &call), call, stream);
-}
-
-cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, ImageView<uint8_t> gray_left,
-                                 ImageView<uint8_t> gray_right, ImageView<uint32_t> rgb_left,
-                                 ImageView<uint32_t> rgb_right, cudaStream_t stream) {
-  return enqueue_convert_pair(left, right, &gray_left, &gray_right, 1, rgb_left, rgb_right, stream);
+  return launch_described(describe_views(&in, levels, 1, model, 1, &call), call, stream);
 }
 
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
-                              const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
-                              ImageView<uint32_t> rgb_right, KernelCall* call, unsigned long long* clear,
-                              int clear_words) {
-  if (left.format != right.format || left.width != right.width || left.height != right.height ||
-      (rgb_left.data == nullptr) != (rgb_right.data == nullptr))
+                              const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
+                              KernelCall* call, unsigned long long* clear, int clear_words) {
+  if (left.format != right.format || left.width != right.width || left.height != right.height)
     return cudaErrorInvalidValue;
   const FrameView in[2] = {left, right};
   const ImageView<uint8_t>* gray[2] = {gray_left, gray_right};
-  const ImageView<uint32_t> rgb[2] = {rgb_left, rgb_right};
-  return describe_views(in, gray, levels, rgb, 2, call, clear, clear_words);
+  return describe_views(in, gray, levels, model, 2, call, clear, clear_words);
 }
 
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
-                                 const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
-                                 ImageView<uint32_t> rgb_right, cudaStream_t stream, unsigned long long* clear,
-                                 int clear_words) {
+                                 const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
+                                 cudaStream_t stream, unsigned long long* clear, int clear_words) {
   KernelCall call;
-  return launch_described(convert_pair_call(left, right, gray_left, gray_right, levels, rgb_left, rgb_right, &call,
-                                            clear, clear_words),
-                          call, stream);
+  return launch_described(
+      convert_pair_call(left, right, gray_left, gray_right, levels, model, &call, clear, clear_words), call, stream);
 }
 
 }  // namespace cs::cuda

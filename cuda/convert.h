@@ -8,37 +8,34 @@
 
 namespace cs::cuda {
 
-// `in` must be in device memory. rgb may have data == nullptr (background
-// model off): then only the matching intensity is written.
-cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, ImageView<uint32_t> rgb,
-                            cudaStream_t stream);
-
-// Both views of a pair (same format and size; rgb both set or both empty)
-// in one launch.
-cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, ImageView<uint8_t> gray_left,
-                                 ImageView<uint8_t> gray_right, ImageView<uint32_t> rgb_left,
-                                 ImageView<uint32_t> rgb_right, cudaStream_t stream);
+struct ModelViews;  // background.h
 
 // The most intensity levels the conversion makes in its own pass.
 constexpr int kMaxConvertLevels = 3;
 
-// Both views as above, and in the same pass levels 1 .. levels - 1 of each
-// view's intensity pyramid (stages.h downsample; levels <= kMaxConvertLevels):
-// gray_left[l] and gray_right[l] are level l, width >> l x height >> l.
-// The kernel also zeroes clear[0, clear_words) (the frame's counters: the
-// frame's first kernel resets them, so its graph needs no memset node).
+// `in` must be in device memory. model (background.h; null: the background
+// model off): the view's colour goes through the model (stages.h stage 3)
+// as it is converted, as view 0 (model->model[0], model->raw[0]).
+cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const ModelViews* model,
+                            cudaStream_t stream);
+
+// Both views of a pair (same format and size) in one launch, and in the same
+// pass levels 1 .. levels - 1 of each view's intensity pyramid (stages.h
+// downsample; levels <= kMaxConvertLevels): gray_left[l] and gray_right[l]
+// are level l, width >> l x height >> l; with model, both views' background
+// test and update (view 0 left, 1 right). The kernel also zeroes clear[0,
+// clear_words) (the frame's counters: the frame's first kernel resets them,
+// so its graph needs no memset node).
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
-                                 const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
-                                 ImageView<uint32_t> rgb_right, cudaStream_t stream,
-                                 unsigned long long* clear = nullptr, int clear_words = 0);
+                                 const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
+                                 cudaStream_t stream, unsigned long long* clear = nullptr, int clear_words = 0);
 
 // The launch enqueue_convert_pair above makes, with the same checks, as a
 // description (kernel_call.h): the engine launches it or writes it into the
 // first node of its frame's graph. Its KernelShape follows the format, the
-// colour (rgb set or not) and the size; the rest are arguments.
+// model (on or off) and the size; the rest are arguments.
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
-                              const ImageView<uint8_t>* gray_right, int levels, ImageView<uint32_t> rgb_left,
-                              ImageView<uint32_t> rgb_right, KernelCall* call, unsigned long long* clear = nullptr,
-                              int clear_words = 0);
+                              const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
+                              KernelCall* call, unsigned long long* clear = nullptr, int clear_words = 0);
 
 }  // namespace cs::cuda

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include "foreground_tiles.h"
 #include "stereo.h"
 
 namespace cs::cuda {
@@ -24,10 +25,18 @@ cudaError_t enqueue_check_and_support(ImageView<const int16_t> left, ImageView<c
 // The same where the right map is still the right view's match keys
 // (matching.h enqueue_match_pair, right_keys_kept: cost << 16 | d, all ones
 // for none), which it reads as the map they stand for and writes to
-// right_raw; the keys are left as they are.
+// right_raw; the keys are left as they are. With the background model:
+// each view's map reads as -1 where its mask (optional) is background,
+// whatever it holds there, and tiles (optional: foreground_tiles.h) lists
+// the tiles of kCheckTileW x kCheckTileH pixels checked; the others are
+// left unwritten.
+constexpr int kCheckTileW = 64;
+constexpr int kCheckTileH = 16;
 cudaError_t enqueue_check_and_support_keys(ImageView<const int16_t> left, ImageView<const uint32_t> right_keys,
                                            bool lr_check, int tolerance, int min_support,
                                            ImageView<int16_t> right_raw, ImageView<int16_t> left_out,
-                                           ImageView<int16_t> right_out, cudaStream_t stream);
+                                           ImageView<int16_t> right_out, cudaStream_t stream,
+                                           ImageView<const uint8_t> mask_left = {},
+                                           ImageView<const uint8_t> mask_right = {}, TileList tiles = {});
 
 }  // namespace cs::cuda

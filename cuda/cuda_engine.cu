@@ -45,7 +45,6 @@
 #include "kernel_call.h"
 #include "matching.h"
 #include "method.h"
-#include "morphology.h"
 #include "pyramid.h"
 #include "row_copy.h"
 #include "stages.h"
@@ -104,14 +103,14 @@ namespace {
 constexpr int kMaxSide = 16384;  // the largest view width and height (check_frame)
 
 // The stages every method shares, per level: intensities and the
-// background model (the method's own buffers are the method's: method.h).
+// background model's masks and their occupancy (the method's own buffers
+// are the method's: method.h).
 struct Level {
   int width = 0, height = 0;
   Range range{0, 0};
   DeviceImage<uint8_t> gray[2];
-  DeviceImage<uint32_t> rgb[2];
-  DeviceImage<PixelModel> model[2];
-  DeviceImage<uint8_t> mask_raw[2], mask[2], scratch;
+  DeviceImage<uint8_t> mask[2];
+  DeviceImage<uint8_t> occupancy[2];  // levels below kOccupancyLevels
 };
 
 // One upload_ahead() buffer: the device planes of one host picture, the
@@ -225,6 +224,10 @@ struct CudaEngine::Impl {
   // during capture (a join a level: MethodFrame::join).
   cudaStream_t side_stream = nullptr;
   cudaEvent_t ev_fork = nullptr, ev_join[kMaxLevels] = {};
+  // The work of the graph's IF node, at the frame's priority
+  // (graph_condition.h: with the background model, a frame without
+  // foreground skips the matching).
+  cudaStream_t body_stream = nullptr;
 
   // Configuration the buffers and graph were made for.
   int width = 0, height = 0, levels = 0;
@@ -282,6 +285,11 @@ struct CudaEngine::Impl {
   FrameCounters* counters = nullptr;        // device: the frame's conversion zeroes them
   FrameCounters* counters_host = nullptr;   // pinned: the last frame's, read_counts() copies them
   int* frames_seen = nullptr;               // device
+  // The background model (stages.h stage 3), full size: each view's model,
+  // the conversion's raw test and the mask pass's regions left empty.
+  DeviceImage<BackgroundPixel> model[2];
+  DeviceImage<uint16_t> raw_test[2];
+  DeviceImage<uint8_t> mask_dirty;
   uint8_t* luts = nullptr;                  // device, 3 x 768
   uint8_t* staging = nullptr;               // pinned, host input and output
   size_t staging_bytes = 0;
@@ -339,6 +347,12 @@ struct CudaEngine::Impl {
     buffers_ready = false;
     lv.clear();
     lv.resize(nl);
+    // The model is the frame size's: made again by allocate_background.
+    for (int v = 0; v < 2; ++v) {
+      model[v].release();
+      raw_test[v].release();
+    }
+    mask_dirty.release();
     for (int l = 0; l < nl; ++l) {
       Level& L = lv[l];
       L.width = level_size(w, l);
@@ -375,26 +389,52 @@ struct CudaEngine::Impl {
 
   // Background buffers exist only while the model is on.
   std::string allocate_background() {
-    for (Level& L : lv) {
-      for (int v = 0; v < 2; ++v) {
-        if (params.background) {
-          if (L.rgb[v].empty()) {
-            CS_CUDA_TRY(L.rgb[v].allocate(L.width, L.height));
-            CS_CUDA_TRY(L.model[v].allocate(L.width, L.height));
-            CS_CUDA_TRY(L.mask_raw[v].allocate(L.width, L.height));
-            CS_CUDA_TRY(L.mask[v].allocate(L.width, L.height));
-          }
-        } else {
-          L.rgb[v].release();
-          L.model[v].release();
-          L.mask_raw[v].release();
+    if (!params.background) {
+      for (Level& L : lv)
+        for (int v = 0; v < 2; ++v) {
           L.mask[v].release();
+          L.occupancy[v].release();
         }
+      for (int v = 0; v < 2; ++v) {
+        model[v].release();
+        raw_test[v].release();
       }
-      if (params.background && L.scratch.empty()) CS_CUDA_TRY(L.scratch.allocate(L.width, L.height));
-      if (!params.background) L.scratch.release();
+      mask_dirty.release();
+      return {};
     }
+    for (int l = 0; l < static_cast<int>(lv.size()); ++l) {
+      Level& L = lv[l];
+      for (int v = 0; v < 2; ++v) {
+        if (L.mask[v].empty()) CS_CUDA_TRY(L.mask[v].allocate(L.width, L.height));
+        if (l < kOccupancyLevels && L.occupancy[v].empty())
+          CS_CUDA_TRY(L.occupancy[v].allocate((L.width + kOccupancyCell - 1) / kOccupancyCell,
+                                              (L.height + kOccupancyCell - 1) / kOccupancyCell));
+      }
+    }
+    if (mask_dirty.empty()) {
+      for (int v = 0; v < 2; ++v) {
+        CS_CUDA_TRY(model[v].allocate(width, height));
+        CS_CUDA_TRY(raw_test[v].allocate((width + 3) / 4, (height + 3) / 4));
+      }
+      const int regions = mask_regions_x(width) * mask_regions_y(height) * 2;
+      CS_CUDA_TRY(mask_dirty.allocate(regions, 1));
+      // Every region's outputs unknown: written by the first pass.
+      CS_CUDA_TRY(cudaMemsetAsync(mask_dirty.view().data, 1, regions, stream));
+    }
+    CS_CUDA_TRY(prepare_masks(params.morph_radius));
     return {};
+  }
+
+  // The background model's part of the conversion.
+  ModelViews model_views() const {
+    ModelViews m;
+    for (int v = 0; v < 2; ++v) {
+      m.model[v] = model[v].view();
+      m.raw[v] = raw_test[v].view();
+    }
+    m.frames_seen = frames_seen;
+    m.params = background_params(params);
+    return m;
   }
 
   // Intensity levels the conversion makes (the rest of the pyramid is the body's).
@@ -407,10 +447,9 @@ struct CudaEngine::Impl {
     ImageView<uint8_t> gray[2][kMaxConvertLevels];
     for (int l = 0; l < converted_levels(); ++l)
       for (int v = 0; v < 2; ++v) gray[v][l] = lv[l].gray[v].view();
-    const bool bg = params.background;
+    const ModelViews model = model_views();
     CS_CUDA_TRY(convert_pair_call(left, right, gray[0], gray[1], converted_levels(),
-                                  bg ? lv[0].rgb[0].view() : ImageView<uint32_t>{},
-                                  bg ? lv[0].rgb[1].view() : ImageView<uint32_t>{}, call,
+                                  params.background ? &model : nullptr, call,
                                   reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords));
     return {};
   }
@@ -437,31 +476,27 @@ struct CudaEngine::Impl {
   // Everything from the pyramid to the Q4 map, at fixed addresses.
   std::string enqueue_body(cudaStream_t s, StageTimer* timer) {
     const Params& p = params;
-    const bool bg = p.background;
-    for (int l = 1; l < levels; ++l) {
-      if (l >= converted_levels())
-        CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
-                                            lv[l - 1].gray[1].cview(), lv[l].gray[1].view(), s));
-      if (bg)
-        for (int v = 0; v < 2; ++v) CS_CUDA_TRY(enqueue_downsample(lv[l - 1].rgb[v].cview(), lv[l].rgb[v].view(), s));
-    }
+    for (int l = converted_levels(); l < levels; ++l)
+      CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
+                                          lv[l - 1].gray[1].cview(), lv[l].gray[1].view(), s));
     timer->mark("pyramid");
-    if (bg) {
-      BackgroundLevelParams bp{background_params(p), p.warmup_frames, p.block_size};
-      for (int l = levels - 1; l >= 0; --l)
-        for (int v = 0; v < 2; ++v) {
-          Level& L = lv[l];
-          BackgroundViews bv;
-          bv.rgb = L.rgb[v].cview();
-          bv.model = L.model[v].view();
-          bv.coarser_mask = l == levels - 1 ? ImageView<const uint8_t>{} : lv[l + 1].mask[v].cview();
-          bv.mask = L.mask_raw[v].view();
-          bv.frames_seen = frames_seen;
-          bv.tests = &counters->tests[v * kMaxLevels + l];
-          CS_CUDA_TRY(enqueue_background(bv, bp, s));
-          CS_CUDA_TRY(enqueue_close_mask(L.mask_raw[v].cview(), p.morph_radius, L.scratch.view(), L.mask[v].view(), s));
+    if (p.background) {
+      // The model was tested and updated in the conversion; the masks of
+      // every level and their occupancy from its raw test.
+      MaskViews mv;
+      for (int v = 0; v < 2; ++v) {
+        mv.raw[v] = raw_test[v].cview();
+        for (int l = 0; l < levels; ++l) {
+          mv.mask[l][v] = lv[l].mask[v].view();
+          if (l < kOccupancyLevels) mv.occupancy[l][v] = lv[l].occupancy[v].view();
         }
-      CS_CUDA_TRY(enqueue_count_frame(frames_seen, s));
+      }
+      mv.levels = levels;
+      mv.dirty = mask_dirty.view().data;
+      mv.regions_x = mask_regions_x(width);
+      mv.frames_seen = frames_seen;
+      mv.matched = counters->matched;
+      CS_CUDA_TRY(enqueue_masks(mv, width, height, p.morph_radius, s));
       timer->mark("background");
     }
     // The method's matching; its finish is the frame's last kernel (finish_call).
@@ -481,12 +516,16 @@ struct CudaEngine::Impl {
       m.range = lv[l].range;
       for (int v = 0; v < 2; ++v) {
         m.gray[v] = lv[l].gray[v].cview();
-        if (params.background) m.mask[v] = lv[l].mask[v].cview();
+        if (params.background) {
+          m.mask[v] = lv[l].mask[v].cview();
+          if (l < kOccupancyLevels) f.occupancy[l][v] = lv[l].occupancy[v].cview();
+        }
       }
     }
     f.confidence = confidence.view();
     f.counters = counters;
     f.side_stream = side_stream;
+    f.body_stream = body_stream;
     f.fork = ev_fork;
     for (int l = 0; l < kMaxLevels; ++l) f.join[l] = ev_join[l];
     return f;
@@ -940,9 +979,14 @@ struct CudaEngine::Impl {
     st.frame_index = ++frame_index;
     if (params.background) {
       st.warming_up = frames_seen_host < params.warmup_frames || frames_seen_host == 0;
-      for (int l = 0; l < levels; ++l) st.background_tests_full += 2ull * lv[l].width * lv[l].height;
+      st.background_tests_full = 2ull * width * height;
+      st.background_tests = st.warming_up ? 0 : st.background_tests_full;
       if (frames_seen_host < INT_MAX) ++frames_seen_host;
     }
+    // The matching work of a full frame (the counters give the model's).
+    for (int l = 0; l < (params.method == Method::Block ? 1 : levels); ++l)
+      st.matched_pixels_full += static_cast<uint64_t>(lv[l].width) * lv[l].height;
+    st.matched_pixels = st.matched_pixels_full;
     pending = st;
     have_frame = true;
     return {};
@@ -1155,6 +1199,7 @@ CudaEngine::~CudaEngine() {
   for (cudaEvent_t ev : m.ev_join)
     if (ev) cudaEventDestroy(ev);
   if (m.side_stream) cudaStreamDestroy(m.side_stream);
+  if (m.body_stream) cudaStreamDestroy(m.body_stream);
   for (cudaEvent_t ev : {m.ring_copied[0], m.ring_copied[1], m.ev_encoded})
     if (ev) cudaEventDestroy(ev);
   for (auto& r : m.encoded_ring) r.release();
@@ -1243,6 +1288,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_caller, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_done, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaStreamCreateWithPriority(&m.side_stream, cudaStreamNonBlocking, least));
+    CS_CUDA_TRY(cudaStreamCreateWithPriority(&m.body_stream, cudaStreamNonBlocking, greatest));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_output, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
     for (cudaEvent_t& ev : m.ev_join) CS_CUDA_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
@@ -1596,9 +1642,10 @@ FrameStats with_counters(FrameStats st, const FrameCounters& c, int width, int h
   const double n = static_cast<double>(width) * height;
   st.valid_fraction = c.valid_pixels / n;
   st.foreground_fraction = c.foreground_pixels / n;
-  st.background_tests = 0;
-  if (background)
-    for (int i = 0; i < 2 * kMaxLevels; ++i) st.background_tests += c.tests[i];
+  if (background) {
+    st.matched_pixels = 0;
+    for (unsigned long long m : c.matched) st.matched_pixels += m;
+  }
   return st;
 }
 
@@ -1769,17 +1816,17 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
     e = download(L.gray[0], &d.gray_left);
     if (e.empty()) e = download(L.gray[1], &d.gray_right);
     if (e.empty() && m.params.background) {
-      e = download(L.rgb[0], &d.rgb_left);
-      if (e.empty()) e = download(L.rgb[1], &d.rgb_right);
-      if (e.empty()) e = download(L.mask[0], &d.mask_left);
+      e = download(L.mask[0], &d.mask_left);
       if (e.empty()) e = download(L.mask[1], &d.mask_right);
-      d.tests_left = c.tests[l];
-      d.tests_right = c.tests[kMaxLevels + l];
+      if (l == 0) d.tests_left = d.tests_right = m.pending.background_tests / 2;
     }
     if (!e.empty()) return e;
   }
-  // The method's maps, costs and confidence.
-  return m.method->download_debug(m.method_frame(), out, m.stream);
+  // The method's maps, costs and confidence; with the background model as
+  // the specification states them where it leaves no work.
+  e = m.method->download_debug(m.method_frame(), out, m.stream);
+  if (e.empty() && m.params.background) mask_debug_to_foreground(*out, m.params.subwindow_radius);
+  return e;
 }
 
 std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
@@ -1888,11 +1935,10 @@ size_t CudaEngine::device_bytes() const {
   const Impl& m = *impl_;
   size_t n = m.disparity_q4.bytes() + m.confidence.bytes() + m.all_foreground.bytes() + m.encoded.bytes() +
              m.method->device_bytes();
-  for (const Level& L : m.lv) {
-    n += L.scratch.bytes();
-    for (int v = 0; v < 2; ++v)
-      n += L.gray[v].bytes() + L.rgb[v].bytes() + L.model[v].bytes() + L.mask_raw[v].bytes() + L.mask[v].bytes();
-  }
+  for (const Level& L : m.lv)
+    for (int v = 0; v < 2; ++v) n += L.gray[v].bytes() + L.mask[v].bytes() + L.occupancy[v].bytes();
+  for (int v = 0; v < 2; ++v) n += m.model[v].bytes() + m.raw_test[v].bytes();
+  n += m.mask_dirty.bytes();
   for (auto& v : m.input)
     for (auto& p : v) n += p.bytes();
   std::lock_guard<std::mutex> guard(const_cast<std::mutex&>(m.upload_lock));

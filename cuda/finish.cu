@@ -36,12 +36,21 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
     // last pixel's store (the views might overlap), and one pixel after the
     // other the frame's last kernel waited on twelve dependent loads a thread.
     const int x_first = blockIdx.x * kBlockX * kPixelsPerThread + threadIdx.x;
+    // With the background model the map holds nothing where the mask is
+    // background (it is written around the foreground alone: stages.h
+    // stage 3): -1 there, read alongside rather than after the mask.
     int d[kPixelsPerThread];
+    unsigned fg[kPixelsPerThread];
 #pragma unroll
     for (int k = 0; k < kPixelsPerThread; ++k) {
       const int x = x_first + k * kBlockX;
-      d[k] = x < disparity.width ? drow(disparity, y)[x] : -1;
+      const bool inside = x < disparity.width;
+      d[k] = inside ? drow(disparity, y)[x] : -1;
+      fg[k] = inside && (!mask.data || drow(mask, y)[x] != 0);
     }
+#pragma unroll
+    for (int k = 0; k < kPixelsPerThread; ++k)
+      if (!fg[k]) d[k] = -1;
     if (right.data || right_keys.data) {
       int dr[kPixelsPerThread];
 #pragma unroll
@@ -59,14 +68,11 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
         if (d[k] >= 0 && !lr_agree(d[k], dr[k], tolerance)) d[k] = -1;
     }
     int offset[kPixelsPerThread] = {};
-    unsigned fg[kPixelsPerThread];
     int conf[kPixelsPerThread] = {};
 #pragma unroll
     for (int k = 0; k < kPixelsPerThread; ++k) {
       const int x = x_first + k * kBlockX;
-      const bool inside = x < disparity.width;
       if (subpixel_offset.data && d[k] >= 0) offset[k] = drow(subpixel_offset, y)[x];
-      fg[k] = inside && (!mask.data || drow(mask, y)[x] != 0);
       if (kConfidence && d[k] >= 0)
         conf[k] = confidence_from_costs(drow(confidence.best, y)[x], drow(confidence.rival, y)[x]);
     }

@@ -11,15 +11,25 @@
 
 namespace cs::cuda {
 
+// Foreground tile lists a level may have (progressive: census, matching,
+// check).
+constexpr int kFrameTileLists = 4;
+
 // Device-side counters of one frame, zeroed by the frame's first kernel
 // (the conversion's clear: no memset node in the frame's graph) and read
 // after its last (the finish).
 struct FrameCounters {
   unsigned long long valid_pixels;        // left level 0, d >= 0
   unsigned long long foreground_pixels;   // left level 0 mask != 0
-  unsigned long long tests[2 * 8];        // background tests per view and level
+  unsigned long long matched[8];          // left foreground pixels per level (background.h MaskViews)
+  // The lengths of a method's foreground tile lists (foreground_tiles.h),
+  // per level and list, and the blocks of the list kernel done.
+  unsigned tiles[8][kFrameTileLists];
+  unsigned tiles_done;
+  unsigned unused;
 };
 constexpr int kFrameCounterWords = sizeof(FrameCounters) / sizeof(unsigned long long);
+static_assert(sizeof(FrameCounters) % sizeof(unsigned long long) == 0, "whole words");
 
 #if defined(__CUDACC__)
 // Adds a thread's valid and foreground counts to the frame's: summed per

@@ -14,17 +14,26 @@ namespace {
 // stage 7, refinement_interval): [2 dc - 2, 2 dc + 3) for a valid parent;
 // for a hole [2 dmin - 2, 2 dmax + 3) over the valid ones within hole_radius,
 // at most hole_span wide; false when there are none.
+// The coarser map's value at (x, y): -1 where the coarser level's mask (the
+// background model) says background, whatever the map holds there (the
+// engine writes a level's maps around its foreground alone: stages.h stage 3).
+__device__ __forceinline__ int coarser_value(const MatchViews& v, int x, int y) {
+  const int d = drow(v.coarser, y)[x];
+  return v.coarser_mask.data && drow(v.coarser_mask, y)[x] == 0 ? -1 : d;
+}
+
 __device__ bool parent_span(const MatchViews& v, int hole_radius, int hole_span, int px, int py, int* a, int* b) {
   const int wc = v.coarser.width, hc = v.coarser.height;
-  const int dc = drow(v.coarser, py)[px];
+  const int dc = coarser_value(v, px, py);
   int dmin = dc, dmax = dc;
   if (dc < 0) {
     dmin = INT_MAX;
     dmax = -1;
     for (int yy = maxi(py - hole_radius, 0); yy <= mini(py + hole_radius, hc - 1); ++yy) {
       const int16_t* row = drow(v.coarser, yy);
+      const uint8_t* mrow = v.coarser_mask.data ? drow(v.coarser_mask, yy) : nullptr;
       for (int xx = maxi(px - hole_radius, 0); xx <= mini(px + hole_radius, wc - 1); ++xx) {
-        const int dd = row[xx];
+        const int dd = mrow && mrow[xx] == 0 ? -1 : row[xx];
         if (dd >= 0) {
           dmin = mini(dmin, dd);
           dmax = maxi(dmax, dd);
@@ -481,7 +490,24 @@ struct Args {
   // Refinement: which tile each block takes, and where it records its time
   // (tile_order.h); off: grid order.
   TileSchedule schedule;
+  // The background model's foreground tiles (foreground_tiles.h), one view:
+  // block i takes tile list[i] (y * tiles_x + x of the grid), blocks beyond
+  // the list return at once. Off: every tile (grid order or the schedule).
+  TileList tiles;
 };
+
+// The tile (x, y) of a block of a launch over tiles_x x tiles_y tiles of one
+// view (stream_match_kernel's and refine_kernel's), or false for a block
+// beyond the list of foreground tiles.
+__device__ __forceinline__ bool listed_tile(const TileList& tiles, unsigned block, unsigned tiles_x,
+                                            unsigned* tile_x, unsigned* tile_y) {
+  if (!tiles.on()) return true;
+  if (block >= *tiles.count) return false;
+  const unsigned t = tiles.list[block];
+  *tile_x = t % tiles_x;
+  *tile_y = t / tiles_x;
+  return true;
+}
 
 __device__ __forceinline__ uint32_t vmin(uint32_t a, uint32_t b) { return __vminu2(a, b); }
 __device__ __forceinline__ uint32_t vmax(uint32_t a, uint32_t b) { return __vmaxu2(a, b); }
@@ -962,6 +988,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
   __shared__ int s_count, s_flag;
   extern __shared__ __align__(16) unsigned char dyn[];
 
+  unsigned tile_x = blockIdx.x, tile_y = blockIdx.y;
+  if (!listed_tile(a.tiles, blockIdx.y * gridDim.x + blockIdx.x, gridDim.x, &tile_x, &tile_y)) return;
   const int view = blockIdx.z / a.slices;
   const int slice = blockIdx.z - view * a.slices;
   const MatchViews& v = a.v[view];
@@ -970,7 +998,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
   const bool want_subpixel = kWithSlots && a.subpixel[view];
   const int slices = a.slices;
   const int width = v.census_ref.width, height = v.census_ref.height;
-  const int x0 = blockIdx.x * kTileW, y0 = blockIdx.y * kRows;
+  const int x0 = tile_x * kTileW, y0 = tile_y * kRows;
   const int rows = mini(kRows, height - y0);
   const int tid = threadIdx.x, warp = tid >> 5;
   const Range range = a.range;
@@ -1113,7 +1141,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
     __threadfence();
     __syncthreads();
     if (tid == 0) {
-      unsigned* done = v.scratch.tiles_done + blockIdx.y * gridDim.x + blockIdx.x;
+      unsigned* done = v.scratch.tiles_done + tile_y * gridDim.x + tile_x;
       const bool last = atomicAdd(done, 1u) == static_cast<unsigned>(slices - 1);
       if (last) *done = 0u;
       s_flag = last ? 2 : 0;
@@ -1425,7 +1453,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
   // end rather than held: the plain forms are at their register cap.)
   __shared__ long long s_started;  // the block's start, for its time (in shared memory: no register held)
   unsigned tile = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-  if (scheduled(a.schedule)) {
+  if (a.tiles.on()) {
+    unsigned tx = 0, ty = 0;
+    if (!listed_tile(a.tiles, tile, gridDim.x, &tx, &ty)) return;
+    tile = ty * gridDim.x + tx;
+  } else if (scheduled(a.schedule)) {
     const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
     if (threadIdx.x == 0) s_started = clock64();
     if (tile == 0 && threadIdx.x == 0) a.schedule.counts[0] = blocks;
@@ -2038,6 +2070,7 @@ bool pick_tile_rows(const DeviceLimits& limits, int width, int height, int block
       found = true;
       best_cost = cost;
       out->tile_rows = rows;
+      out->tile_width = kTileW;
       out->threads = kThreads;
       out->static_shared = attr.sharedSizeBytes;
       out->dynamic_shared = dynamic;
@@ -2156,6 +2189,12 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   const bool may_be_wide = p.hole_span <= 0 || p.hole_span > kMaxNarrowHoleSpan;
   pl.wide_list = !pl.full_range && may_be_wide && sc.wide_pixels != nullptr && sc.wide_counters != nullptr;
   if (!pl.full_range) a.schedule = sc.schedule;
+  // Foreground tiles: launches of one view's grid (the left view offering
+  // the right map); the list takes the schedule's place.
+  if (sc.tiles.on() && pl.grid_views == 1 && count == 1) {
+    a.tiles = sc.tiles;
+    a.schedule = TileSchedule{};
+  }
   if (pl.wide_list) {
     a.wide_list = sc.wide_pixels;
     a.wide_count = sc.wide_counters;

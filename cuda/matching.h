@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_limits.h"
+#include "foreground_tiles.h"
 #include "tile_order.h"
 #include "stages.h"
 
@@ -46,6 +47,12 @@ struct MatchScratch {
   unsigned wide_capacity = 0;
   unsigned* wide_counters = nullptr;
   TileSchedule schedule;
+  // Optional, the background model's (foreground_tiles.h): the tiles of the
+  // launch's grid that hold foreground (MatchConfig's tile_width x tile_rows
+  // tiles of the reference view), for launches of one view (enqueue_match,
+  // or enqueue_match_pair offering the right map); its other tiles are left
+  // unwritten. Takes the schedule's place.
+  TileList tiles;
 };
 
 struct MatchViews {
@@ -54,6 +61,9 @@ struct MatchViews {
   // The checked map of the next coarser level; data == nullptr: coarsest
   // level, every pixel searches the whole range.
   ImageView<const int16_t> coarser;
+  // Optional: the coarser level's mask of this view (the background model);
+  // where it is background the coarser map reads as -1, whatever it holds.
+  ImageView<const uint8_t> coarser_mask;
   ImageView<int16_t> disparity;  // out: -1 = invalid
   // Optional (left reference at level 0 only): the sub-pixel offset in 1/16
   // pixel of finish_disparity, computed here from the costs already at hand.
@@ -126,6 +136,7 @@ struct MatchConfig {
   enum Kernel { Generic, FullRange, Refine } kernel = Generic;
   bool rival = false;
   int tile_rows = 0;              // FullRange and Refine
+  int tile_width = 0;             // FullRange and Refine: a tile's columns (MatchScratch::tiles)
   int segments = 0;               // FullRange (streaming, no rival): warps a pair (MatchParams::segments)
   bool dense = false;             // FullRange and Refine: the register-capped form (MatchParams::kDenseForm)
   int threads = 0;                // a block

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "background.h"
 #include "device_limits.h"
 #include "finish.h"
 #include "kernel_call.h"
@@ -82,7 +83,7 @@ struct MethodLevel {
   int width = 0, height = 0;
   Range range{0, 0};                   // level_range
   ImageView<const uint8_t> gray[2];    // left, right: matching intensity
-  ImageView<const uint8_t> mask[2];    // the closed foreground masks; data == nullptr without the model
+  ImageView<const uint8_t> mask[2];    // the foreground masks (stages.h stage 3); data == nullptr without the model
 };
 
 // What a method reads and writes for one frame, and the engine's resources it may use.
@@ -98,6 +99,12 @@ struct MethodFrame {
   cudaStream_t side_stream = nullptr;
   cudaEvent_t fork = nullptr;
   cudaEvent_t join[kMaxLevels] = {};
+  // With the background model: the masks' occupancy (background.h), from
+  // which a method lists its foreground tiles (foreground_tiles.h), and a
+  // stream of the frame's priority for the work of a graph's IF node
+  // (graph_condition.h).
+  ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
+  cudaStream_t body_stream = nullptr;
 };
 
 class MatchingMethod {

@@ -10,12 +10,23 @@
 #include "cross_check.h"
 #include "cuda_util.h"
 #include "finish.h"
+#include "foreground_tiles.h"
+#include "graph_condition.h"
 #include "matching.h"
 #include "method.h"
 #include "stages.h"
 
 namespace cs::cuda {
 namespace {
+
+// The foreground tile lists of a level (FrameCounters::tiles).
+constexpr int kCensusList = 0, kMatchList = 1, kCheckList = 2;
+static_assert(kCheckList < kFrameTileLists, "finish.h");
+// The matching's smallest tiles (matching.cu: 50 columns, 8 rows at least),
+// for the room of a level's list whatever height the matching takes.
+constexpr int kMatchTileMinW = 50, kMatchTileMinH = 8;
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 class ProgressiveMethod final : public MatchingMethod {
  public:
@@ -80,6 +91,16 @@ class ProgressiveMethod final : public MatchingMethod {
       CS_CUDA_TRY(L.tile_counts.allocate(2, 1));
       CS_CUDA_TRY(cudaMemsetAsync(L.tile_counts.view().data, 0, L.tile_counts.bytes(), stream));
     }
+    // The background model's foreground tile lists (foreground_tiles.h),
+    // room for every tile of the level's grids: census tiles, matching tiles
+    // of the lowest height the matching takes, check tiles.
+    for (int l = 0; l < nl; ++l) {
+      const int lw = f.levels[l].width, lh = f.levels[l].height;
+      Level& L = lv_[l];
+      CS_CUDA_TRY(L.census_tiles.allocate(ceil_div(lw, kCensusTileW) * ceil_div(lh, kCensusTileH), 1));
+      CS_CUDA_TRY(L.match_tiles.allocate(ceil_div(lw, kMatchTileMinW) * ceil_div(lh, kMatchTileMinH), 1));
+      CS_CUDA_TRY(L.check_tiles.allocate(ceil_div(lw, kCheckTileW) * ceil_div(lh, kCheckTileH), 1));
+    }
     CS_CUDA_TRY(match_wide_.allocate(2 * std::max(4096, w * h / 32), 1));
     CS_CUDA_TRY(match_wide_counters_.allocate(2, 1));
     CS_CUDA_TRY(cudaMemsetAsync(match_wide_counters_.view().data, 0, match_wide_counters_.bytes(), stream));
@@ -100,10 +121,157 @@ class ProgressiveMethod final : public MatchingMethod {
     return {};
   }
 
-  std::string enqueue(const MethodFrame& f, cudaStream_t s, StageTimer* timer) override {
+  // Level l's matching views and parameters as the frame runs them (lists:
+  // the background model's foreground tiles).
+  void level_match(const MethodFrame& f, int l, bool lists, MatchViews mv[2], MatchParams* mp) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
-    const bool bg = p.background;
+    Level& L = lv_[l];
+    for (int v = 0; v < 2; ++v) {
+      mv[v] = MatchViews{};
+      mv[v].census_ref = L.census[v].cview();
+      mv[v].census_other = L.census[1 - v].cview();
+      if (p.background) {
+        mv[v].mask_ref = f.levels[l].mask[v];
+        mv[v].mask_other = f.levels[l].mask[1 - v];
+      }
+      if (l < levels - 1) {
+        // The right view is matched only through the left view's offers.
+        if (v == 1) mv[v].scratch.best_keys = L.right_keys.view();
+        mv[v].coarser = lv_[l + 1].final_view(v, p.lr_check || p.min_support > 0);
+        if (p.background) mv[v].coarser_mask = f.levels[l + 1].mask[v];
+        mv[v].scratch.wide_pixels = match_wide_.view().data;
+        mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide_.view().width);
+        mv[v].scratch.wide_counters = match_wide_counters_.view().data;
+        mv[v].scratch.schedule = L.schedule();
+      } else {
+        mv[v].scratch.best_keys = match_keys_[v].view();
+        mv[v].scratch.tiles_done = match_tiles_[v].view().data;
+      }
+      mv[v].disparity = L.raw[v].view();
+      if (l == 0 && v == 0 && p.subpixel) mv[v].subpixel_offset = subpixel_offset_.view();
+      if (l == 0 && v == 0 && confidence_) {
+        mv[v].best_cost = best_cost_.view();
+        mv[v].rival_cost = rival_cost_.view();
+      }
+    }
+    if (lists) mv[0].scratch.tiles = {L.match_tiles.view().data, &f.counters->tiles[l][kMatchList]};
+    *mp = MatchParams{};
+    mp->range = f.levels[l].range;
+    mp->radius = p.subwindow_radius;
+    mp->best = static_cast<int>(p.window);
+    mp->hole_radius = p.hole_search_radius;
+    mp->hole_span = p.hole_span;
+    mp->uniqueness_ratio = resolve_uniqueness_ratio(p);
+    mp->limits = f.limits;
+    mp->offer_right = true;  // the right map from the left view's winners (stages.h 6, 7)
+  }
+
+  // Whether level l runs its check (level 0's is part of the finish).
+  static bool checks(const Params& p, int l) { return (p.lr_check || p.min_support > 0) && l > 0; }
+
+  // The background model's foreground tile lists of every level's grids
+  // (foreground_tiles.h), made by one launch on `s`; with *condition on,
+  // it sets the condition to whether the coarsest level has foreground.
+  std::string enqueue_tile_lists(const MethodFrame& f, cudaStream_t s, const GraphCondition& condition) {
+    const Params& p = *f.params;
+    const int levels = static_cast<int>(f.levels.size());
+    TilePlan plan;
+    plan.width = f.levels[0].width;
+    plan.height = f.levels[0].height;
+    plan.levels = levels;
+    for (int k = 0; k < kOccupancyLevels; ++k)
+      for (int v = 0; v < 2; ++v) plan.occupancy[k][v] = f.occupancy[k][v];
+    for (int l = 0; l < levels; ++l) {
+      Level& L = lv_[l];
+      const int lw = f.levels[l].width, lh = f.levels[l].height;
+      unsigned* counts = f.counters->tiles[l];
+      TileGrid census;
+      census.level = l;
+      census.tile_w = kCensusTileW;
+      census.tile_h = kCensusTileH;
+      census.tiles_x = ceil_div(lw, kCensusTileW);
+      census.tiles_y = ceil_div(lh, kCensusTileH);
+      census.apron = census_apron(p.subwindow_radius);
+      census.either_view = true;
+      census.list = L.census_tiles.view().data;
+      census.count = &counts[kCensusList];
+      add_tile_grid(&plan, census);
+      MatchViews mv[2];
+      MatchParams mp;
+      level_match(f, l, true, mv, &mp);
+      MatchConfig config;
+      CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
+      if (config.tile_width > 0) {
+        TileGrid match;
+        match.level = l;
+        match.tile_w = config.tile_width;
+        match.tile_h = config.tile_rows;
+        match.tiles_x = ceil_div(lw, config.tile_width);
+        match.tiles_y = ceil_div(lh, config.tile_rows);
+        match.list = L.match_tiles.view().data;
+        match.count = &counts[kMatchList];
+        if (match.tiles_x * match.tiles_y > L.match_tiles.view().width) return "a level's matching tiles outgrew their list";
+        add_tile_grid(&plan, match);
+      }
+      if (checks(p, l)) {
+        TileGrid check;
+        check.level = l;
+        check.tile_w = kCheckTileW;
+        check.tile_h = kCheckTileH;
+        check.tiles_x = ceil_div(lw, kCheckTileW);
+        check.tiles_y = ceil_div(lh, kCheckTileH);
+        check.list = L.check_tiles.view().data;
+        check.count = &counts[kCheckList];
+        add_tile_grid(&plan, check);
+      }
+    }
+    plan.done = &f.counters->tiles_done;
+    plan.set_condition = condition.on;
+    plan.condition = condition.handle;
+    plan.run_if = &f.counters->tiles[levels - 1][kCensusList];
+    CS_CUDA_TRY(enqueue_foreground_tiles(plan, s));
+    return {};
+  }
+
+  // A list of level l (kCensusList, ...), or none without the model.
+  TileList list_of(const MethodFrame& f, int l, int which, bool lists) {
+    if (!lists) return {};
+    const Level& L = lv_[l];
+    const DeviceImage<unsigned>& buffer =
+        which == kCensusList ? L.census_tiles : which == kMatchList ? L.match_tiles : L.check_tiles;
+    return {buffer.view().data, &f.counters->tiles[l][which]};
+  }
+
+  std::string enqueue(const MethodFrame& f, cudaStream_t frame_stream, StageTimer* timer) override {
+    const Params& p = *f.params;
+    const int levels = static_cast<int>(f.levels.size());
+    // With the background model every kernel runs over the tiles that hold
+    // foreground (foreground_tiles.h); in a captured graph (not the
+    // timeline's: its marks are event nodes) the work is the body of an IF
+    // node, skipped where the coarsest level has none.
+    const bool lists = p.background;
+    GraphCondition condition;
+    if (lists && !timer->in_graph) CS_CUDA_TRY(make_graph_condition(frame_stream, &condition));
+    if (lists) {
+      std::string e = enqueue_tile_lists(f, frame_stream, condition);
+      if (!e.empty()) return e;
+      timer->mark("tile lists");
+    }
+    cudaStream_t s = frame_stream;
+    CS_CUDA_TRY(begin_graph_condition(frame_stream, condition, f.body_stream, &s));
+    std::string e = enqueue_levels(f, s, timer, lists);
+    const cudaError_t ended = end_graph_condition(condition, f.body_stream);
+    if (!e.empty()) return e;
+    CS_CUDA_TRY(ended);
+    return {};
+  }
+
+  // The frame's census and levels on `s` (the frame's stream, or an IF
+  // node's body).
+  std::string enqueue_levels(const MethodFrame& f, cudaStream_t s, StageTimer* timer, bool lists) {
+    const Params& p = *f.params;
+    const int levels = static_cast<int>(f.levels.size());
     // Census, both views of levels [first, end) in one launch.
     // Each level's right census also sets the right view's match keys to
     // all ones (the left view's winners fill them), for the check and the
@@ -112,14 +280,16 @@ class ProgressiveMethod final : public MatchingMethod {
       ImageView<const uint8_t> gray[2 * kMaxLevels];
       ImageView<uint32_t> census[2 * kMaxLevels];
       ImageView<uint32_t> clear[2 * kMaxLevels];
+      TileList tiles[2 * kMaxLevels];
       int count = 0;
       for (int l = first; l < end; ++l)
         for (int v = 0; v < 2; ++v, ++count) {
           gray[count] = f.levels[l].gray[v];
           census[count] = lv_[l].census[v].view();
+          tiles[count] = list_of(f, l, kCensusList, lists);
           if (v == 1) clear[count] = right_keys_of(l).view();
         }
-      CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st, clear));
+      CS_CUDA_TRY(enqueue_census_batch(gray, census, count, st, clear, tiles));
       return {};
     };
     // In the graph, the finer levels' census runs on a branch beside the
@@ -146,16 +316,21 @@ class ProgressiveMethod final : public MatchingMethod {
       CS_CUDA_TRY(cudaEventRecord(f.fork, s));
       CS_CUDA_TRY(cudaStreamWaitEvent(f.side_stream, f.fork, 0));
       for (int l = levels - 2; l >= 0; --l) {
-        CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), f.side_stream));
-        timer->mark_side(f.side_stream, "tile order", l);
+        // (With the foreground tiles the schedule is off: nothing to order.)
+        if (!lists) {
+          CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), f.side_stream));
+          timer->mark_side(f.side_stream, "tile order", l);
+        }
         e = census(l, l + 1, f.side_stream);
         if (!e.empty()) return e;
         timer->mark_side(f.side_stream, "census", l);
         CS_CUDA_TRY(cudaEventRecord(f.join[l], f.side_stream));
       }
     } else {
-      for (int l = 0; l + 1 < levels; ++l) CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), s));
-      if (levels > 1) timer->mark("tile order");
+      if (!lists) {
+        for (int l = 0; l + 1 < levels; ++l) CS_CUDA_TRY(enqueue_tile_order(lv_[l].schedule(), s));
+        if (levels > 1) timer->mark("tile order");
+      }
       e = census(0, levels, s);
     }
     if (!e.empty()) return e;
@@ -167,41 +342,8 @@ class ProgressiveMethod final : public MatchingMethod {
         timer->mark("joined", l);  // in the graph: when level l could start
       }
       MatchViews mv[2];
-      for (int v = 0; v < 2; ++v) {
-        mv[v].census_ref = L.census[v].cview();
-        mv[v].census_other = L.census[1 - v].cview();
-        if (bg) {
-          mv[v].mask_ref = f.levels[l].mask[v];
-          mv[v].mask_other = f.levels[l].mask[1 - v];
-        }
-        if (l < levels - 1) {
-          // The right view is matched only through the left view's offers.
-          if (v == 1) mv[v].scratch.best_keys = L.right_keys.view();
-          mv[v].coarser = lv_[l + 1].final_view(v, p.lr_check || p.min_support > 0);
-          mv[v].scratch.wide_pixels = match_wide_.view().data;
-          mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide_.view().width);
-          mv[v].scratch.wide_counters = match_wide_counters_.view().data;
-          mv[v].scratch.schedule = L.schedule();
-        } else {
-          mv[v].scratch.best_keys = match_keys_[v].view();
-          mv[v].scratch.tiles_done = match_tiles_[v].view().data;
-        }
-        mv[v].disparity = L.raw[v].view();
-        if (l == 0 && v == 0 && p.subpixel) mv[v].subpixel_offset = subpixel_offset_.view();
-        if (l == 0 && v == 0 && confidence_) {
-          mv[v].best_cost = best_cost_.view();
-          mv[v].rival_cost = rival_cost_.view();
-        }
-      }
       MatchParams mp;
-      mp.range = f.levels[l].range;
-      mp.radius = p.subwindow_radius;
-      mp.best = static_cast<int>(p.window);
-      mp.hole_radius = p.hole_search_radius;
-      mp.hole_span = p.hole_span;
-      mp.uniqueness_ratio = resolve_uniqueness_ratio(p);
-      mp.limits = f.limits;
-      mp.offer_right = true;  // the right map from the left view's winners (stages.h 6, 7)
+      level_match(f, l, lists, mv, &mp);
       // Level 0's check is part of the finish (its left map alone is used;
       // download_debug makes the checked maps when asked). The right map,
       // offered by the left view's winners, stays as its match keys (the
@@ -209,7 +351,7 @@ class ProgressiveMethod final : public MatchingMethod {
       // level's), which the check and the finish read (the check writing
       // out the raw right map) without a launch of their own to turn them
       // into the map.
-      const bool check = (p.lr_check || p.min_support > 0) && l > 0;
+      const bool check = checks(p, l);
       const bool coarsest = l == levels - 1;
       // With offer_right the keys are always kept where asked for.
       bool kept = false;
@@ -218,7 +360,9 @@ class ProgressiveMethod final : public MatchingMethod {
       if (check) {
         CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), right_keys_of(l).cview(), p.lr_check,
                                                    p.lr_tolerance, p.min_support, L.raw[1].view(),
-                                                   L.checked[0].view(), L.checked[1].view(), s));
+                                                   L.checked[0].view(), L.checked[1].view(), s,
+                                                   f.levels[l].mask[0], f.levels[l].mask[1],
+                                                   list_of(f, l, kCheckList, lists)));
         timer->mark("cross-check", l);
       }
     }
@@ -330,7 +474,8 @@ class ProgressiveMethod final : public MatchingMethod {
     for (int v = 0; v < 2; ++v)
       n += match_keys_[v].bytes() + match_tiles_[v].bytes() + probe_raw_[v].bytes() + probe_checked_[v].bytes();
     for (const Level& L : lv_) {
-      n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes() + L.right_keys.bytes();
+      n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes() + L.right_keys.bytes() +
+           L.census_tiles.bytes() + L.match_tiles.bytes() + L.check_tiles.bytes();
       for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
     }
     return n;
@@ -345,6 +490,8 @@ class ProgressiveMethod final : public MatchingMethod {
     DeviceImage<unsigned> tile_counts;
     // Refined levels: the right map as the keys the left view offers.
     DeviceImage<uint32_t> right_keys;
+    // The background model's foreground tiles of the level's grids.
+    DeviceImage<unsigned> census_tiles, match_tiles, check_tiles;
     TileSchedule schedule() {
       TileSchedule t;
       t.costs = tile_costs.view().data;

@@ -25,22 +25,6 @@ __global__ void __launch_bounds__(kBlockX * kBlockY)
   drow(coarse, y)[x] = average4(r0[2 * x], r0[2 * x + 1], r1[2 * x], r1[2 * x + 1]);
 }
 
-__global__ void __launch_bounds__(kBlockX * kBlockY)
-    downsample_rgb(ImageView<const uint32_t> fine, ImageView<uint32_t> coarse) {
-  const int x = blockIdx.x * kBlockX + threadIdx.x;
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= coarse.width || y >= coarse.height) return;
-  const uint32_t* r0 = drow(fine, 2 * y);
-  const uint32_t* r1 = drow(fine, 2 * y + 1);
-  const uint32_t a = r0[2 * x], b = r0[2 * x + 1], c = r1[2 * x], d = r1[2 * x + 1];
-  uint32_t out = 0;
-#pragma unroll
-  for (int ch = 0; ch < 3; ++ch) {
-    const int s = 8 * ch;
-    out |= static_cast<uint32_t>(average4((a >> s) & 255, (b >> s) & 255, (c >> s) & 255, (d >> s) & 255)) << s;
-  }
-  drow(coarse, y)[x] = out;
-}
 
 }  // namespace
 
@@ -59,12 +43,6 @@ cudaError_t enqueue_downsample_pair(ImageView<const uint8_t> fine_left, ImageVie
   dim3 grid = grid_for(coarse_left.width, coarse_left.height, block);
   grid.z = 2;
   downsample_gray<<<grid, block, 0, stream>>>(fine_left, coarse_left, fine_right, coarse_right);
-  return cudaGetLastError();
-}
-
-cudaError_t enqueue_downsample(ImageView<const uint32_t> fine, ImageView<uint32_t> coarse, cudaStream_t stream) {
-  const dim3 block(kBlockX, kBlockY);
-  downsample_rgb<<<grid_for(coarse.width, coarse.height, block), block, 0, stream>>>(fine, coarse);
   return cudaGetLastError();
 }
 

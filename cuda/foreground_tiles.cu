@@ -1,0 +1,99 @@
+#include "foreground_tiles.h"
+
+#include "cuda_util.h"
+
+namespace cs::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct Launch {
+  TilePlan plan;
+  unsigned first[kMaxTileGrids + 1];  // grid g's tiles are threads [first[g], first[g + 1])
+};
+
+// Whether tile (x, y) of grid g counts (TileGrid).
+__device__ bool tile_holds_foreground(const TilePlan& p, const TileGrid& g, int x, int y) {
+  const int l = g.level;
+  const int lw = p.width >> l, lh = p.height >> l;
+  const int x0 = max(x * g.tile_w - g.apron, 0), x1 = min((x + 1) * g.tile_w + g.apron, lw);
+  const int y0 = max(y * g.tile_h - g.apron, 0), y1 = min((y + 1) * g.tile_h + g.apron, lh);
+  if (x0 >= x1 || y0 >= y1) return false;
+  // The occupancy level read, and its cell's side in pixels of level l.
+  const int k = min(l, kOccupancyLevels - 1);
+  const int cell = (kOccupancyCell << k) >> l;
+  const ImageView<const uint8_t>& left = p.occupancy[k][0];
+  const ImageView<const uint8_t>& right = p.occupancy[k][1];
+  for (int cy = y0 / cell; cy <= (y1 - 1) / cell; ++cy) {
+    const uint8_t* lrow = drow(left, cy);
+    const uint8_t* rrow = g.either_view ? drow(right, cy) : nullptr;
+    for (int cx = x0 / cell; cx <= (x1 - 1) / cell; ++cx)
+      if (lrow[cx] || (rrow && rrow[cx])) return true;
+  }
+  return false;
+}
+
+__global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__ Launch launch) {
+  const TilePlan& p = launch.plan;
+  const unsigned t = blockIdx.x * kThreads + threadIdx.x;
+  int g = 0;
+  while (g + 1 < p.grid_count && t >= launch.first[g + 1]) ++g;
+  const bool in_grid = t < launch.first[p.grid_count];
+  const TileGrid& grid = p.grids[g];
+  const unsigned i = t - launch.first[g];
+  const bool hit = in_grid && tile_holds_foreground(p, grid, static_cast<int>(i % grid.tiles_x),
+                                                    static_cast<int>(i / grid.tiles_x));
+  // One atomic per grid and warp.
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned hits = __ballot_sync(0xFFFFFFFFu, hit);
+  if (hit) {
+    const unsigned peers = __match_any_sync(hits, g);
+    const int leader = __ffs(peers) - 1;
+    unsigned base = 0;
+    if (static_cast<int>(lane) == leader) base = atomicAdd(grid.count, static_cast<unsigned>(__popc(peers)));
+    base = __shfl_sync(peers, base, leader);
+    grid.list[base + __popc(peers & ((1u << lane) - 1u))] = i;
+  }
+  if (!p.set_condition) return;
+  __shared__ bool s_last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    s_last = atomicAdd(p.done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (s_last && threadIdx.x == 0) {
+    __threadfence();
+    cudaGraphSetConditional(p.condition, *reinterpret_cast<const volatile unsigned*>(p.run_if) > 0 ? 1u : 0u);
+  }
+}
+
+}  // namespace
+
+bool add_tile_grid(TilePlan* plan, const TileGrid& grid) {
+  if (plan->grid_count >= kMaxTileGrids) return false;
+  plan->grids[plan->grid_count++] = grid;
+  return true;
+}
+
+cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream) {
+  if (plan.grid_count < 1 || plan.levels < 1 || plan.levels > kMaxLevels) return cudaErrorInvalidValue;
+  if (plan.set_condition && (!plan.done || !plan.run_if)) return cudaErrorInvalidValue;
+  Launch launch;
+  launch.plan = plan;
+  unsigned total = 0;
+  for (int g = 0; g < plan.grid_count; ++g) {
+    const TileGrid& grid = plan.grids[g];
+    if (grid.level < 0 || grid.level >= plan.levels || grid.tile_w < 1 || grid.tile_h < 1 || grid.tiles_x < 1 ||
+        grid.tiles_y < 1 || !grid.list || !grid.count)
+      return cudaErrorInvalidValue;
+    launch.first[g] = total;
+    total += static_cast<unsigned>(grid.tiles_x) * static_cast<unsigned>(grid.tiles_y);
+  }
+  launch.first[plan.grid_count] = total;
+  const unsigned blocks = (total + kThreads - 1) / kThreads;
+  tiles_kernel<<<blocks, kThreads, 0, stream>>>(launch);
+  return cudaGetLastError();
+}
+
+}  // namespace cs::cuda

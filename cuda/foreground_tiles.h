@@ -1,0 +1,64 @@
+// The work of a frame with the background model (stages.h stage 3): which
+// tiles of each of a method's grids hold foreground, as lists made on the
+// GPU from the masks' occupancy (background.h), so that the method's kernels
+// run over those tiles alone. Blocks of a launch beyond its list's length
+// return at once; where no tile of the coarsest level holds any, a captured
+// graph skips the method's work altogether (the list kernel sets the
+// condition of an IF node: graph_condition.h).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "background.h"
+
+namespace cs::cuda {
+
+// A list of tiles of one grid: indices y * tiles_x + x, *count of them.
+// All null: every tile of the grid (no list).
+struct TileList {
+  const unsigned* list = nullptr;
+  const unsigned* count = nullptr;
+  __host__ __device__ bool on() const { return list != nullptr; }
+};
+
+// One grid of a level to list: tiles of tile_w x tile_h pixels of the level
+// from (0, 0), tiles_x x tiles_y of them; a tile is listed where a pixel of
+// the tile or of its apron (pixels around it, clamped to the level) is
+// foreground in the left view's mask, or in either view's with either_view.
+// The test reads the occupancy (background.h), so a listed tile may hold no
+// foreground (a cell of kOccupancyCell pixels is listed whole); a tile
+// that holds some is always listed.
+struct TileGrid {
+  int level = 0;
+  int tile_w = 0, tile_h = 0;
+  int tiles_x = 0, tiles_y = 0;
+  int apron = 0;
+  bool either_view = false;
+  unsigned* list = nullptr;   // tiles_x * tiles_y entries
+  unsigned* count = nullptr;  // zero before the launch
+  TileList view() const { return {list, count}; }
+};
+
+constexpr int kMaxTileGrids = 3 * kMaxLevels;
+
+struct TilePlan {
+  int width = 0, height = 0;  // level 0
+  int levels = 1;
+  ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
+  TileGrid grids[kMaxTileGrids];
+  int grid_count = 0;
+  unsigned* done = nullptr;  // the launch's blocks done; zero before the launch
+  // Set by the launch's last block to whether run_if's count is nonzero,
+  // when set_condition (a handle of the graph being captured).
+  cudaGraphConditionalHandle condition = 0;
+  bool set_condition = false;
+  const unsigned* run_if = nullptr;
+};
+
+// Adds a grid to the plan; false when it is full.
+bool add_tile_grid(TilePlan* plan, const TileGrid& grid);
+
+// Every grid's list in one launch.
+cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream);
+
+}  // namespace cs::cuda

@@ -95,8 +95,9 @@ MovingObjectsSpec crossing_objects_spec(int width, int height, int count, int di
                                         uint64_t seed, double speed = 0.0, int tail_frames = 10);
 
 // A spec whose objects cover `fraction` (0 .. 1) of the left view on every
-// moving frame, to within a pixel row per object (within 1 % of the frame
-// for any frame of 16 x 16 or more): objects in separate bands of rows, each
+// moving frame, to within half an object's height in pixels (the rounding
+// of the widths: under 1 / (6 width) of the frame, 0.03 % at 640 wide),
+// the same on every frame: objects in separate bands of rows, each
 // bouncing left and right inside the frame, so the covered area never
 // changes. Up to a quarter of the frame per band, bands a third of the
 // height high (a quarter from four bands on). An object that has room to

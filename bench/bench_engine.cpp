@@ -19,6 +19,18 @@
 //                scene of the numbers before issue 15)
 //   sequence     synthetic: the background-model sequence (moving box), RGBA;
 //                the engine runs with the background model on
+//   surveillance the files of --left/--right in colour (area-averaged per
+//                channel) as a static background, with objects covering each
+//                fraction of --fractions (percent, default 0,5,10,25,50,75,100)
+//                on every moving frame (common/moving_objects.h, fraction
+//                spec; camera noise sigma 2): the engine's warm-up frames
+//                (Params::warmup_frames) and 32 moving frames, all uploaded
+//                once; batches of the moving frames (played forwards and
+//                back) timed with the background model on after its warm-up,
+//                then with it off; one `result scene=surveillance` line with
+//                both times, their ratio and FrameStats' foreground fraction
+//                (bench/surveillance_scene.h). Not with --stages, --timeline,
+//                --profile, --write-pairs
 // Default: pair when --left is given, else slanted at every size and D plus
 // sequence at D = 256 (the grid of the earlier tables). Grey scenes go to the
 // engine as GRAY8 frames, RGBA ones as RGBA.
@@ -73,6 +85,7 @@
 #include "args.h"
 #include "content_scenes.h"
 #include "cuda_engine.h"
+#include "surveillance_scene.h"
 #include "synthetic.h"
 #if CS_BENCH_FILES
 #include "area_resize.h"
@@ -85,6 +98,7 @@ using cs::tools::Args;
 struct Config {
   std::string scene;
   int width, height, disparities;
+  int fraction_pct = -1;  // surveillance: the share of the frame that moves
 };
 
 bool is_grey_scene(const std::string& s) { return s == "pair" || s == "textured" || s == "low-texture" || s == "wide-spread"; }
@@ -125,9 +139,14 @@ std::vector<uint8_t> bytes_of(const cs::Image<T>& img) {
 }
 
 #if CS_BENCH_FILES
-// The real pair as read, grey; resized copies are made per size.
+// The real pair as read, grey (and in colour for the surveillance scene);
+// resized copies are made per size.
 struct SourcePair {
   cs::Image<uint8_t> left, right;
+  cs::Image<uint32_t> left_rgba, right_rgba;
+  // The colour pair at the last size asked (configurations come size by size).
+  int rgba_width = 0, rgba_height = 0;
+  cs::Image<uint32_t> left_rgba_sized, right_rgba_sized;
 };
 #endif
 
@@ -140,9 +159,24 @@ struct Options {
   int window = -1, hole_span = -1, min_support = -1, coarse_range_factor = -1, levels = -1;
   int method = 0, block_size = -1, uniqueness_ratio = -2;  // -2: the method's default (-1)
 #if CS_BENCH_FILES
-  const SourcePair* pair = nullptr;
+  SourcePair* pair = nullptr;
 #endif
 };
+
+// The engine's parameters for a range: the defaults but for the A/B options.
+cs::Params params_of(const Options& o, int disparities) {
+  cs::Params p;
+  p.max_disparity = disparities;
+  if (o.window >= 0) p.window = static_cast<cs::WindowVariant>(o.window);
+  if (o.hole_span >= 0) p.hole_span = o.hole_span;
+  if (o.levels >= 0) p.levels = o.levels;
+  if (o.min_support >= 0) p.min_support = o.min_support;
+  if (o.coarse_range_factor >= 0) p.coarse_range_factor = o.coarse_range_factor;
+  p.method = static_cast<cs::Method>(o.method);
+  if (o.block_size >= 0) p.match_block_size = o.block_size;
+  if (o.uniqueness_ratio >= -1) p.uniqueness_ratio = o.uniqueness_ratio;
+  return p;
+}
 
 // The grey pair of a grey scene at one size and range.
 std::string grey_pair(const Config& c, const Options& o, cs::bench::GreyPair* out) {
@@ -230,18 +264,9 @@ Result run(const Config& c, const Options& o) {
 
   size_t free0 = 0, total = 0;
   cudaMemGetInfo(&free0, &total);
-  cs::Params p;
-  p.max_disparity = c.disparities;
+  cs::Params p = params_of(o, c.disparities);
   p.background = background;
   p.warmup_frames = 5;
-  if (o.window >= 0) p.window = static_cast<cs::WindowVariant>(o.window);
-  if (o.hole_span >= 0) p.hole_span = o.hole_span;
-  if (o.levels >= 0) p.levels = o.levels;
-  if (o.min_support >= 0) p.min_support = o.min_support;
-  if (o.coarse_range_factor >= 0) p.coarse_range_factor = o.coarse_range_factor;
-  p.method = static_cast<cs::Method>(o.method);
-  if (o.block_size >= 0) p.match_block_size = o.block_size;
-  if (o.uniqueness_ratio >= -1) p.uniqueness_ratio = o.uniqueness_ratio;
   std::string err;
   auto engine = cs::cuda::CudaEngine::create(p, -1, &err);
   if (!engine) {
@@ -391,6 +416,29 @@ Result run(const Config& c, const Options& o) {
   return r;
 }
 
+// The surveillance scene of one configuration: the colour pair at its size
+// (resized once a size), then surveillance_scene.h's run.
+cs::bench::SurveillanceResult run_surveillance(const Config& c, const Options& o) {
+  cs::bench::SurveillanceConfig sc{c.width, c.height, c.disparities, c.fraction_pct};
+#if CS_BENCH_FILES
+  SourcePair& s = *o.pair;
+  if (s.rgba_width != c.width || s.rgba_height != c.height) {
+    s.left_rgba_sized = cs::tools::area_resize(s.left_rgba, c.width, c.height);
+    s.right_rgba_sized = cs::tools::area_resize(s.right_rgba, c.width, c.height);
+    s.rgba_width = c.width;
+    s.rgba_height = c.height;
+  }
+  return cs::bench::run_surveillance(sc, s.left_rgba_sized, s.right_rgba_sized, params_of(o, c.disparities),
+                                     o.batch_ms, o.frames);
+#else
+  (void)o;
+  cs::bench::SurveillanceResult r;
+  r.c = sc;
+  r.error = "this build reads no image files (built without libpng)";
+  return r;
+#endif
+}
+
 std::string size_text(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
 
 // Stage names as keys: "match coarsest" -> "match_coarsest".
@@ -467,9 +515,11 @@ int main(int argc, char** argv) {
       "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--timeline] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
       "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N] [--levels N]   (matching parameters, A/B runs)\n"
-      "         [--method progressive|block] [--block-size N] [--uniqueness-ratio R]\n"
+      "         [--method progressive|block] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
-      "          slanted, sequence (synthetic, RGBA; sequence runs the background model)\n";
+      "          slanted, sequence (synthetic, RGBA; sequence runs the background model),\n"
+      "          surveillance (the files in colour with objects on --fractions of the frame, default\n"
+      "          0,5,10,25,50,75,100 percent: background model on against off)\n";
   Args args;
   std::string error = args.parse(argc, argv,
                                  {{"left", true}, {"right", true}, {"label", true}, {"scene", true},
@@ -478,7 +528,7 @@ int main(int argc, char** argv) {
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
                                   {"min-support", true}, {"coarse-range-factor", true}, {"levels", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
-                                  {"help", false}});
+                                  {"fractions", true}, {"help", false}});
   if (args.has("help")) {
     std::printf("%s", usage);
     return 0;
@@ -528,10 +578,21 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> scenes = split(args.text("scene"));
   for (const std::string& s : scenes)
-    if (!is_grey_scene(s) && s != "slanted" && s != "sequence")
+    if (!is_grey_scene(s) && s != "slanted" && s != "sequence" && s != "surveillance")
       Args::add(error, "--scene: unknown scene '" + s + "'");
   if (!have_pair && std::count(scenes.begin(), scenes.end(), "pair"))
     Args::add(error, "--scene pair needs --left and --right");
+  const bool surveillance = std::count(scenes.begin(), scenes.end(), "surveillance") != 0;
+  if (surveillance && !have_pair) Args::add(error, "--scene surveillance needs --left and --right");
+  if (surveillance && o.profile) Args::add(error, "--profile does not apply to --scene surveillance");
+  std::vector<int> fractions;
+  for (const std::string& s : split(args.text("fractions", "0,5,10,25,50,75,100"))) {
+    char* end = nullptr;
+    const long f = std::strtol(s.c_str(), &end, 10);
+    if (*end != '\0' || f < 0 || f > 100) Args::add(error, "--fractions: '" + s + "' is not a percentage 0 to 100");
+    else fractions.push_back(static_cast<int>(f));
+  }
+  if (args.has("fractions") && !surveillance) Args::add(error, "--fractions belongs to --scene surveillance");
   if (!error.empty()) {
     std::fprintf(stderr, "cs-bench-engine: %s\n%s", error.c_str(), usage);
     return 2;
@@ -547,6 +608,15 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    if (surveillance)
+      for (auto [path, img] :
+           {std::pair{args.text("left"), &source.left_rgba}, std::pair{args.text("right"), &source.right_rgba}}) {
+        const std::string err = cs::tools::read_rgba(path, *img);
+        if (!err.empty()) {
+          std::fprintf(stderr, "cs-bench-engine: %s\n", err.c_str());
+          return 1;
+        }
+      }
     if (source.left.width != source.right.width || source.left.height != source.right.height) {
       std::fprintf(stderr, "cs-bench-engine: the left view is %d x %d but the right view is %d x %d\n",
                    source.left.width, source.left.height, source.right.width, source.right.height);
@@ -576,7 +646,11 @@ int main(int argc, char** argv) {
       for (int d : ds) {
         // The earlier grid ran the background model at D = 256 only.
         if (legacy && scene == "sequence" && default_ds && d != 256) continue;
-        if (full_only && is_background_scene(scene)) continue;
+        if (full_only && (is_background_scene(scene) || scene == "surveillance")) continue;
+        if (scene == "surveillance") {
+          for (int f : fractions) configs.push_back({scene, s.first, s.second, d, f});
+          continue;
+        }
         configs.push_back({scene, s.first, s.second, d});
       }
 
@@ -629,15 +703,22 @@ int main(int argc, char** argv) {
 #endif
 
   std::vector<Result> results;
+  std::vector<cs::bench::SurveillanceResult> watched;  // the surveillance scene's
   for (const Config& c : configs) {
+    if (c.scene == "surveillance") {
+      watched.push_back(run_surveillance(c, o));
+      cs::bench::print_surveillance_line(watched.back(), o.label, o.method == 1 ? "block" : "progressive");
+      continue;
+    }
     results.push_back(run(c, o));
     print_result_line(results.back(), o);
   }
   if (o.profile) return 0;
 
-  std::printf("\n%-12s %-9s %-5s %-11s %4s %-10s %3s %9s %17s %9s %9s %7s %8s %8s\n", "scene", "kind", "input",
-              "size", "D", "mode", "lev", "ms/frame", "spread(min..max)", "single", "2 flight", "fps",
-              "eng MiB", "used MiB");
+  if (!results.empty())
+    std::printf("\n%-12s %-9s %-5s %-11s %4s %-10s %3s %9s %17s %9s %9s %7s %8s %8s\n", "scene", "kind", "input",
+                "size", "D", "mode", "lev", "ms/frame", "spread(min..max)", "single", "2 flight", "fps",
+                "eng MiB", "used MiB");
   int failures = 0;
   for (const Result& r : results) {
     const std::string name = scene_name(r, o);
@@ -655,6 +736,23 @@ int main(int argc, char** argv) {
                 name.c_str(), r.synthetic ? "synthetic" : "real", r.input.c_str(), size.c_str(), r.c.disparities,
                 mode, r.levels, r.batch_ms, r.batch_min, r.batch_max, r.single_ms, inflight, 1000.0 / r.batch_ms,
                 r.engine_bytes / 1048576.0, r.used_bytes / 1048576.0);
+  }
+  if (!watched.empty()) {
+    std::printf("\nsurveillance (%s in colour): background model on against off, ms a frame (median of %s)\n",
+                o.label.c_str(), "9 batches");
+    std::printf("%-11s %4s %6s %8s %8s %10s %10s %7s %4s\n", "size", "D", "moving", "true %", "mask %", "model ms",
+                "full ms", "ratio", "lev");
+  }
+  for (const cs::bench::SurveillanceResult& r : watched) {
+    const std::string size = size_text(r.c.width, r.c.height);
+    if (!r.error.empty()) {
+      ++failures;
+      std::printf("%-11s %4d %5d%% ERROR %s\n", size.c_str(), r.c.disparities, r.c.fraction_pct, r.error.c_str());
+      continue;
+    }
+    std::printf("%-11s %4d %5d%% %8.2f %8.2f %10.4f %10.4f %7.3f %4d\n", size.c_str(), r.c.disparities,
+                r.c.fraction_pct, 100 * r.true_fraction, 100 * r.foreground_mean, r.background.ms, r.full.ms,
+                r.background.ms / r.full.ms, r.levels);
   }
   return failures ? 1 : 0;
 }

@@ -37,33 +37,51 @@ AxisWeights axis_weights(int source_size, int output_size) {
   return a;
 }
 
-}  // namespace
-
-Image<uint8_t> area_resize(const Image<uint8_t>& source, int width, int height) {
+// The box filter of area_resize on `Channels` 8-bit channels packed in
+// each pixel (channel c in bits 8c .. 8c + 7), each channel on its own.
+template <int Channels, typename Pixel>
+Image<Pixel> resize_channels(const Image<Pixel>& source, int width, int height) {
   if (width <= 0 || height <= 0 || source.width <= 0 || source.height <= 0) return {};
   if (width == source.width && height == source.height) return source;
   const AxisWeights ax = axis_weights(source.width, width), ay = axis_weights(source.height, height);
   // Rows first: each source row filtered along x, sums kept unnormalised
   // (at most source.width * 255 a value).
-  std::vector<int64_t> rows(static_cast<size_t>(source.height) * width);
+  std::vector<int64_t> rows(static_cast<size_t>(source.height) * width * Channels);
   for (int y = 0; y < source.height; ++y)
     for (int i = 0; i < width; ++i) {
-      int64_t s = 0;
+      int64_t s[Channels] = {};
       const auto& w = ax.weight[i];
-      for (size_t t = 0; t < w.size(); ++t) s += w[t] * source.at(ax.first[i] + static_cast<int>(t), y);
-      rows[static_cast<size_t>(y) * width + i] = s;
+      for (size_t t = 0; t < w.size(); ++t) {
+        const uint32_t p = source.at(ax.first[i] + static_cast<int>(t), y);
+        for (int c = 0; c < Channels; ++c) s[c] += w[t] * ((p >> (8 * c)) & 0xff);
+      }
+      for (int c = 0; c < Channels; ++c) rows[(static_cast<size_t>(y) * width + i) * Channels + c] = s[c];
     }
-  Image<uint8_t> out(width, height);
+  Image<Pixel> out(width, height);
   const int64_t total = static_cast<int64_t>(source.width) * source.height;  // sum of all weights of a pixel
   for (int j = 0; j < height; ++j) {
     const auto& w = ay.weight[j];
     for (int i = 0; i < width; ++i) {
-      int64_t s = 0;
-      for (size_t t = 0; t < w.size(); ++t) s += w[t] * rows[static_cast<size_t>(ay.first[j] + t) * width + i];
-      out.at(i, j) = static_cast<uint8_t>((s + total / 2) / total);
+      int64_t s[Channels] = {};
+      for (size_t t = 0; t < w.size(); ++t)
+        for (int c = 0; c < Channels; ++c)
+          s[c] += w[t] * rows[(static_cast<size_t>(ay.first[j] + t) * width + i) * Channels + c];
+      uint32_t p = 0;
+      for (int c = 0; c < Channels; ++c) p |= static_cast<uint32_t>((s[c] + total / 2) / total) << (8 * c);
+      out.at(i, j) = static_cast<Pixel>(p);
     }
   }
   return out;
+}
+
+}  // namespace
+
+Image<uint8_t> area_resize(const Image<uint8_t>& source, int width, int height) {
+  return resize_channels<1>(source, width, height);
+}
+
+Image<uint32_t> area_resize(const Image<uint32_t>& source, int width, int height) {
+  return resize_channels<4>(source, width, height);
 }
 
 std::string read_grey(const std::string& path, Image<uint8_t>& grey) {
@@ -72,6 +90,21 @@ std::string read_grey(const std::string& path, Image<uint8_t>& grey) {
   if (!err.empty()) return err;
   const Frame8 frame = to_frame8(picture);
   convert_to_gray(frame.view(), grey);
+  return {};
+}
+
+std::string read_rgba(const std::string& path, Image<uint32_t>& rgba) {
+  Picture picture;
+  std::string err = read_image(path, picture);
+  if (!err.empty()) return err;
+  const Frame8 frame = to_frame8(picture);
+  rgba = Image<uint32_t>(frame.width, frame.height);
+  const int bpp = frame.bytes_per_pixel;  // 1 (grey) or 3 (RGB)
+  for (size_t i = 0; i < rgba.pixels.size(); ++i) {
+    const uint8_t* p = &frame.bytes[i * bpp];
+    const uint32_t r = p[0], g = p[bpp == 3 ? 1 : 0], b = p[bpp == 3 ? 2 : 0];
+    rgba.pixels[i] = r | g << 8 | b << 16 | 0xff000000u;
+  }
   return {};
 }
 

@@ -1,5 +1,6 @@
 // Area-averaging resize (tools/area_resize.h) against answers worked out by
-// hand, and grey reading through the engine's own luma rule.
+// hand, grey and colour, and reading through the engine's own luma rule or
+// as packed RGBA.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -102,6 +103,64 @@ TEST(AreaResize, SameSizeIsACopyAndBadSizesGiveNothing) {
   EXPECT_EQ(area_resize(src, 3, 2).pixels, src.pixels);
   EXPECT_EQ(area_resize(src, 0, 2).pixels.size(), 0u);
   EXPECT_EQ(area_resize(src, 3, -1).pixels.size(), 0u);
+}
+
+TEST(AreaResizeColour, EachChannelFollowsTheGreyRule) {
+  // Random RGBA at odd sizes and ratios, shrinking and enlarging: channel c
+  // of the colour result is the grey resize of channel c.
+  Image<uint32_t> src(97, 61);
+  uint32_t s = 777;
+  for (auto& p : src.pixels) p = (s = s * 1664525u + 1013904223u);
+  for (auto size : {std::pair{40, 23}, std::pair{97, 61}, std::pair{150, 100}, std::pair{1, 1}, std::pair{33, 61}}) {
+    const Image<uint32_t> out = area_resize(src, size.first, size.second);
+    ASSERT_EQ(out.width, size.first);
+    ASSERT_EQ(out.height, size.second);
+    for (int c = 0; c < 4; ++c) {
+      Image<uint8_t> channel(src.width, src.height);
+      for (size_t i = 0; i < src.pixels.size(); ++i) channel.pixels[i] = static_cast<uint8_t>(src.pixels[i] >> (8 * c));
+      const Image<uint8_t> expected = area_resize(channel, size.first, size.second);
+      for (size_t i = 0; i < out.pixels.size(); ++i)
+        ASSERT_EQ(static_cast<uint8_t>(out.pixels[i] >> (8 * c)), expected.pixels[i]) << "channel " << c << " pixel " << i;
+    }
+  }
+  // A 2x2 block of colours becomes its rounded mean per channel; opaque stays opaque.
+  Image<uint32_t> block(2, 2);
+  block.pixels = {0xff00000au, 0xff000014u, 0xff0a001eu, 0xff1400ffu};  // r 10, 20, 30, 255; b 0, 0, 10, 20
+  const uint32_t mean = area_resize(block, 1, 1).pixels[0];
+  EXPECT_EQ(mean & 0xff, (10u + 20 + 30 + 255 + 2) / 4);
+  EXPECT_EQ((mean >> 8) & 0xff, 0u);
+  EXPECT_EQ((mean >> 16) & 0xff, (0u + 0 + 10 + 20 + 2) / 4);
+  EXPECT_EQ(mean >> 24, 255u);
+  EXPECT_EQ(area_resize(block, 0, 1).pixels.size(), 0u);
+}
+
+TEST(ReadRgba, ColourAndGreyFilesBecomePackedRgba) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("cs-rgba-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir + "/c.ppm", std::ios::binary);
+    f << "P6\n2 1\n255\n";
+    const unsigned char px[6] = {255, 0, 0, 10, 20, 30};
+    f.write(reinterpret_cast<const char*>(px), 6);
+  }
+  {
+    // 16-bit grey: 65535 and 257 rescale to 255 and 1.
+    std::ofstream f(dir + "/g.pgm", std::ios::binary);
+    f << "P5\n2 1\n65535\n";
+    const unsigned char px[4] = {255, 255, 1, 1};
+    f.write(reinterpret_cast<const char*>(px), 4);
+  }
+  Image<uint32_t> rgba;
+  ASSERT_EQ(cs::tools::read_rgba(dir + "/c.ppm", rgba), "");
+  ASSERT_EQ(rgba.width, 2);
+  ASSERT_EQ(rgba.height, 1);
+  EXPECT_EQ(rgba.pixels[0], 0xff0000ffu);
+  EXPECT_EQ(rgba.pixels[1], 0xff1e140au);
+  ASSERT_EQ(cs::tools::read_rgba(dir + "/g.pgm", rgba), "");
+  EXPECT_EQ(rgba.pixels[0], 0xffffffffu);
+  EXPECT_EQ(rgba.pixels[1], 0xff010101u);
+  EXPECT_NE(cs::tools::read_rgba(dir + "/missing.png", rgba), "");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ReadGrey, ColourBecomesTheEngineLumaAndPgmRoundTrips) {

@@ -1,0 +1,237 @@
+// cs-bench-engine's surveillance scene (surveillance_scene.h).
+//
+// The moving frames are played forwards and backwards (0 .. 31, 30 .. 1,
+// 0 ..): the objects bounce anyway, so turning back is motion the model
+// could meet, whereas jumping from the last frame to the first would
+// uncover a whole object's area at once every cycle.
+#include "surveillance_scene.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "cuda_engine.h"
+#include "moving_objects.h"
+
+namespace cs::bench {
+
+namespace {
+
+constexpr int kCycleFrames = 32;
+constexpr int kBatches = 9;
+constexpr uint64_t kSeed = 35;  // the number: any fixed seed
+
+// Moving frame of the k-th step of the forwards-and-backwards play.
+int played(int k) {
+  const int period = 2 * (kCycleFrames - 1);
+  const int m = k % period;
+  return m < kCycleFrames ? m : period - m;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Frames rendered on every core: each depends only on its index.
+std::string render_all(const Image<uint32_t>& left, const Image<uint32_t>& right, const MovingObjectsSpec& spec,
+                       std::vector<MovingObjectsFrame>& frames) {
+  frames.assign(spec.frames(), {});
+  std::vector<std::string> errors(frames.size());
+  const int workers = std::max(1, std::min(static_cast<int>(std::thread::hardware_concurrency()), 16));
+  std::vector<std::thread> pool;
+  for (int w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (size_t i = w; i < frames.size(); i += workers)
+        errors[i] = render_moving_objects(left, right, spec, static_cast<int>(i), &frames[i]);
+    });
+  for (auto& t : pool) t.join();
+  for (const std::string& e : errors)
+    if (!e.empty()) return e;
+  return {};
+}
+
+struct DeviceFrames {
+  std::vector<void*> buffers;
+  std::vector<FrameView> lefts, rights;
+  ~DeviceFrames() {
+    for (void* d : buffers) cudaFree(d);
+  }
+};
+
+std::string upload(const Image<uint32_t>& img, DeviceFrames& dev, std::vector<FrameView>& views) {
+  void* d = nullptr;
+  size_t pitch = 0;
+  const size_t row_bytes = static_cast<size_t>(img.width) * 4;
+  cudaError_t e = cudaMallocPitch(&d, &pitch, row_bytes, img.height);
+  if (e != cudaSuccess) return std::string("cudaMallocPitch: ") + cudaGetErrorString(e);
+  dev.buffers.push_back(d);
+  e = cudaMemcpy2D(d, pitch, img.pixels.data(), row_bytes, row_bytes, img.height, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) return std::string("cudaMemcpy2D: ") + cudaGetErrorString(e);
+  FrameView v;
+  v.format = PixelFormat::RGBA;
+  v.width = img.width;
+  v.height = img.height;
+  v.memory = Memory::Device;
+  v.plane[0] = static_cast<const uint8_t*>(d);
+  v.pitch[0] = static_cast<std::ptrdiff_t>(pitch);
+  views.push_back(v);
+  return {};
+}
+
+struct Events {
+  cudaEvent_t a = nullptr, b = nullptr;
+  Events() {
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+  }
+  ~Events() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  // ms a frame of `frames` frames queued by `queue` between the two events.
+  template <typename Queue>
+  std::string time(cuda::CudaEngine& engine, int frames, Queue queue, double* ms_per_frame) {
+    cudaEventRecord(a, engine.stream());
+    std::string err;
+    for (int i = 0; i < frames && err.empty(); ++i) err = queue();
+    cudaEventRecord(b, engine.stream());
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    *ms_per_frame = ms / std::max(1, frames);
+    return err;
+  }
+};
+
+}  // namespace
+
+SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
+                                    const Image<uint32_t>& background_right, const Params& base, double batch_ms,
+                                    int max_frames) {
+  SurveillanceResult r;
+  r.c = c;
+  auto fail = [&](const std::string& e) {
+    r.error = e;
+    return r;
+  };
+  Params p = base;
+  p.max_disparity = c.disparities;
+  r.warmup_frames = p.warmup_frames;
+  r.cycle_frames = kCycleFrames;
+  // The objects at half the range (inside it at every level), and no
+  // further than a quarter of the width so that they have room to move.
+  r.object_disparity = std::min(c.disparities / 2, c.width / 4);
+  const MovingObjectsSpec spec = fraction_objects_spec(c.width, c.height, c.fraction_pct / 100.0, r.object_disparity,
+                                                       p.warmup_frames, kCycleFrames, kSeed);
+  r.objects = static_cast<int>(spec.objects.size());
+  std::vector<MovingObjectsFrame> frames;
+  if (std::string e = render_all(background_left, background_right, spec, frames); !e.empty()) return fail(e);
+  for (int t = 0; t < kCycleFrames; ++t) {
+    const Image<uint8_t>& mask = frames[spec.warmup_frames + t].mask_left;
+    r.true_fraction += std::count(mask.pixels.begin(), mask.pixels.end(), uint8_t{255}) /
+                       static_cast<double>(mask.pixels.size()) / kCycleFrames;
+  }
+
+  DeviceFrames dev;
+  for (const MovingObjectsFrame& f : frames) {
+    if (std::string e = upload(f.left_rgba, dev, dev.lefts); !e.empty()) return fail(e);
+    if (std::string e = upload(f.right_rgba, dev, dev.rights); !e.empty()) return fail(e);
+  }
+  frames.clear();
+  frames.shrink_to_fit();
+  void* out = nullptr;
+  size_t out_pitch = 0;
+  if (cudaMallocPitch(&out, &out_pitch, static_cast<size_t>(c.width) * 2, c.height) != cudaSuccess)
+    return fail("cudaMallocPitch: out of device memory for the output");
+  dev.buffers.push_back(out);
+  const OutputFrame of{static_cast<uint8_t*>(out), static_cast<std::ptrdiff_t>(out_pitch), c.width, c.height,
+                       Memory::Device};
+  EncodeParams ep;
+  ep.format = OutputFormat::DisparityQ4;
+  Events events;
+
+  for (const bool background : {true, false}) {
+    p.background = background;
+    std::string err;
+    auto engine = cuda::CudaEngine::create(p, -1, &err);
+    if (!engine) return fail(err);
+    int step = 0;  // of the forwards-and-backwards play
+    auto moving = [&]() {
+      const int i = spec.warmup_frames + played(step++);
+      return engine->enqueue(dev.lefts[i], dev.rights[i], ep, of, nullptr);
+    };
+    if (background) {
+      // The model learns the empty scene, as a camera's first seconds.
+      for (int i = 0; i < spec.warmup_frames && err.empty(); ++i)
+        err = engine->enqueue(dev.lefts[i], dev.rights[i], ep, of, nullptr);
+    } else {
+      for (int i = 0; i < 5 && err.empty(); ++i) err = moving();
+    }
+    if (err.empty()) err = engine->synchronize();
+    if (!err.empty()) return fail(err);
+    // One cycle at the pace of the moving frames sizes the batches (the
+    // model's run sets it; the full-frame run takes the same size).
+    double pace = 0;
+    if ((err = events.time(*engine, kCycleFrames, moving, &pace)) != "") return fail(err);
+    if (background) {
+      const int n = static_cast<int>(batch_ms / std::max(1e-3, pace) + 0.5);
+      r.frames_per_batch = std::clamp(n, std::min(10, max_frames), max_frames);
+      r.levels = engine->stats().levels;
+    }
+    std::vector<double> per_frame;
+    for (int k = 0; k < kBatches; ++k) {
+      double ms = 0;
+      if ((err = events.time(*engine, r.frames_per_batch, moving, &ms)) != "") return fail(err);
+      per_frame.push_back(ms);
+    }
+    SurveillanceTiming& t = background ? r.background : r.full;
+    t.ms = median(per_frame);
+    t.min_ms = *std::min_element(per_frame.begin(), per_frame.end());
+    t.max_ms = *std::max_element(per_frame.begin(), per_frame.end());
+    if (background) {
+      // The mask's share over one whole play (forwards and back), frame by frame.
+      r.foreground_min = 1;
+      const int period = 2 * (kCycleFrames - 1);
+      for (int k = 0; k < period; ++k) {
+        if ((err = moving()) != "") return fail(err);
+        const FrameStats st = engine->stats();
+        if (st.warming_up) return fail("the model still warms up after its warm-up frames");
+        r.foreground_mean += st.foreground_fraction / period;
+        r.foreground_min = std::min(r.foreground_min, st.foreground_fraction);
+        r.foreground_max = std::max(r.foreground_max, st.foreground_fraction);
+      }
+    }
+    if ((err = engine->synchronize()) != "") return fail(err);
+  }
+  const cudaError_t last = cudaGetLastError();
+  if (last != cudaSuccess) return fail(cudaGetErrorString(last));
+  return r;
+}
+
+void print_surveillance_line(const SurveillanceResult& r, const std::string& label, const char* method) {
+  std::printf("result scene=surveillance kind=real input=rgba pair=%s size=%dx%d D=%d mode=background-vs-full "
+              "fraction_pct=%d",
+              label.c_str(), r.c.width, r.c.height, r.c.disparities, r.c.fraction_pct);
+  if (!r.error.empty()) {
+    std::printf(" error=\"%s\"\n", r.error.c_str());
+    std::fflush(stdout);
+    return;
+  }
+  std::printf(" method=%s levels=%d objects=%d object_d=%d warmup_frames=%d cycle_frames=%d true_fraction=%.4f "
+              "fg_fraction=%.4f fg_fraction_min=%.4f fg_fraction_max=%.4f frames_per_batch=%d background_ms=%.4f "
+              "background_min_ms=%.4f background_max_ms=%.4f full_ms=%.4f full_min_ms=%.4f full_max_ms=%.4f "
+              "ratio=%.4f\n",
+              method, r.levels, r.objects, r.object_disparity, r.warmup_frames, r.cycle_frames, r.true_fraction,
+              r.foreground_mean, r.foreground_min, r.foreground_max, r.frames_per_batch, r.background.ms,
+              r.background.min_ms, r.background.max_ms, r.full.ms, r.full.min_ms, r.full.max_ms,
+              r.full.ms > 0 ? r.background.ms / r.full.ms : 0.0);
+  std::fflush(stdout);
+}
+
+}  // namespace cs::bench

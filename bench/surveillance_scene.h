@@ -1,0 +1,47 @@
+// cs-bench-engine's surveillance scene (issue 35): what the background model
+// saves on real content, by the fraction of the frame that moves. A real
+// colour pair is the static background; common/moving_objects.h's fraction
+// spec puts objects on a constant fraction of every moving frame. The CUDA
+// engine runs the warm-up and then batches of the moving frames with the
+// background model on, and the same moving frames with it off.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "stereo.h"
+
+namespace cs::bench {
+
+struct SurveillanceConfig {
+  int width = 0, height = 0, disparities = 0;
+  int fraction_pct = 0;  // of the left view covered by objects on every moving frame
+};
+
+struct SurveillanceTiming {
+  double ms = 0, min_ms = 0, max_ms = 0;  // median (min..max) of the batches, a frame
+};
+
+struct SurveillanceResult {
+  SurveillanceConfig c;
+  int levels = 0, objects = 0, object_disparity = 0;
+  int warmup_frames = 0, cycle_frames = 0, frames_per_batch = 0;
+  double true_fraction = 0;  // objects' share of the left view, mean over the cycle
+  // FrameStats::foreground_fraction over one pass of the cycle, model on.
+  double foreground_mean = 0, foreground_min = 0, foreground_max = 0;
+  SurveillanceTiming background, full;
+  std::string error;
+};
+
+// Renders the sequence over the background pair (packed RGBA, already at
+// the config's size), uploads it, and times it. `base` carries the matching
+// parameters (its background flag and range are set here); batches last
+// about batch_ms (10 to max_frames frames), as the other scenes' do.
+SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
+                                    const Image<uint32_t>& background_right, const Params& base, double batch_ms,
+                                    int max_frames);
+
+// One `result scene=surveillance ...` line of key=value pairs.
+void print_surveillance_line(const SurveillanceResult& r, const std::string& label, const char* method);
+
+}  // namespace cs::bench

@@ -29,6 +29,9 @@ struct SurveillanceResult {
   double true_fraction = 0;  // objects' share of the left view, mean over the cycle
   // FrameStats::foreground_fraction over one pass of the cycle, model on.
   double foreground_mean = 0, foreground_min = 0, foreground_max = 0;
+  // FrameStats matched_pixels / matched_pixels_full over the same pass: the
+  // matching work the model leaves, against a full frame's.
+  double matched_mean = 0, matched_max = 0;
   SurveillanceTiming background, full;
   std::string error;
 };

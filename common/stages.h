@@ -92,8 +92,8 @@ Range level_range(const Params& p, int level, int level_width);
 //    to [0, 2880), S and V clamp to [0, 4080]); spread_c +=
 //    dithered_step(a, t_c - spread_c, u') clamped to [0, 127], with t_c =
 //    (|d_c| * kMadToSigmaQ8 + 512) >> 10 (sigma from |d| in Q2); u and u'
-//    the low and high halves of background_dither(x, y, frames_seen, view),
-//    mixed for each next channel as background_pixel does.
+//    the low and high halves of background_dither(x, y, frames_seen, view)
+//    for H, of next_channel_dither of that for S, and of it again for V.
 // So after a change of delta units in a channel (a global brightness change),
 // a pixel is background again after at most absorb_delay + ceil(ln(k
 // min_sigma / delta) / ln(1 - learning_rate / 4)) + 1 frames, and the

@@ -331,6 +331,12 @@ CS_HD uint32_t background_dither(int x, int y, int frames_seen, int view) {
   return h;
 }
 
+// The dither of the next channel (H, then S, then V) from the last's.
+CS_HD uint32_t next_channel_dither(uint32_t h) {
+  h = h * 0x9E3779B1u + 0x7F4A7C15u;
+  return h ^ (h >> 16);
+}
+
 // floor((rate * step + u) / 65536) for u in [0, 65536): the step times the
 // rate, rounded down or up with the probability that makes it exact on
 // average (stochastic rounding with the dither u).
@@ -411,8 +417,7 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
         const int target = (ad * kMadToSigmaQ8 + 512) >> 10;  // Q4 |d| to Q2 sigma
         f.spread[c] = clampi(f.spread[c] + dithered_step(rate, target - f.spread[c], h >> 16), 0, kSpreadMax);
       }
-      h = h * 0x9E3779B1u + 0x7F4A7C15u;
-      h ^= h >> 16;
+      h = next_channel_dither(h);
     }
   }
   *model = pack_background(f);

@@ -134,9 +134,10 @@
  * Messages: with post-messages=true the element posts, for every output
  * frame and before the frame is pushed, an element message whose structure
  * is named `cudastereo`: timestamp (the output buffer's PTS), running-time,
- * stream-time, duration (GstClockTime, guint64), foreground-fraction and
+ * stream-time, duration (GstClockTime, guint64), foreground-fraction,
  * valid-fraction (gdouble, of the left view; foreground-fraction is 1.0
- * without background model), processing-time (guint64, nanoseconds spent
+ * without background model) and matched-fraction (gdouble, the matching
+ * work against a full frame's, GstCudaStereoMeta), processing-time (guint64, nanoseconds spent
  * matching this frame), frame-index (guint64, output frames since the
  * element started, from 0, placeholders included), placeholder and
  * warming-up (gboolean). A placeholder (unpaired frame) has both fractions

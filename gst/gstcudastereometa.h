@@ -24,6 +24,7 @@
  *   confidence           gboolean  TRUE: values are confidences, 0 .. 255
  *   placeholder          gboolean  TRUE: an all-invalid stand-in frame
  *   frame-index          guint64   frames processed since start/model reset
+ *   matched-fraction     gdouble   as GstCudaStereoMeta.matched_fraction
  * and, only when depth is TRUE, what the millimetres were computed from:
  *   baseline             gdouble   metres (the element's `baseline`)
  *   focal-length         gdouble   pixels (the element's `focal-length`)
@@ -61,6 +62,11 @@ typedef struct {
   gboolean confidence;  /* TRUE when output-mode=confidence: GRAY8 values are
                          * confidences, 0 = invalid or no margin .. 255 = unique
                          * (scale does not apply; the range is the disparities') */
+  gdouble matched_fraction; /* the frame's matching work against a full
+                             * frame's (left pixels given candidates, over the
+                             * levels matched): what the background model
+                             * left to match; 1.0 without it, 0 for a
+                             * placeholder */
 } GstCudaStereoMeta;
 
 GType gst_cuda_stereo_meta_api_get_type (void);

@@ -97,6 +97,7 @@ enum {
   PROP_LEARNING_RATE,
   PROP_FOREGROUND_THRESHOLD,
   PROP_WARMUP_FRAMES,
+  PROP_ABSORB_DELAY,
   PROP_LR_CHECK,
   PROP_LR_TOLERANCE,
   PROP_SUBPIXEL,
@@ -179,8 +180,9 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
   g_object_class_install_property(
       gobject_class, PROP_BACKGROUND,
       g_param_spec_boolean("background", "Background model",
-                           "Per-pixel Gaussian background model in HSV, tested coarse to fine; only foreground is "
-                           "matched (static cameras). Changing it restarts the model",
+                           "Per-pixel Gaussian background model in HSV, tested at every pixel of both views; only "
+                           "the foreground is matched, at every level (static cameras). Changing it restarts the "
+                           "model",
                            d.background, playing));
   g_object_class_install_property(
       gobject_class, PROP_LEARNING_RATE,
@@ -196,6 +198,13 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
       g_param_spec_int("warmup-frames", "Warm-up frames",
                        "Frames the background model only learns (everything is foreground meanwhile)", 0, 100000,
                        d.warmup_frames, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_ABSORB_DELAY,
+      g_param_spec_int("absorb-delay", "Absorb delay",
+                       "Frames a pixel stays foreground before the background model starts absorbing it: an object "
+                       "that passes a pixel in fewer frames leaves no trace behind it, one that stops becomes "
+                       "background after this and the learning rate",
+                       0, cs::kMaxAbsorbDelay, d.absorb_delay, playing));
   g_object_class_install_property(
       gobject_class, PROP_LR_CHECK,
       g_param_spec_boolean("lr-check", "Left-right check", "Invalidate disparities the right view does not confirm",
@@ -309,8 +318,9 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
   g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
-                         "Read-only GstStructure: backend, frames, fps, foreground-fraction, background-tests-ratio "
-                         "(tests made / a full per-pixel test), valid-fraction, levels, model-frames, warming-up, "
+                         "Read-only GstStructure: backend, frames, fps, foreground-fraction, matched-fraction "
+                         "(the last frame's matching work against a full frame's: 1.0 without the background model), "
+                         "valid-fraction, levels, model-frames, warming-up, "
                          "unpaired-frames, dropped-frames, uploaded-ahead (frames whose upload to the GPU began as "
                          "they arrived), qos-skipped (frames not matched because they would have been late), "
                          "overlapped-frames (frames handed to the engine while an earlier one was still in flight), "
@@ -379,6 +389,7 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
         priv->params_dirty = true;
         break;
       case PROP_WARMUP_FRAMES: p.warmup_frames = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_ABSORB_DELAY: p.absorb_delay = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_LR_CHECK: p.lr_check = g_value_get_boolean(value); priv->params_dirty = true; break;
       case PROP_LR_TOLERANCE: p.lr_tolerance = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_SUBPIXEL: p.subpixel = g_value_get_boolean(value); priv->params_dirty = true; break;
@@ -439,6 +450,7 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_LEARNING_RATE: g_value_set_float(value, p.learning_rate); break;
     case PROP_FOREGROUND_THRESHOLD: g_value_set_float(value, p.foreground_threshold); break;
     case PROP_WARMUP_FRAMES: g_value_set_int(value, p.warmup_frames); break;
+    case PROP_ABSORB_DELAY: g_value_set_int(value, p.absorb_delay); break;
     case PROP_LR_CHECK: g_value_set_boolean(value, p.lr_check); break;
     case PROP_LR_TOLERANCE: g_value_set_int(value, p.lr_tolerance); break;
     case PROP_SUBPIXEL: g_value_set_boolean(value, p.subpixel); break;

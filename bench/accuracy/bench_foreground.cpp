@@ -8,9 +8,9 @@
 // reports:
 //   - mask IoU: foreground mask vs the object's true pixels (left view);
 //   - foreground fraction found, and the object's true fraction;
-//   - tested ratio: background tests made / tests a per-pixel test of every
-//     pixel at every level would make (FrameStats), i.e. the work the
-//     coarse-to-fine test saves;
+//   - matched work: the pixels given candidates over the levels against a
+//     full frame's (FrameStats matched_pixels / matched_pixels_full), i.e.
+//     the matching the model leaves;
 //   - bad-1 / bad-2 inside the object (missing or off by more than 1 / 2 px);
 //   - disparities reported outside the foreground mask (must be 0);
 //   - ms per frame, and the same for full-frame matching (background off)
@@ -72,7 +72,7 @@ struct Options {
 };
 
 struct Accumulated {
-  double iou_sum = 0, iou_min = 1, fg_sum = 0, truth_sum = 0, tested_sum = 0, ms_sum = 0;
+  double iou_sum = 0, iou_min = 1, fg_sum = 0, truth_sum = 0, matched_sum = 0, ms_sum = 0;
   long inside = 0, bad1 = 0, bad2 = 0, outside_valid = 0;
   int frames = 0;
 };
@@ -236,7 +236,7 @@ std::string frame(cs::Matcher& m, const cs::SyntheticPair& s, const Options& o, 
   acc.fg_sum += got_n / n;
   acc.truth_sum += truth_n / n;
   const cs::FrameStats& st = m.stats();
-  acc.tested_sum += st.background_tests_full ? static_cast<double>(st.background_tests) / st.background_tests_full : 1.0;
+  acc.matched_sum += st.matched_pixels_full ? static_cast<double>(st.matched_pixels) / st.matched_pixels_full : 1.0;
   acc.ms_sum += std::chrono::duration<double, std::milli>(t1 - t0).count();
   ++acc.frames;
   return "";
@@ -305,7 +305,7 @@ struct FrameScore {
   long inter = 0, false_fg = 0;
   double iou = 1;
   long matchable = 0, bad2_on = 0, bad2_off = 0;  // object pixels whose match is in the right view
-  double tested = 1;
+  double matched = 1;
 };
 
 struct Recovery {
@@ -404,7 +404,7 @@ std::string run_real(const Options& o, const cs::Image<uint32_t>& bg_left, const
       s.iou = uni ? static_cast<double>(s.inter) / uni : 1.0;
       object_bad2(f, q4, s.matchable, s.bad2_on);
       const cs::FrameStats& st = m.stats();
-      s.tested = st.background_tests_full ? static_cast<double>(st.background_tests) / st.background_tests_full : 1.0;
+      s.matched = st.matched_pixels_full ? static_cast<double>(st.matched_pixels) / st.matched_pixels_full : 1.0;
       scores.push_back(s);
     }
   }
@@ -433,14 +433,14 @@ int main_real(const Options& o) {
   }
   const double frame_px = static_cast<double>(o.width) * o.height;
   int with_object = 0, worst_iou_t = -1, worst_fg_t = 0;
-  double iou_sum = 0, iou_min = 1, tested_sum = 0;
+  double iou_sum = 0, iou_min = 1, matched_sum = 0;
   long fg_sum = 0, fg_max = 0, matchable = 0, bad_on = 0, bad_off = 0, truth_sum = 0, found_sum = 0;
   for (const FrameScore& s : scores) {
     if (o.per_frame)
-      std::printf("frame t=%d truth_px=%ld mask_px=%ld iou=%.4f false_fg_px=%ld false_fg_pct=%.3f tested=%.3f "
+      std::printf("frame t=%d truth_px=%ld mask_px=%ld iou=%.4f false_fg_px=%ld false_fg_pct=%.3f matched=%.3f "
                   "object_px=%ld bad2_on_pct=%.2f bad2_off_pct=%.2f\n",
                   s.t, s.truth, s.found, s.truth ? s.iou : std::nan(""), s.false_fg, 100.0 * s.false_fg / frame_px,
-                  s.tested, s.matchable, s.matchable ? 100.0 * s.bad2_on / s.matchable : 0.0,
+                  s.matched, s.matchable, s.matchable ? 100.0 * s.bad2_on / s.matchable : 0.0,
                   s.matchable ? 100.0 * s.bad2_off / s.matchable : 0.0);
     if (s.truth) {
       ++with_object;
@@ -454,7 +454,7 @@ int main_real(const Options& o) {
     bad_off += s.bad2_off;
     truth_sum += s.truth;
     found_sum += s.found;
-    tested_sum += s.tested;
+    matched_sum += s.matched;
   }
   const double n = static_cast<double>(scores.size());
   const cs::MovingObject* obj = spec.objects.empty() ? nullptr : &spec.objects[0];
@@ -483,19 +483,19 @@ int main_real(const Options& o) {
   if (matchable)
     std::printf("object bad-2 (of %ld object px with a match in view): model on %.2f %%, model off %.2f %%\n",
                 matchable, 100.0 * bad_on / matchable, 100.0 * bad_off / matchable);
-  std::printf("tested ratio (mean): %.3f; ms/frame: model on %.1f, off %.1f\n", tested_sum / n, ms[0] / n, ms[1] / n);
+  std::printf("matched work, fraction of a full frame (mean): %.3f; ms/frame: model on %.1f, off %.1f\n", matched_sum / n, ms[0] / n, ms[1] / n);
   std::printf("result mode=real size=%dx%d D=%d levels=%d objects=%d object_d=%d speed=%.2f noise=%.2f warmup=%d "
               "frames=%d frames_with_object=%d iou_mean=%.4f iou_worst=%.4f false_fg_mean_px=%.1f "
               "false_fg_mean_pct=%.4f false_fg_worst_px=%ld false_fg_worst_pct=%.4f uncovered=%ld recovered=%ld "
               "recovery_mean=%.3f recovery_max=%d covered_again=%ld never_recovered=%ld object_px=%ld "
-              "bad2_on_pct=%.3f bad2_off_pct=%.3f tested=%.4f ms_on=%.1f ms_off=%.1f\n",
+              "bad2_on_pct=%.3f bad2_off_pct=%.3f matched=%.4f ms_on=%.1f ms_off=%.1f\n",
               o.width, o.height, o.disparities, levels_used, o.objects, obj ? obj->disparity : -1,
               obj ? obj->speed : 0.0, o.noise, spec.warmup_frames, spec.moving_frames, with_object,
               with_object ? iou_sum / with_object : std::nan(""), with_object ? iou_min : std::nan(""), fg_sum / n,
               100.0 * fg_sum / n / frame_px, fg_max, 100.0 * fg_max / frame_px, rec.events, rec.recovered,
               rec.recovered ? static_cast<double>(rec.frames_sum) / rec.recovered : 0.0, rec.frames_max,
               rec.covered_again, rec.never(), matchable, matchable ? 100.0 * bad_on / matchable : std::nan(""),
-              matchable ? 100.0 * bad_off / matchable : std::nan(""), tested_sum / n, ms[0] / n, ms[1] / n);
+              matchable ? 100.0 * bad_off / matchable : std::nan(""), matched_sum / n, ms[0] / n, ms[1] / n);
   return 0;
 }
 
@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
   if (o.real()) return main_real(o);
   if (o.header) {
     std::fputs(
-        "| size | D | levels (used) | object, speed | mask IoU mean (min) | fg % found / true | tested ratio | "
+        "| size | D | levels (used) | object, speed | mask IoU mean (min) | fg % found / true | matched work | "
         "bad-1 % in object | bad-2 % in object | disparities outside mask | ms/frame | full-frame: bad-1 % / bad-2 % in "
         "object, ms/frame |\n",
         stdout);
@@ -531,7 +531,7 @@ int main(int argc, char** argv) {
       "| %dx%d | %d | %s | %dx%d at d=%d over d=%d, %d px/frame | %.3f (%.3f) | %.2f / %.2f | %.3f | %.2f | %.2f | %ld | "
       "%.1f | %.2f / %.2f, %.1f |\n",
       o.width, o.height, o.disparities, levels, o.object_w, o.object_h, o.d_object, o.d_background, o.speed,
-      bg.iou_sum / f, bg.iou_min, 100 * bg.fg_sum / f, 100 * bg.truth_sum / f, bg.tested_sum / f,
+      bg.iou_sum / f, bg.iou_min, 100 * bg.fg_sum / f, 100 * bg.truth_sum / f, bg.matched_sum / f,
       100.0 * bg.bad1 / bg.inside, 100.0 * bg.bad2 / bg.inside, bg.outside_valid, bg.ms_sum / f,
       100.0 * full.bad1 / full.inside, 100.0 * full.bad2 / full.inside, full.ms_sum / full.frames);
   return 0;

@@ -504,8 +504,6 @@ TEST(BlockMethod, ParamsAreValidatedInTheElementsTerms) {
   EXPECT_EQ(msg([](Params& p) { p.uniqueness_ratio = 1001; }),
             "uniqueness-ratio (1001) must be -1 (the method's default), 0 (off) or a percentage up to 1000");
   EXPECT_EQ(msg([](Params& p) { p.method = static_cast<Method>(7); }), "method (7) must be 0 (progressive) or 1 (block)");
-  // The background model's block keeps its own name.
-  EXPECT_EQ(msg([](Params& p) { p.block_size = 0; }), "background-block-size (0) must be between 1 and 256");
   EXPECT_EQ(msg([](Params& p) { p.match_block_size = 31; p.uniqueness_ratio = 1000; }), "");
   // Defaults: progressive without uniqueness, block with its own ratio.
   Params p;

@@ -163,7 +163,8 @@ TEST(Params, MessagesNameTheParameterAndTheValue) {
   EXPECT_NE(msg([](Params& p) { p.warmup_frames = -1; }).find("warmup-frames (-1)"), std::string::npos);
   EXPECT_NE(msg([](Params& p) { p.lr_tolerance = -1; }).find("lr-tolerance (-1)"), std::string::npos);
   EXPECT_NE(msg([](Params& p) { p.subwindow_radius = 9; }).find("subwindow-radius (9)"), std::string::npos);
-  EXPECT_NE(msg([](Params& p) { p.block_size = 0; }).find("block-size (0)"), std::string::npos);
+  EXPECT_EQ(msg([](Params& p) { p.absorb_delay = 127; }), "absorb-delay (127) must be between 0 and 126");
+  EXPECT_EQ(msg([](Params& p) { p.absorb_delay = -1; }), "absorb-delay (-1) must be between 0 and 126");
   EXPECT_NE(msg([](Params& p) { p.morph_radius = -1; }).find("morph-radius (-1)"), std::string::npos);
   EXPECT_NE(msg([](Params& p) { p.hole_search_radius = 99; }).find("hole-search-radius (99)"), std::string::npos);
   EXPECT_NE(msg([](Params& p) { p.min_sigma = 0; }).find("min-sigma (0)"), std::string::npos);

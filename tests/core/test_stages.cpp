@@ -197,15 +197,6 @@ TEST(Pyramid, OddSizesDropLastRowAndColumnAndRound) {
   EXPECT_EQ(coarse.at(0, 0), 3);
   EXPECT_EQ(coarse.at(1, 0), (2 + 3 + 12 + 13 + 2) >> 2);
 
-  Image<uint32_t> fine_rgb(3, 2);
-  fine_rgb.at(0, 0) = 10 | (0 << 8) | (255u << 16);
-  fine_rgb.at(1, 0) = 11 | (1 << 8) | (255u << 16);
-  fine_rgb.at(0, 1) = 12 | (0 << 8) | (254u << 16);
-  fine_rgb.at(1, 1) = 13 | (0 << 8) | (254u << 16);
-  Image<uint32_t> coarse_rgb;
-  downsample(fine_rgb, coarse_rgb);
-  ASSERT_EQ(coarse_rgb.width, 1);
-  EXPECT_EQ(coarse_rgb.at(0, 0), 12u | (0u << 8) | (255u << 16));  // 48/4, 3/4 -> 0, 1020/4 -> 255
 }
 
 TEST(Pyramid, LevelRangeAndAutomaticLevels) {
@@ -372,71 +363,200 @@ TEST(Subpixel, ExactValuesOnKnownParabolas) {
   EXPECT_EQ(subpixel_offset_q4(4, 4, 4), 0);     // flat
 }
 
-TEST(Background, PixelInitialisesTestsAndUpdates) {
+TEST(Background, ParamsFromTheUsersNumbers) {
   Params p;
   const BackgroundParams bp = background_params(p);
-  EXPECT_EQ(bp.alpha_q16, 1311);  // 0.02 * 65536 = 1310.72
-  EXPECT_EQ(bp.k2_q8, 1600);      // 2.5^2 * 256
-  EXPECT_EQ(bp.var_min_q8, 4096);  // 4^2 * 256
-  GaussQ8 m[3];
-  const uint32_t grey = 100 | (100 << 8) | (100 << 16);
-  EXPECT_TRUE(background_pixel(m, grey, bp, 0, true, false));
-  EXPECT_EQ(m[2].mean, 100 * 256);
-  EXPECT_EQ(m[2].var, bp.var_min_q8);
-  EXPECT_FALSE(background_pixel(m, grey, bp, 5, false, true));
-  // V + 10 = 2.5 sigma exactly: not beyond k sigma.
-  const uint32_t brighter10 = 110 | (110 << 8) | (110 << 16);
-  GaussQ8 copy[3] = {m[0], m[1], m[2]};
-  EXPECT_FALSE(background_pixel(copy, brighter10, bp, 5, false, true));
-  const uint32_t brighter11 = 111 | (111 << 8) | (111 << 16);
-  GaussQ8 copy2[3] = {m[0], m[1], m[2]};
-  EXPECT_TRUE(background_pixel(copy2, brighter11, bp, 5, false, true));
-  // Foreground: the mean moves by alpha / 4 * d, the variance is kept.
-  EXPECT_EQ(foreground_alpha_q16(1311), 327);
-  EXPECT_EQ(copy2[2].mean, 100 * 256 + ((11 * 256 * 327 + 32768) >> 16));
-  EXPECT_EQ(copy2[2].var, bp.var_min_q8);
-  // Untested: the copied label is returned.
-  GaussQ8 copy3[3] = {m[0], m[1], m[2]};
-  EXPECT_TRUE(background_pixel(copy3, grey, bp, 5, false, false, true));
-  EXPECT_FALSE(background_pixel(copy3, brighter11, bp, 5, false, false, false));
+  EXPECT_EQ(bp.alpha_q16, 1311);         // 0.02 * 65536 = 1310.72
+  EXPECT_EQ(bp.turn_alpha_q16, 5089);    // 1 - (1 - 1311 / 65536)^4, rounded at each product
+  EXPECT_EQ(bp.absorb_alpha_q16, 327);   // a quarter
+  EXPECT_EQ(bp.k_q8, 640);               // 2.5 * 256
+  EXPECT_EQ(bp.sigma_min_q4, 64);        // 4 * 16
+  EXPECT_EQ(bp.absorb_delay, kDefaultAbsorbDelay);
+  EXPECT_EQ(bp.warmup_frames, 30);
+  p.learning_rate = 1.0f;
+  EXPECT_EQ(background_params(p).turn_alpha_q16, 65536);
+  p.learning_rate = 1e-9f;  // never slower than 1 / 65536
+  EXPECT_EQ(background_params(p).alpha_q16, 1);
+  EXPECT_EQ(background_params(p).absorb_alpha_q16, 1);
 }
 
-TEST(Background, BlocksCopyUniformParentsAndTestMixedOnes) {
-  const int w = 32, h = 32;
+TEST(Background, PixelPacksIntoSixtyFourBits) {
+  BackgroundFields f;
+  f.mean[0] = 2879;
+  f.mean[1] = 4080;
+  f.mean[2] = 17;
+  f.spread[0] = 127;
+  f.spread[1] = 0;
+  f.spread[2] = 64;
+  f.run = 127;
+  const BackgroundFields g = unpack_background(pack_background(f));
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(g.mean[c], f.mean[c]);
+    EXPECT_EQ(g.spread[c], f.spread[c]);
+  }
+  EXPECT_EQ(g.run, 127);
+}
+
+// floor((rate * step + u) / 65536) over every u in [0, 65536) sums to rate *
+// step: the dithered rounding is exact on average, whatever the sign.
+TEST(Background, DitheredStepIsExactOnAverage) {
+  for (int rate : {1, 327, 1311, 5089, 65536})
+    for (int step : {-4080, -17, -1, 0, 1, 3, 160, 2880}) {
+      int64_t sum = 0;
+      for (uint32_t u = 0; u < 65536; ++u) sum += dithered_step(rate, step, u);
+      EXPECT_EQ(sum, static_cast<int64_t>(rate) * step) << "rate " << rate << ", step " << step;
+    }
+  EXPECT_EQ(dithered_step(1311, 1, 0), 0);
+  EXPECT_EQ(dithered_step(1311, 1, 65535 - 1310), 1);
+  EXPECT_EQ(dithered_step(1311, -1, 1310), -1);
+  EXPECT_EQ(dithered_step(1311, -1, 1311), 0);
+}
+
+TEST(Background, PixelInitialisesTestsAndLearns) {
   Params p;
+  p.warmup_frames = 5;
   const BackgroundParams bp = background_params(p);
-  Image<uint32_t> rgb(w, h);
+  const uint32_t grey = 100 | (100 << 8) | (100 << 16);
+  BackgroundPixel m = 0;
+  EXPECT_TRUE(background_pixel(&m, grey, bp, 0, 3, 4, 0));  // first frame: foreground, learns
+  BackgroundFields f = unpack_background(m);
+  EXPECT_EQ(f.mean[2], 100 * 16);
+  EXPECT_EQ(f.mean[1], 0);
+  EXPECT_EQ(f.spread[2], 0);
+  EXPECT_TRUE(background_pixel(&m, grey, bp, 4, 3, 4, 0));   // warm-up: foreground
+  EXPECT_FALSE(background_pixel(&m, grey, bp, 5, 3, 4, 0));  // tested: background
+  // V + 10 is k sigma exactly (sigma at its floor of 4): not beyond it.
+  const uint32_t brighter10 = 110 | (110 << 8) | (110 << 16);
+  const uint32_t brighter11 = 111 | (111 << 8) | (111 << 16);
+  BackgroundPixel copy = m;
+  EXPECT_FALSE(background_pixel(&copy, brighter10, bp, 5, 3, 4, 0));
+  copy = m;
+  EXPECT_TRUE(background_pixel(&copy, brighter11, bp, 5, 3, 4, 0));
+  // Foreground: the run counts and nothing is learnt until it passes the
+  // delay; then the means move at a quarter of the rate, the spreads stay.
+  EXPECT_EQ(unpack_background(copy).run, 1);
+  EXPECT_EQ(unpack_background(copy).mean[2], 100 * 16);
+  for (int i = 1; i < bp.absorb_delay; ++i) EXPECT_TRUE(background_pixel(&copy, brighter11, bp, 6 + i, 3, 4, 0));
+  f = unpack_background(copy);
+  EXPECT_EQ(f.run, bp.absorb_delay);
+  EXPECT_EQ(f.mean[2], 100 * 16);
+  BackgroundPixel absorbing = copy;
+  EXPECT_TRUE(background_pixel(&absorbing, brighter11, bp, 100, 3, 4, 0));
+  const BackgroundFields g = unpack_background(absorbing);
+  const uint32_t u = next_channel_dither(next_channel_dither(background_dither(3, 4, 100, 0)));  // V
+  EXPECT_EQ(g.mean[2], 100 * 16 + dithered_step(bp.absorb_alpha_q16, 11 * 16, u & 0xFFFF));
+  EXPECT_EQ(g.spread[2], f.spread[2]);
+  EXPECT_EQ(g.run, bp.absorb_delay + 1);
+  // Background again: the run ends.
+  EXPECT_FALSE(background_pixel(&copy, grey, bp, 200, 3, 4, 0));
+  EXPECT_EQ(unpack_background(copy).run, 0);
+}
+
+// Background pixels learn on their turn only (rows in runs of 4, a frame in
+// kBackgroundTurns), at the rate that many frames compound to.
+TEST(Background, BackgroundPixelsLearnOnTheirTurn) {
+  Params p;
+  p.warmup_frames = 1;
+  const BackgroundParams bp = background_params(p);
+  const uint32_t grey = 100 | (100 << 8) | (100 << 16), lighter = 104 | (104 << 8) | (104 << 16);
+  for (int y : {0, 5, 13}) {
+    BackgroundPixel m = 0;
+    background_pixel(&m, grey, bp, 0, 7, y, 1);
+    int learnt = 0;
+    for (int frame = 1; frame <= 2 * kBackgroundTurns; ++frame) {
+      const BackgroundPixel before = m;
+      EXPECT_FALSE(background_pixel(&m, lighter, bp, frame, 7, y, 1));
+      const bool turn = background_turn(y, frame);
+      EXPECT_EQ(turn, ((y >> 2) + frame) % kBackgroundTurns == 0);
+      if (!turn) EXPECT_EQ(m, before) << "row " << y << ", frame " << frame;
+      if (turn) {
+        ++learnt;
+        const BackgroundFields f = unpack_background(before);
+        const uint32_t u = next_channel_dither(next_channel_dither(background_dither(7, y, frame, 1)));  // V
+        EXPECT_EQ(unpack_background(m).mean[2], f.mean[2] + dithered_step(bp.turn_alpha_q16, 1664 - f.mean[2], u & 0xFFFF));
+      }
+    }
+    EXPECT_EQ(learnt, 2) << "row " << y;
+  }
+}
+
+// Camera noise of sigma 2 on a static scene: the spread learns it and the
+// test finds (almost) nothing; the raw test counts every pixel after the
+// warm-up, none during it.
+TEST(Background, ViewLearnsNoiseAndTestsEveryPixel) {
+  const int w = 64, h = 48;
+  Params p;
+  p.warmup_frames = 20;
+  const BackgroundParams bp = background_params(p);
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0.0, 2.0);
+  Image<uint32_t> scene(w, h);
   for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) rgb.at(x, y) = (x * 7) | ((y * 5) << 8) | (90u << 16);
+    for (int x = 0; x < w; ++x) scene.at(x, y) = (40 + x * 3) | ((20 + y * 4) << 8) | ((200 - x) << 16);
   BackgroundModel model;
+  Image<uint8_t> raw;
+  long found = 0;
+  for (int frame = 0; frame < 80; ++frame) {
+    Image<uint32_t> noisy(w, h);
+    for (size_t i = 0; i < noisy.pixels.size(); ++i) {
+      uint32_t px = 0;
+      for (int c = 0; c < 3; ++c)
+        px |= static_cast<uint32_t>(std::clamp<long>(std::lround(((scene.pixels[i] >> (8 * c)) & 255) + noise(rng)), 0, 255))
+              << (8 * c);
+      noisy.pixels[i] = px;
+    }
+    const uint64_t tests = background_view(model, noisy, bp, frame, 0, raw);
+    EXPECT_EQ(tests, frame < p.warmup_frames ? 0u : uint64_t(w) * h) << "frame " << frame;
+    if (frame >= p.warmup_frames) found += std::count(raw.pixels.begin(), raw.pixels.end(), 255);
+  }
+  EXPECT_LT(found, 60 * w * h / 200) << "raw false foreground over 60 frames";
+}
+
+TEST(Background, CleanMaskTakesTheMajorityThenCloses) {
+  Image<uint8_t> raw(12, 8, 0);
+  raw.at(5, 3) = 255;  // an isolated speckle: dropped
+  for (int y = 0; y < 3; ++y)
+    for (int x = 8; x < 12; ++x) raw.at(x, y) = 255;  // a blob at the corner
+  raw.at(9, 1) = 0;                                    // with a pinhole: filled
+  raw.at(0, 7) = 255;
+  raw.at(1, 7) = 255;  // 2 of the corner's 4 in-image pixels: not a majority
   Image<uint8_t> mask;
-  EXPECT_EQ(background_level(model, rgb, bp, 0, true, nullptr, 8, mask), 0u);
-  EXPECT_EQ(mask.at(3, 3), 255);
-  // Coarsest (no coarser mask): every pixel tested, static scene -> background.
-  EXPECT_EQ(background_level(model, rgb, bp, 1, false, nullptr, 8, mask), uint64_t(w * h));
-  EXPECT_EQ(*std::max_element(mask.pixels.begin(), mask.pixels.end()), 0);
-  // All parents background: no test at all.
-  Image<uint8_t> coarser(16, 16, 0);
-  EXPECT_EQ(background_level(model, rgb, bp, 2, false, &coarser, 8, mask), 0u);
-  // Parent (5, 5): only block (1, 1) sees it (its footprint is 3..8).
-  coarser.at(5, 5) = 255;
-  EXPECT_EQ(background_level(model, rgb, bp, 3, false, &coarser, 8, mask), 64u);
-  // Parent (4, 4): footprints 0..4 and 3..8 both see it: four blocks.
-  coarser.at(5, 5) = 0;
-  coarser.at(4, 4) = 255;
-  EXPECT_EQ(background_level(model, rgb, bp, 4, false, &coarser, 8, mask), 256u);
-  EXPECT_EQ(*std::max_element(mask.pixels.begin(), mask.pixels.end()), 0);  // tested: static
-  // All parents foreground: blocks copy 255 without testing.
-  Image<uint8_t> all_fg(16, 16, 255);
-  EXPECT_EQ(background_level(model, rgb, bp, 5, false, &all_fg, 8, mask), 0u);
-  EXPECT_EQ(*std::min_element(mask.pixels.begin(), mask.pixels.end()), 255);
-  // Odd size, last blocks cut by the edge: 13x9 with 8x8 blocks, coarser 6x4.
-  Image<uint32_t> small(13, 9, 0x404040);
-  BackgroundModel m2;
-  background_level(m2, small, bp, 0, true, nullptr, 8, mask);
-  Image<uint8_t> c2(6, 4, 0);
-  c2.at(5, 3) = 255;  // the blocks at x 8..12 see it (footprints clamped): 5 x 8 + 5 x 1
-  EXPECT_EQ(background_level(m2, small, bp, 1, false, &c2, 8, mask), 45u);
+  clean_mask(raw, 0, mask);
+  EXPECT_EQ(mask.at(5, 3), 0);
+  EXPECT_EQ(mask.at(9, 1), 255);
+  EXPECT_EQ(mask.at(11, 0), 255);  // 4 of the corner's 4
+  EXPECT_EQ(mask.at(7, 1), 0);     // 3 of 9
+  EXPECT_EQ(mask.at(0, 7), 0);
+  raw.at(0, 6) = 255;               // now 3 of 4
+  clean_mask(raw, 0, mask);
+  EXPECT_EQ(mask.at(0, 7), 255);
+  // Then the closing: the majority of a shape with a 2-pixel gap, bridged.
+  Image<uint8_t> two(16, 7, 0);
+  for (int y = 1; y < 6; ++y)
+    for (int x : {2, 3, 4, 7, 8, 9}) two.at(x, y) = 255;
+  clean_mask(two, 1, mask);
+  EXPECT_EQ(mask.at(5, 3), 255);
+  EXPECT_EQ(mask.at(6, 3), 255);
+  EXPECT_EQ(mask.at(1, 3), 0);
+}
+
+TEST(Background, PoolMaskMarksEveryParentOfTheForeground) {
+  Image<uint8_t> full(13, 9, 0);
+  full.at(5, 6) = 255;
+  full.at(12, 0) = 255;  // beyond level 2's pixels (13 / 4 = 3 columns): no parent there
+  Image<uint8_t> mask;
+  pool_mask(full, 0, mask);
+  EXPECT_EQ(mask.pixels, full.pixels);
+  pool_mask(full, 1, mask);
+  ASSERT_EQ(mask.width, 6);
+  ASSERT_EQ(mask.height, 4);
+  EXPECT_EQ(mask.at(2, 3), 255);
+  EXPECT_EQ(std::count(mask.pixels.begin(), mask.pixels.end(), 255), 1);
+  pool_mask(full, 2, mask);
+  ASSERT_EQ(mask.width, 3);
+  ASSERT_EQ(mask.height, 2);
+  EXPECT_EQ(mask.at(1, 1), 255);
+  EXPECT_EQ(std::count(mask.pixels.begin(), mask.pixels.end(), 255), 1);
 }
 
 TEST(Background, CloseMaskFillsGapsAndKeepsShapes) {

@@ -522,7 +522,6 @@ TEST(CudaEngineBlock, BackgroundSequenceMatchesReference) {
   p.background = true;
   p.levels = 3;
   p.warmup_frames = 3;
-  p.block_size = 6;
   p.match_block_size = 7;
   Matcher cpu(p);
   auto gpu = make(p);

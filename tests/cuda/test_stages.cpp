@@ -19,8 +19,8 @@
 #include "finish.h"
 #include "frame_checks.h"
 #include "gpu_test_util.h"
+#include "foreground_tiles.h"
 #include "matching.h"
-#include "morphology.h"
 #include "pyramid.h"
 #include "stages.h"
 #include "synthetic.h"
@@ -101,6 +101,45 @@ void make_frame(PixelFormat f, int w, int h, uint32_t seed, TestFrame* t) {
   }
 }
 
+// The background model of both views on the device (background.h
+// ModelViews) and the frame count it reads.
+struct DeviceModel {
+  DeviceImage<BackgroundPixel> model[2];
+  DeviceImage<uint16_t> raw[2];
+  int* frames_seen = nullptr;
+  ModelViews views;
+  DeviceModel(int w, int h, const BackgroundParams& bp) {
+    EXPECT_EQ(cudaMalloc(&frames_seen, sizeof(int)), cudaSuccess);
+    for (int v = 0; v < 2; ++v) {
+      model[v] = make_device<BackgroundPixel>(w, h);
+      raw[v] = make_device<uint16_t>((w + 3) / 4, (h + 3) / 4);
+      views.model[v] = model[v].view();
+      views.raw[v] = raw[v].view();
+    }
+    views.frames_seen = frames_seen;
+    views.params = bp;
+  }
+  ~DeviceModel() { cudaFree(frames_seen); }
+  void set_frames_seen(int n) { EXPECT_EQ(cudaMemcpy(frames_seen, &n, sizeof(int), cudaMemcpyHostToDevice), cudaSuccess); }
+};
+
+// The raw test as the conversion packs it: a word a 4 x 4 block, bit 4 r + k
+// for pixel (4 bx + k, 4 by + r).
+Image<uint16_t> raw_words(const Image<uint8_t>& raw) {
+  Image<uint16_t> words((raw.width + 3) / 4, (raw.height + 3) / 4);
+  for (int y = 0; y < raw.height; ++y)
+    for (int x = 0; x < raw.width; ++x)
+      if (raw.at(x, y)) words.at(x / 4, y / 4) |= static_cast<uint16_t>(1u << (4 * (y & 3) + (x & 3)));
+  return words;
+}
+
+// The device model of view v against the CPU reference's.
+::testing::AssertionResult same_model(const BackgroundModel& want, const DeviceImage<BackgroundPixel>& got) {
+  Image<BackgroundPixel> expected(want.width, want.height);
+  expected.pixels = want.pixels;
+  return same_image(expected, download(got));
+}
+
 // A random frame and the CPU reference's conversion of it.
 struct ConvertCase {
   TestFrame frame;
@@ -112,6 +151,18 @@ void make_convert_case(PixelFormat f, int w, int h, uint32_t seed, ConvertCase* 
   make_frame(f, w, h, seed, &c->frame);
   convert_to_gray(c->frame.host, c->gray);
   convert_to_rgb(c->frame.host, c->rgb);
+}
+
+// The model's first frame (frames_seen 0) starts each pixel's means at its
+// colour: the conversion's colour of every format, through the model.
+::testing::AssertionResult model_of_colour(const Image<uint32_t>& rgb, const DeviceImage<BackgroundPixel>& got,
+                                           const DeviceImage<uint16_t>& raw, int view) {
+  BackgroundModel want;
+  Image<uint8_t> want_raw;
+  background_view(want, rgb, background_params(Params()), 0, view, want_raw);
+  ::testing::AssertionResult model = same_model(want, got);
+  if (!model) return model << " (model)";
+  return same_image(raw_words(want_raw), download(raw)) << " (raw test)";
 }
 
 TEST(CudaStages, ConvertEveryFormat) {
@@ -126,12 +177,15 @@ TEST(CudaStages, ConvertEveryFormat) {
       make_convert_case(f, size.first, size.second, 11 + static_cast<int>(f), &first);
       const TestFrame& t = first.frame;
       const Image<uint8_t>& gray = first.gray;
-      const Image<uint32_t>& rgb = first.rgb;
       auto dgray = make_device<uint8_t>(size.first, size.second);
-      auto drgb = make_device<uint32_t>(size.first, size.second);
-      ASSERT_CUDA(enqueue_convert(t.device, dgray.view(), drgb.view(), nullptr));
+      DeviceModel model(size.first, size.second, background_params(Params()));
+      model.set_frames_seen(0);
+      ASSERT_CUDA(enqueue_convert(t.device, dgray.view(), &model.views, nullptr));
       EXPECT_TRUE(same_image(gray, download(dgray)));
-      EXPECT_TRUE(same_image(rgb, download(drgb)));
+      EXPECT_TRUE(model_of_colour(first.rgb, model.model[0], model.raw[0], 0));
+      auto gray_only = make_device<uint8_t>(size.first, size.second);
+      ASSERT_CUDA(enqueue_convert(t.device, gray_only.view(), nullptr, nullptr));
+      EXPECT_TRUE(same_image(gray, download(gray_only))) << "without the model";
 
       // A pair in one launch: a second frame on the left, the first on the
       // right with its first plane at an odd address (byte loads).
@@ -144,18 +198,10 @@ TEST(CudaStages, ConvertEveryFormat) {
       ASSERT_CUDA(cudaMemcpy(odd + 1, plane0.data, plane0.pitch * plane0_rows, cudaMemcpyDeviceToDevice));
       FrameView right = t.device;
       right.plane[0] = odd + 1;
-      auto dgray2 = make_device<uint8_t>(size.first, size.second);
-      auto drgb2 = make_device<uint32_t>(size.first, size.second);
-      ASSERT_CUDA(enqueue_convert_pair(second.frame.device, right, dgray2.view(), dgray.view(), drgb2.view(),
-                                       drgb.view(), nullptr));
-      EXPECT_TRUE(same_image(second.gray, download(dgray2))) << "pair, left";
-      EXPECT_TRUE(same_image(second.rgb, download(drgb2))) << "pair, left";
-      EXPECT_TRUE(same_image(gray, download(dgray))) << "pair, right at an odd address";
-      EXPECT_TRUE(same_image(rgb, download(drgb))) << "pair, right at an odd address";
 
-      // The pair again with the first pyramid levels made in the same pass:
-      // each level must equal the reference's downsample of the one above
-      // (the right view at an aligned and at an odd address).
+      // The pair with the first pyramid levels made in the same pass: each
+      // level must equal the reference's downsample of the one above (the
+      // right view at an aligned and at an odd address).
       for (int levels = 1; levels <= kMaxConvertLevels; ++levels) {
         const FrameView& right_in = levels == 2 ? right : t.device;
         Image<uint8_t> want[2][kMaxConvertLevels];
@@ -172,14 +218,15 @@ TEST(CudaStages, ConvertEveryFormat) {
         // The frame's counters, which the conversion zeroes in passing.
         auto clear = make_device<uint8_t>(kFrameCounterWords * 8, 1, 0xEE);
         auto* clear_words = reinterpret_cast<unsigned long long*>(clear.view().data);
-        ASSERT_CUDA(enqueue_convert_pair(second.frame.device, right_in, views[0], views[1], levels, drgb2.view(),
-                                         drgb.view(), nullptr, clear_words, kFrameCounterWords));
+        ASSERT_CUDA(enqueue_convert_pair(second.frame.device, right_in, views[0], views[1], levels, &model.views,
+                                         nullptr, clear_words, kFrameCounterWords));
         EXPECT_TRUE(same_image(Image<uint8_t>(kFrameCounterWords * 8, 1), download(clear))) << "counters zeroed";
         for (int v = 0; v < 2; ++v)
           for (int l = 0; l < levels; ++l)
             EXPECT_TRUE(same_image(want[v][l], download(got[v][l])))
                 << "pair with " << levels << " levels, view " << v << ", level " << l;
-        EXPECT_TRUE(same_image(second.rgb, download(drgb2))) << "pair with " << levels << " levels, left colour";
+        EXPECT_TRUE(model_of_colour(second.rgb, model.model[0], model.raw[0], 0)) << "pair, left";
+        EXPECT_TRUE(model_of_colour(first.rgb, model.model[1], model.raw[1], 1)) << "pair, right";
       }
       cudaFree(odd);
     }
@@ -187,8 +234,8 @@ TEST(CudaStages, ConvertEveryFormat) {
 
 // YUY2 and UYVY at odd and even widths, on device rows at every alignment
 // the kernel distinguishes: 8-byte aligned (a thread's four pixels in one
-// load), 4- and 2-byte aligned pitches, an odd start; colour and the first
-// pyramid levels made in the same pass.
+// load), 4- and 2-byte aligned pitches, an odd start; the background model
+// and the first pyramid levels made in the same pass.
 TEST(CudaStages, ConvertPackedYuv422OddWidthsAndPitches) {
   const std::pair<int, int> sizes[] = {{1, 1}, {5, 3}, {6, 2}, {37, 23}, {64, 16}, {131, 9}, {262, 45}};
   for (PixelFormat f : {PixelFormat::YUY2, PixelFormat::UYVY})
@@ -224,20 +271,20 @@ TEST(CudaStages, ConvertPackedYuv422OddWidthsAndPitches) {
             views[v][l] = got[v][l].view();
           }
         }
-        auto rgb_l = make_device<uint32_t>(w, h), rgb_r = make_device<uint32_t>(w, h);
+        DeviceModel model(w, h, background_params(Params()));
+        model.set_frames_seen(0);
         // Left: the aligned upload; right: the same picture at this pitch.
-        ASSERT_CUDA(enqueue_convert_pair(c.frame.device, dev, views[0], views[1], levels, rgb_l.view(), rgb_r.view(),
-                                         nullptr));
+        ASSERT_CUDA(enqueue_convert_pair(c.frame.device, dev, views[0], views[1], levels, &model.views, nullptr));
         for (int v = 0; v < 2; ++v)
           for (int l = 0; l < levels; ++l)
             EXPECT_TRUE(same_image(want[l], download(got[v][l]))) << "view " << v << ", level " << l;
-        EXPECT_TRUE(same_image(c.rgb, download(rgb_l))) << "left colour";
-        EXPECT_TRUE(same_image(c.rgb, download(rgb_r))) << "right colour";
+        EXPECT_TRUE(model_of_colour(c.rgb, model.model[0], model.raw[0], 0)) << "left colour";
+        EXPECT_TRUE(model_of_colour(c.rgb, model.model[1], model.raw[1], 1)) << "right colour";
         // Intensity only (no background model): the path without colour,
         // from this pitch and from the aligned upload.
         for (const FrameView& in : {dev, c.frame.device}) {
           auto gray_only = make_device<uint8_t>(w, h, 0xAB);
-          ASSERT_CUDA(enqueue_convert(in, gray_only.view(), ImageView<uint32_t>{}, nullptr));
+          ASSERT_CUDA(enqueue_convert(in, gray_only.view(), nullptr, nullptr));
           EXPECT_TRUE(same_image(c.gray, download(gray_only))) << "intensity only, pitch " << in.pitch[0];
         }
         cudaFree(block);
@@ -247,21 +294,12 @@ TEST(CudaStages, ConvertPackedYuv422OddWidthsAndPitches) {
 TEST(CudaStages, Downsample) {
   for (auto size : {std::pair<int, int>{37, 23}, std::pair<int, int>{128, 65}}) {
     const Image<uint8_t> gray = random_gray(size.first, size.second, 3);
-    Image<uint32_t> rgb(size.first, size.second);
-    std::mt19937 rng(4);
-    for (auto& p : rgb.pixels) p = rng() & 0xffffff;
     Image<uint8_t> cg;
-    Image<uint32_t> crgb;
     downsample(gray, cg);
-    downsample(rgb, crgb);
     auto dg = upload(gray);
-    auto drgb = upload(rgb);
     auto og = make_device<uint8_t>(cg.width, cg.height);
-    auto orgb = make_device<uint32_t>(cg.width, cg.height);
     ASSERT_CUDA(enqueue_downsample(dg.cview(), og.view(), nullptr));
-    ASSERT_CUDA(enqueue_downsample(drgb.cview(), orgb.view(), nullptr));
     EXPECT_TRUE(same_image(cg, download(og)));
-    EXPECT_TRUE(same_image(crgb, download(orgb)));
   }
 }
 
@@ -290,19 +328,200 @@ TEST(CudaStages, Census) {
   }
 }
 
-TEST(CudaStages, CloseMask) {
-  std::mt19937 rng(6);
-  Image<uint8_t> mask(53, 29);
-  for (auto& p : mask.pixels) p = (rng() % 5 == 0) ? 255 : 0;
-  for (int r : {0, 1, 2, 4}) {
-    Image<uint8_t> expected;
-    close_mask(mask, r, expected);
-    auto din = upload(mask);
-    auto scratch = make_device<uint8_t>(mask.width, mask.height);
-    auto out = make_device<uint8_t>(mask.width, mask.height);
-    ASSERT_CUDA(enqueue_close_mask(din.cview(), r, scratch.view(), out.view(), nullptr));
-    EXPECT_TRUE(same_image(expected, download(out))) << "radius " << r;
+// The occupancy of a level's mask as background.h states it: a byte a
+// cell of kOccupancyCell pixels, 1 where one is foreground.
+Image<uint8_t> occupancy_of(const Image<uint8_t>& mask) {
+  Image<uint8_t> o((mask.width + kOccupancyCell - 1) / kOccupancyCell,
+                   (mask.height + kOccupancyCell - 1) / kOccupancyCell);
+  for (int y = 0; y < mask.height; ++y)
+    for (int x = 0; x < mask.width; ++x)
+      if (mask.at(x, y)) o.at(x / kOccupancyCell, y / kOccupancyCell) = 1;
+  return o;
+}
+
+// The mask pass (enqueue_masks) against clean_mask and pool_mask: every
+// level and its occupancy, both views, the left view's foreground counts,
+// radius 0 to the largest, sizes that cut regions; then regions that empty
+// out are cleared once and left alone while they stay empty.
+TEST(CudaStages, MasksFromTheRawTest) {
+  struct Case {
+    int w, h, levels, radius;
+  };
+  const Case cases[] = {{37, 23, 1, 1}, {300, 170, 3, 1}, {131, 257, 4, 0}, {260, 140, 5, 2}, {517, 133, 6, 8}};
+  std::mt19937 rng(21);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << ", " << c.levels << " levels, radius " << c.radius);
+    ASSERT_CUDA(prepare_masks(c.radius));
+    DeviceImage<uint16_t> raw_dev[2];
+    DeviceImage<uint8_t> mask_dev[kMaxLevels][2], occ_dev[kOccupancyLevels][2];
+    MaskViews mv;
+    mv.levels = c.levels;
+    for (int v = 0; v < 2; ++v)
+      for (int l = 0; l < c.levels; ++l) {
+        mask_dev[l][v] = make_device<uint8_t>(c.w >> l, c.h >> l);
+        mv.mask[l][v] = mask_dev[l][v].view();
+        if (l < kOccupancyLevels) {
+          occ_dev[l][v] = make_device<uint8_t>(((c.w >> l) + 7) / 8, ((c.h >> l) + 7) / 8);
+          mv.occupancy[l][v] = occ_dev[l][v].view();
+        }
+      }
+    mv.regions_x = mask_regions_x(c.w);
+    const int regions = mv.regions_x * mask_regions_y(c.h) * 2;
+    auto dirty = make_device<uint8_t>(regions, 1, 1);
+    mv.dirty = dirty.view().data;
+    int* frames_seen = nullptr;
+    unsigned long long* matched = nullptr;
+    ASSERT_CUDA(cudaMalloc(&frames_seen, sizeof(int)));
+    ASSERT_CUDA(cudaMalloc(&matched, kMaxLevels * sizeof(unsigned long long)));
+    ASSERT_CUDA(cudaMemset(frames_seen, 0, sizeof(int)));
+    mv.frames_seen = frames_seen;
+    mv.matched = matched;
+    // Rounds: speckled blobs; everything foreground; nothing; nothing again
+    // (outputs poisoned first: an empty region that was empty writes nothing).
+    for (int round = 0; round < 4; ++round) {
+      SCOPED_TRACE(::testing::Message() << "round " << round);
+      Image<uint8_t> raw[2];
+      for (int v = 0; v < 2; ++v) {
+        raw[v] = Image<uint8_t>(c.w, c.h);
+        if (round == 0) {
+          for (auto& px : raw[v].pixels) px = rng() % 23 == 0 ? 255 : 0;  // noise
+          for (int b = 0; b < 6; ++b) {
+            const int bx = static_cast<int>(rng() % c.w), by = static_cast<int>(rng() % c.h);
+            const int bw = 3 + static_cast<int>(rng() % 40), bh = 3 + static_cast<int>(rng() % 30);
+            for (int y = by; y < std::min(by + bh, c.h); ++y)
+              for (int x = bx; x < std::min(bx + bw, c.w); ++x) raw[v].at(x, y) = rng() % 9 ? 255 : 0;
+          }
+        } else if (round == 1) {
+          for (auto& px : raw[v].pixels) px = 255;
+        }
+        raw_dev[v] = upload(raw_words(raw[v]));
+        mv.raw[v] = raw_dev[v].cview();
+      }
+      if (round == 3)
+        for (int v = 0; v < 2; ++v)
+          for (int l = 0; l < c.levels; ++l) ASSERT_CUDA(cudaMemset2D(mask_dev[l][v].view().data, mask_dev[l][v].view().pitch, 0x77, c.w >> l, c.h >> l));
+      ASSERT_CUDA(cudaMemset(matched, 0, kMaxLevels * sizeof(unsigned long long)));
+      ASSERT_CUDA(enqueue_masks(mv, c.w, c.h, c.radius, nullptr));
+      unsigned long long got_matched[kMaxLevels];
+      ASSERT_CUDA(cudaMemcpy(got_matched, matched, sizeof(got_matched), cudaMemcpyDeviceToHost));
+      for (int v = 0; v < 2; ++v) {
+        Image<uint8_t> full;
+        clean_mask(raw[v], c.radius, full);
+        for (int l = 0; l < c.levels; ++l) {
+          Image<uint8_t> want;
+          pool_mask(full, l, want);
+          if (round == 3) {
+            EXPECT_TRUE(same_image(Image<uint8_t>(c.w >> l, c.h >> l, 0x77), download(mask_dev[l][v])))
+                << "left alone, view " << v << ", level " << l;
+            continue;
+          }
+          EXPECT_TRUE(same_image(want, download(mask_dev[l][v]))) << "view " << v << ", level " << l;
+          if (l < kOccupancyLevels)
+            EXPECT_TRUE(same_image(occupancy_of(want), download(occ_dev[l][v]))) << "occupancy, view " << v << ", level " << l;
+          if (v == 0)
+            EXPECT_EQ(got_matched[l], static_cast<unsigned long long>(std::count(want.pixels.begin(), want.pixels.end(), 255)))
+                << "level " << l;
+        }
+      }
+      int seen = 0;
+      ASSERT_CUDA(cudaMemcpy(&seen, frames_seen, sizeof(int), cudaMemcpyDeviceToHost));
+      EXPECT_EQ(seen, round + 1);
+    }
+    cudaFree(frames_seen);
+    cudaFree(matched);
   }
+}
+
+// The foreground tile lists against the masks: every tile with a foreground
+// pixel in it or its apron is listed (once), and every listed tile has a
+// foreground pixel within a cell of it.
+TEST(CudaStages, ForegroundTilesListWhatTheMasksHold) {
+  const int w = 420, h = 250, levels = 6;
+  std::mt19937 rng(5);
+  Image<uint8_t> full[2];
+  for (int v = 0; v < 2; ++v) {
+    full[v] = Image<uint8_t>(w, h);
+    for (int b = 0; b < 3; ++b) {
+      const int bx = static_cast<int>(rng() % w), by = static_cast<int>(rng() % h);
+      for (int y = by; y < std::min(by + 9, h); ++y)
+        for (int x = bx; x < std::min(bx + 5, w); ++x) full[v].at(x, y) = 255;
+    }
+  }
+  full[0].at(w - 1, h - 1) = 255;
+  Image<uint8_t> masks[kMaxLevels][2];
+  DeviceImage<uint8_t> occ[kOccupancyLevels][2];
+  TilePlan plan;
+  plan.width = w;
+  plan.height = h;
+  plan.levels = levels;
+  for (int l = 0; l < levels; ++l)
+    for (int v = 0; v < 2; ++v) {
+      pool_mask(full[v], l, masks[l][v]);
+      if (l < kOccupancyLevels) {
+        occ[l][v] = upload(occupancy_of(masks[l][v]));
+        plan.occupancy[l][v] = occ[l][v].cview();
+      }
+    }
+  struct Grid {
+    int level, tw, th, apron;
+    bool either;
+  };
+  const Grid grids[] = {{0, 128, 8, 8, true}, {0, 50, 32, 0, false}, {1, 64, 16, 0, false}, {2, 50, 24, 3, true},
+                        {4, 50, 8, 0, false}, {5, 128, 8, 8, true},  {5, 7, 3, 1, false}};
+  const int count = static_cast<int>(std::size(grids));
+  std::vector<DeviceImage<unsigned>> lists(count);
+  unsigned* counts = nullptr;
+  ASSERT_CUDA(cudaMalloc(&counts, count * sizeof(unsigned)));
+  ASSERT_CUDA(cudaMemset(counts, 0, count * sizeof(unsigned)));
+  for (int g = 0; g < count; ++g) {
+    const int lw = w >> grids[g].level, lh = h >> grids[g].level;
+    TileGrid t;
+    t.level = grids[g].level;
+    t.tile_w = grids[g].tw;
+    t.tile_h = grids[g].th;
+    t.tiles_x = (lw + t.tile_w - 1) / t.tile_w;
+    t.tiles_y = (lh + t.tile_h - 1) / t.tile_h;
+    t.apron = grids[g].apron;
+    t.either_view = grids[g].either;
+    lists[g] = make_device<unsigned>(t.tiles_x * t.tiles_y, 1);
+    t.list = lists[g].view().data;
+    t.count = counts + g;
+    ASSERT_TRUE(add_tile_grid(&plan, t));
+  }
+  ASSERT_CUDA(enqueue_foreground_tiles(plan, nullptr));
+  std::vector<unsigned> got_counts(count);
+  ASSERT_CUDA(cudaMemcpy(got_counts.data(), counts, count * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  for (int g = 0; g < count; ++g) {
+    SCOPED_TRACE(::testing::Message() << "grid " << g);
+    const TileGrid& t = plan.grids[g];
+    const int l = t.level, lw = w >> l, lh = h >> l;
+    const Image<unsigned> listed = download(lists[g]);
+    std::vector<int> seen(t.tiles_x * t.tiles_y, 0);
+    for (unsigned i = 0; i < got_counts[g]; ++i) {
+      ASSERT_LT(listed.pixels[i], seen.size());
+      ++seen[listed.pixels[i]];
+    }
+    // The cell a level's pixel lies in, in pixels of the level.
+    const int k = std::min(l, kOccupancyLevels - 1), cell = (kOccupancyCell << k) >> l;
+    for (int ty = 0; ty < t.tiles_y; ++ty)
+      for (int tx = 0; tx < t.tiles_x; ++tx) {
+        const int x0 = tx * t.tile_w - t.apron, x1 = (tx + 1) * t.tile_w + t.apron;
+        const int y0 = ty * t.tile_h - t.apron, y1 = (ty + 1) * t.tile_h + t.apron;
+        bool exact = false, near = false;  // a foreground pixel in the tile and apron; in their cells
+        for (int y = std::max(0, y0 / cell * cell - cell); y < std::min(lh, y1 + cell); ++y)
+          for (int x = std::max(0, x0 / cell * cell - cell); x < std::min(lw, x1 + cell); ++x) {
+            const bool fg = masks[l][0].at(x, y) || (t.either_view && masks[l][1].at(x, y));
+            if (!fg) continue;
+            if (x >= x0 && x < x1 && y >= y0 && y < y1) exact = true;
+            if (x >= x0 - cell && x < x1 + cell && y >= y0 - cell && y < y1 + cell) near = true;
+          }
+        const int n = seen[ty * t.tiles_x + tx];
+        EXPECT_LE(n, 1) << "tile " << tx << "," << ty << " listed twice";
+        if (exact) EXPECT_EQ(n, 1) << "tile " << tx << "," << ty << " holds foreground";
+        if (n) EXPECT_TRUE(near) << "tile " << tx << "," << ty << " listed without foreground near";
+      }
+  }
+  cudaFree(counts);
 }
 
 TEST(CudaStages, CheckAndSupport) {
@@ -1273,66 +1492,50 @@ TEST(CudaStages, FinishEncodesEveryFormat) {
     }
 }
 
-TEST(CudaStages, BackgroundLevelOverFrames) {
+// The model over frames (warm-up, tests, turns, foreground runs): the
+// conversion's model and raw test against background_view's, both views.
+TEST(CudaStages, BackgroundModelOverFrames) {
   Params p;
   p.warmup_frames = 3;
   p.learning_rate = 0.05f;
+  p.absorb_delay = 2;
   const BackgroundParams bp = background_params(p);
   const int w = 45, h = 27;
-  BackgroundModel model;
-  DeviceImage<PixelModel> dmodel;
-  ASSERT_CUDA(dmodel.allocate(w, h));
-  int* frames_seen = nullptr;
-  unsigned long long* tests = nullptr;
-  ASSERT_CUDA(cudaMalloc(&frames_seen, sizeof(int)));
-  ASSERT_CUDA(cudaMalloc(&tests, sizeof(unsigned long long)));
+  BackgroundModel model[2];
+  DeviceModel dev(w, h, bp);
   std::mt19937 rng(9);
   Image<uint32_t> base(w, h);
   for (auto& px : base.pixels) px = rng() & 0xffffff;
-  for (int frame = 0; frame < 8; ++frame) {
+  for (int frame = 0; frame < 12; ++frame) {
     SCOPED_TRACE(::testing::Message() << "frame " << frame);
-    // The same scene with noise and a changing patch: real tests and updates.
-    Image<uint32_t> rgb = base;
-    for (int y = 5; y < 15; ++y)
-      for (int x = 2 * frame; x < 2 * frame + 12 && x < w; ++x) rgb.at(x, y) = rng() & 0xffffff;
-    Image<uint8_t> coarser(w / 2, h / 2);
-    for (auto& c : coarser.pixels) c = 0;
-    for (int y = 2; y < 8; ++y)
-      for (int x = frame; x < frame + 7 && x < w / 2; ++x) coarser.at(x, y) = 255;
-    const bool coarsest = frame % 2 == 0;
-    const bool warming_up = frame < p.warmup_frames;
-    Image<uint8_t> expected;
-    const uint64_t expected_tests = background_level(model, rgb, bp, frame, warming_up, coarsest ? nullptr : &coarser,
-                                                     5, expected);
-    auto drgb = upload(rgb);
-    auto dcoarse = upload(coarser);
-    auto dmask = make_device<uint8_t>(w, h);
-    ASSERT_CUDA(cudaMemcpy(frames_seen, &frame, sizeof(int), cudaMemcpyHostToDevice));
-    ASSERT_CUDA(cudaMemset(tests, 0, sizeof(unsigned long long)));
-    BackgroundViews v;
-    v.rgb = drgb.cview();
-    v.model = dmodel.view();
-    v.coarser_mask = coarsest ? ImageView<const uint8_t>{} : dcoarse.cview();
-    v.mask = dmask.view();
-    v.frames_seen = frames_seen;
-    v.tests = tests;
-    ASSERT_CUDA(enqueue_background(v, {bp, p.warmup_frames, 5}, nullptr));
-    EXPECT_TRUE(same_image(expected, download(dmask)));
-    unsigned long long got_tests = 0;
-    ASSERT_CUDA(cudaMemcpy(&got_tests, tests, sizeof(got_tests), cudaMemcpyDeviceToHost));
-    EXPECT_EQ(got_tests, expected_tests);
-    // The models themselves must agree too (they decide later frames).
-    std::vector<PixelModel> dm(static_cast<size_t>(w) * h);
-    ASSERT_CUDA(cudaMemcpy2D(dm.data(), w * sizeof(PixelModel), dmodel.view().data, dmodel.view().pitch,
-                             w * sizeof(PixelModel), h, cudaMemcpyDeviceToHost));
-    size_t model_diffs = 0;
-    for (size_t i = 0; i < dm.size(); ++i)
-      for (int c = 0; c < 3; ++c)
-        model_diffs += dm[i].hsv[c].mean != model.hsv[i * 3 + c].mean || dm[i].hsv[c].var != model.hsv[i * 3 + c].var;
-    EXPECT_EQ(model_diffs, 0u);
+    // The same scene with noise and a moving patch: real tests and updates.
+    Image<uint32_t> rgb[2];
+    for (int v = 0; v < 2; ++v) {
+      rgb[v] = base;
+      for (auto& px : rgb[v].pixels) px ^= rng() & 0x030303;
+      for (int y = 5; y < 15; ++y)
+        for (int x = 2 * frame + v; x < 2 * frame + 12 + v && x < w; ++x) rgb[v].at(x, y) = rng() & 0xffffff;
+    }
+    // The views as RGBA frames in device memory.
+    DeviceImage<uint32_t> pixels[2] = {upload(rgb[0]), upload(rgb[1])};
+    FrameView in[2];
+    for (int v = 0; v < 2; ++v) {
+      in[v] = rgba_view(rgb[v]);
+      in[v].memory = Memory::Device;
+      in[v].plane[0] = reinterpret_cast<const uint8_t*>(pixels[v].view().data);
+      in[v].pitch[0] = pixels[v].view().pitch;
+    }
+    auto gl = make_device<uint8_t>(w, h), gr = make_device<uint8_t>(w, h);
+    const ImageView<uint8_t> gl_view = gl.view(), gr_view = gr.view();
+    dev.set_frames_seen(frame);
+    ASSERT_CUDA(enqueue_convert_pair(in[0], in[1], &gl_view, &gr_view, 1, &dev.views, nullptr));
+    for (int v = 0; v < 2; ++v) {
+      Image<uint8_t> raw;
+      background_view(model[v], rgb[v], bp, frame, v, raw);
+      EXPECT_TRUE(same_image(raw_words(raw), download(dev.raw[v]))) << "raw test, view " << v;
+      EXPECT_TRUE(same_model(model[v], dev.model[v])) << "model, view " << v;
+    }
   }
-  cudaFree(frames_seen);
-  cudaFree(tests);
 }
 
 TEST(CudaStages, EncodeEveryFormat) {

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -113,7 +115,7 @@ struct Events {
 
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
-                                    int max_frames) {
+                                    int max_frames, bool stages) {
   SurveillanceResult r;
   r.c = c;
   auto fail = [&](const std::string& e) {
@@ -194,7 +196,23 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
     t.ms = median(per_frame);
     t.min_ms = *std::min_element(per_frame.begin(), per_frame.end());
     t.max_ms = *std::max_element(per_frame.begin(), per_frame.end());
+    if (background && stages) {
+      std::map<std::string, std::vector<double>> acc;
+      std::vector<std::string> order;
+      for (int k = 0; k < 11; ++k) {
+        std::vector<cuda::StageTime> t;
+        if ((err = engine->profile_stages(&t)) != "") return fail("profile_stages: " + err);
+        std::map<std::string, double> sum;  // stages repeated per level add up
+        for (const cuda::StageTime& s : t) {
+          if (!sum.count(s.name) && k == 0) order.push_back(s.name);
+          sum[s.name] += s.ms;
+        }
+        for (auto& kv : sum) acc[kv.first].push_back(kv.second);
+      }
+      for (const std::string& name : order) r.stages.push_back({name, median(acc[name])});
+    }
     if (background) {
+      r.graph = engine->frame_graph_state(&r.skips_empty);
       // The mask's share over one whole play (forwards and back), frame by frame.
       r.foreground_min = 1;
       const int period = 2 * (kCycleFrames - 1);
@@ -230,13 +248,26 @@ void print_surveillance_line(const SurveillanceResult& r, const std::string& lab
               "fg_fraction=%.4f fg_fraction_min=%.4f fg_fraction_max=%.4f matched=%.4f matched_max=%.4f "
               "frames_per_batch=%d background_ms=%.4f "
               "background_min_ms=%.4f background_max_ms=%.4f full_ms=%.4f full_min_ms=%.4f full_max_ms=%.4f "
-              "ratio=%.4f speedup=%.2f\n",
+              "ratio=%.4f speedup=%.2f skips_empty=%d graph=\"%s\"\n",
               method, r.levels, r.objects, r.object_disparity, r.warmup_frames, r.cycle_frames, r.true_fraction,
               r.foreground_mean, r.foreground_min, r.foreground_max, r.matched_mean, r.matched_max,
               r.frames_per_batch, r.background.ms,
               r.background.min_ms, r.background.max_ms, r.full.ms, r.full.min_ms, r.full.max_ms,
               r.full.ms > 0 ? r.background.ms / r.full.ms : 0.0,
-              r.background.ms > 0 ? r.full.ms / r.background.ms : 0.0);
+              r.background.ms > 0 ? r.full.ms / r.background.ms : 0.0, r.skips_empty ? 1 : 0, r.graph.c_str());
+  if (!r.stages.empty()) {
+    std::printf("stages scene=surveillance size=%dx%d D=%d fraction_pct=%d", r.c.width, r.c.height, r.c.disparities,
+                r.c.fraction_pct);
+    double sum = 0;
+    for (const auto& s : r.stages) {
+      std::string key = s.first;
+      for (char& ch : key)
+        if (ch == ' ') ch = '_';
+      std::printf(" %s=%.4f", key.c_str(), s.second);
+      sum += s.second;
+    }
+    std::printf(" sum=%.4f\n", sum);
+  }
   std::fflush(stdout);
 }
 

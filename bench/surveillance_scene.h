@@ -33,6 +33,11 @@ struct SurveillanceResult {
   // matching work the model leaves, against a full frame's.
   double matched_mean = 0, matched_max = 0;
   SurveillanceTiming background, full;
+  std::string graph;  // CudaEngine::frame_graph_state of the model's run
+  // With stages: the model's frame stage by stage (profile_stages, median
+  // of 11, stages repeated per level summed), ms.
+  std::vector<std::pair<std::string, double>> stages;
+  bool skips_empty = false;
   std::string error;
 };
 
@@ -42,7 +47,7 @@ struct SurveillanceResult {
 // about batch_ms (10 to max_frames frames), as the other scenes' do.
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
-                                    int max_frames);
+                                    int max_frames, bool stages = false);
 
 // One `result scene=surveillance ...` line of key=value pairs.
 void print_surveillance_line(const SurveillanceResult& r, const std::string& label, const char* method);

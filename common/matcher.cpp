@@ -104,6 +104,12 @@ void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
 
 void mask_debug_to_foreground(Matcher::Debug& dbg, int radius) {
   const int a = census_apron(radius);
+  // The level-0 left sweep's costs (the confidence's): none off the foreground.
+  if (!dbg.levels.empty() && !dbg.levels[0].mask_left.pixels.empty())
+    for (Image<int32_t>* c : {&dbg.costs.best, &dbg.costs.rival})
+      if (c->pixels.size() == dbg.levels[0].mask_left.pixels.size())
+        for (size_t i = 0; i < c->pixels.size(); ++i)
+          if (!dbg.levels[0].mask_left.pixels[i]) c->pixels[i] = kNoCost;
   for (LevelDebug& ld : dbg.levels) {
     if (ld.mask_left.pixels.empty()) continue;
     const int w = ld.mask_left.width, h = ld.mask_left.height;

@@ -38,10 +38,11 @@ struct Matcher::Debug {
   Image<uint8_t> confidence;
 };
 
-// With the background model: every level's maps and census codes as
-// stages.h stage 3 states them where the model leaves no work (maps -1 off
-// the view's foreground, census 0 beyond census_apron(radius) of either
-// view's); the engines' debug maps are compared after it.
+// With the background model: every level's maps, the level-0 costs and the
+// census codes as stages.h stage 3 states them where the model leaves no
+// work (maps -1 and costs kNoCost off the view's foreground, census 0
+// beyond census_apron(radius) of either view's); the engines' debug maps
+// are compared after it.
 void mask_debug_to_foreground(Matcher::Debug& dbg, int radius);
 
 }  // namespace cs

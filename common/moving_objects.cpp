@@ -255,11 +255,20 @@ MovingObjectsSpec fraction_objects_spec(int width, int height, double fraction, 
   s.seed = seed;
   if (!(fraction > 0) || width < 1 || height < 1) return s;
   if (fraction >= 1) {
-    // Covers the left view at 0 .. width and the right one at -disparity .. width.
+    // Covers the left view at 0 .. width and the right one at -disparity ..
+    // width wherever its left edge lies in [-travel, 0]: it swings there, so
+    // that every pixel sees its texture move (a camera that keeps moving; a
+    // still one would become background).
+    const int travel = std::max(2, width / 16);
     MovingObject o;
-    o.width = width + disparity;
+    o.width = width + disparity + travel;
     o.height = height;
     o.disparity = disparity;
+    o.bounce = true;
+    o.bounce_min = -travel;
+    o.bounce_max = 0;
+    o.start_x = -travel / 2;
+    o.speed = std::max(1, width / 64);
     s.objects.push_back(o);
     return s;
   }

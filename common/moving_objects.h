@@ -104,8 +104,9 @@ MovingObjectsSpec crossing_objects_spec(int width, int height, int count, int di
 // move (width / 32 px or more) beside its disparity stays whole in the right
 // view too, so that view's fraction is the same (in practice up to 0.75);
 // wider ones swing over the whole left view and leave the right view's
-// left edge in part. 0: no object; 1: one object covering both views,
-// standing still (a scene change). Noise sigma 2, speed width / 64 (at
+// left edge in part. 0: no object; 1: one object covering both views whose
+// texture swings left and right under them (a scene change that goes on: a
+// still one would become background after the model's absorb delay). Noise sigma 2, speed width / 64 (at
 // least 1) px per frame.
 MovingObjectsSpec fraction_objects_spec(int width, int height, double fraction, int disparity, int warmup_frames,
                                         int moving_frames, uint64_t seed);

@@ -135,6 +135,8 @@ void pool_mask(const Image<uint8_t>& full, int level, Image<uint8_t>& mask);
 // with the background model the debug maps are stated where they are read:
 //  - disparity maps (raw and checked, both views) where the view's own mask
 //    is foreground; -1 elsewhere, as the specification computes them;
+//  - the level-0 left sweep's costs (SweepCosts, the confidence's) where
+//    the left mask is foreground; kNoCost elsewhere;
 //  - census codes (both views) within census_apron(radius) pixels
 //    (Chebyshev) of a foreground pixel of either view's mask at the level;
 //    0 elsewhere.

@@ -262,6 +262,12 @@ struct CudaEngine::Impl {
   std::shared_ptr<AutoCoarse> coarse = std::make_shared<AutoCoarse>();
   // Captures that failed; from kMaxCaptureFailures on, frames run without a graph.
   int capture_failures = 0;
+  // Whether captures hold the method's IF node (graph_condition.h); off
+  // after a capture with it failed. The last capture's failure, and whether
+  // the last frame was a graph launch.
+  bool graph_conditions = true;
+  std::string capture_error;
+  bool last_graphed = false;
   static constexpr int kMaxCaptureFailures = 3;
 
   std::vector<Level> lv;
@@ -526,6 +532,7 @@ struct CudaEngine::Impl {
     f.counters = counters;
     f.side_stream = side_stream;
     f.body_stream = body_stream;
+    f.graph_conditions = graph_conditions;
     f.fork = ev_fork;
     for (int l = 0; l < kMaxLevels; ++l) f.join[l] = ev_join[l];
     return f;
@@ -762,12 +769,23 @@ struct CudaEngine::Impl {
         capture_failures < kMaxCaptureFailures) {
       bool in_capture = false;
       e = build_graph(convert, finish, &in_capture);
+      if (!e.empty() && in_capture && graph_conditions) {
+        // Once more without the IF node: a runtime that takes no
+        // conditional nodes still gets the graph.
+        (void)cudaGetLastError();
+        capture_error = e;
+        graph_conditions = false;
+        in_capture = false;
+        e = build_graph(convert, finish, &in_capture);
+      }
       if (!e.empty()) {
         if (!in_capture) return e;
         (void)cudaGetLastError();  // the capture's error is not the stream's
+        capture_error = e;
         ++capture_failures;
       }
     }
+    last_graphed = graph_ready;
     if (!graph_ready) {
       e = run_frame_eagerly(convert, finish, out);
       if (e.empty()) {
@@ -1929,6 +1947,15 @@ std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
   if (!e.empty()) return e;
   if (m.params.background && m.frames_seen_host < INT_MAX) ++m.frames_seen_host;  // the body counted a frame
   return {};
+}
+
+std::string CudaEngine::frame_graph_state(bool* skips_empty) const {
+  if (impl_->last_on_twin) return impl_->twin->frame_graph_state(skips_empty);
+  const Impl& m = *impl_;
+  if (skips_empty) *skips_empty = m.last_graphed && m.params.background && m.graph_conditions;
+  if (m.last_graphed) return "graph";
+  if (!m.capture_error.empty()) return "no graph: " + m.capture_error;
+  return "not yet captured";
 }
 
 size_t CudaEngine::device_bytes() const {

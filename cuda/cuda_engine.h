@@ -164,6 +164,11 @@ class CudaEngine final : public Engine {
   // goes when stages overlap. The marks cost a little (the graph's edges
   // pass through them).
   std::string profile_graph(std::vector<TimelineMark>* marks);
+  // How the last frame ran: "graph" (one graph launch), or why it did not
+  // ("not yet captured": the first frame after a change runs its launches
+  // straight; else the capture's failure); and whether the graph skips
+  // the matching where there is no foreground (its IF node).
+  std::string frame_graph_state(bool* skips_empty = nullptr) const;
   // Device memory the engine holds now, bytes.
   size_t device_bytes() const;
   // Kernel configurations follow the device's limits (queried at create()).

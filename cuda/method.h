@@ -105,6 +105,7 @@ struct MethodFrame {
   // (graph_condition.h).
   ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
   cudaStream_t body_stream = nullptr;
+  bool graph_conditions = true;  // the IF node may be captured (false: the runtime refused it)
 };
 
 class MatchingMethod {

@@ -252,7 +252,7 @@ class ProgressiveMethod final : public MatchingMethod {
     // node, skipped where the coarsest level has none.
     const bool lists = p.background;
     GraphCondition condition;
-    if (lists && !timer->in_graph) CS_CUDA_TRY(make_graph_condition(frame_stream, &condition));
+    if (lists && f.graph_conditions && !timer->in_graph) CS_CUDA_TRY(make_graph_condition(frame_stream, &condition));
     if (lists) {
       std::string e = enqueue_tile_lists(f, frame_stream, condition);
       if (!e.empty()) return e;

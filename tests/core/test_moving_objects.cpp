@@ -272,6 +272,13 @@ TEST(MovingObjects, FractionHelperCoversTheAskedAreaOnEveryFrame) {
         moved = moved || fr.mask_left.pixels != first.pixels;
       }
       EXPECT_EQ(moved, f > 0 && f < 1) << "f=" << f;
+      if (f == 1) {
+        // The whole frame's texture moves under the views.
+        const MovingObjectsFrame a = render(*bg, spec, spec.warmup_frames), b = render(*bg, spec, spec.warmup_frames + 1);
+        long same = 0;
+        for (size_t i = 0; i < a.left_rgba.pixels.size(); ++i) same += a.left_rgba.pixels[i] == b.left_rgba.pixels[i];
+        EXPECT_LT(same, static_cast<long>(a.left_rgba.pixels.size() / 20)) << W << "x" << H;
+      }
     }
   }
 }

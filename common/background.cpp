@@ -30,13 +30,10 @@ void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask) {
   Image<uint8_t> majority(w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      int fg = 0, n = 0;
+      int fg = 0;
       for (int j = std::max(y - 1, 0); j <= std::min(y + 1, h - 1); ++j)
-        for (int i = std::max(x - 1, 0); i <= std::min(x + 1, w - 1); ++i) {
-          ++n;
-          fg += raw.at(i, j) != 0;
-        }
-      majority.at(x, y) = 2 * fg > n ? 255 : 0;
+        for (int i = std::max(x - 1, 0); i <= std::min(x + 1, w - 1); ++i) fg += raw.at(i, j) != 0;
+      majority.at(x, y) = fg >= 5 ? 255 : 0;
     }
   close_mask(majority, radius, mask);
 }

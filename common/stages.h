@@ -114,9 +114,11 @@ uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, con
                          int frames_seen, int view, Image<uint8_t>& raw);
 
 // The full-size mask from the raw test: a pixel is foreground after the
-// 3 x 3 majority iff more than half of its window's pixels inside the image
-// are (isolated pixels that camera noise pushed past the threshold drop out,
-// isolated misses inside an object fill in); then close_mask with `radius`.
+// 3 x 3 majority iff at least 5 of its window's 9 pixels are, those outside
+// the image counting as background (isolated pixels that camera noise
+// pushed past the threshold drop out, isolated misses inside an object fill
+// in; the image's corners need the closing to stay); then close_mask with
+// `radius`.
 void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask);
 
 // Dilation then erosion with a (2r+1)^2 square; each takes max (resp. min)

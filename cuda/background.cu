@@ -12,18 +12,151 @@ constexpr int kThreadsX = 32;
 constexpr int kThreadsY = 8;
 constexpr int kThreads = kThreadsX * kThreadsY;
 
-// The apron a region's mask needs around it: one pixel for the majority,
-// r + r for the closing's dilation and erosion.
+// A region's masks are made on bits: each row of the region and its apron
+// as kWords 32-bit words, bit b of word j the pixel x0 - 32 + 32 j + b, so
+// that a pass over the region is a few word operations a row. The apron
+// (one pixel for the majority, r + r for the closing's dilation and
+// erosion) fits in the word on either side.
+constexpr int kWords = kMaskRegion / 32 + 2;
+constexpr int kMaxApron = 1 + 2 * 8;  // Params' largest morph radius
+static_assert(kMaxApron <= 32, "the apron fits in a word");
+constexpr int kMaxRows = kMaskRegion + 2 * kMaxApron;
 __host__ __device__ constexpr int apron(int radius) { return 1 + 2 * radius; }
-__host__ __device__ constexpr int side(int radius) { return kMaskRegion + 2 * apron(radius); }
-size_t shared_bytes(int radius) { return 2 * static_cast<size_t>(side(radius)) * side(radius); }
 
-// Offset of level l >= 1 in the pooled pyramid: levels 1, 2, ... of the
-// region one after the other, (kMaskRegion >> l)^2 bytes each.
-__device__ __forceinline__ int pool_offset(int l) {
-  int o = 0;
-  for (int k = 1; k < l; ++k) o += (kMaskRegion >> k) * (kMaskRegion >> k);
-  return o;
+// Bits [0, n) set.
+__device__ __forceinline__ unsigned low_bits(int n) { return n >= 32 ? 0xFFFFFFFFu : n <= 0 ? 0u : (1u << n) - 1u; }
+
+// A row's bits shifted so that bit b holds the pixel k to its right (k > 0)
+// or -k to its left (k < 0), with the words beside it (0 beyond the row).
+__device__ __forceinline__ unsigned shifted(const unsigned* row, int j, int k) {
+  const unsigned c = row[j];
+  if (k > 0) return (c >> k) | (j + 1 < kWords ? row[j + 1] << (32 - k) : 0u);
+  if (k < 0) return (c << -k) | (j > 0 ? row[j - 1] >> (32 + k) : 0u);
+  return c;
+}
+
+// Every other bit of x (bits 0, 2, .., 30) packed into bits 0 .. 15.
+__device__ __forceinline__ unsigned even_bits(unsigned x) {
+  x &= 0x55555555u;
+  x = (x | (x >> 1)) & 0x33333333u;
+  x = (x | (x >> 2)) & 0x0F0F0F0Fu;
+  x = (x | (x >> 4)) & 0x00FF00FFu;
+  return (x | (x >> 8)) & 0x0000FFFFu;
+}
+
+struct RegionBits {
+  unsigned a[kMaxRows][kWords];
+  unsigned b[kMaxRows][kWords];
+  // The pooled levels 1 .. kMaxLevels - 1 of the region, a bit a pixel:
+  // level l's row y in words [pool_word(l, y), +pool_words(l)).
+  unsigned pool[kMaskRegion / 2 * 2 + kMaskRegion / 4 + 64];
+};
+
+__device__ __forceinline__ int pool_words(int l) { return (kMaskRegion >> l) > 32 ? (kMaskRegion >> l) / 32 : 1; }
+__device__ __forceinline__ int pool_base(int l) {
+  int base = 0;
+  for (int k = 1; k < l; ++k) base += (kMaskRegion >> k) * pool_words(k);
+  return base;
+}
+
+// The region's level-0 mask (stages.h clean_mask) into bits.a, rows [ap,
+// ap + kMaskRegion) and words 1 .. kWords - 2 holding it (ap = apron);
+// bits.b is scratch.
+__device__ void clean_region(const ImageView<const uint16_t>& raw, int x0, int y0, int width, int height, int radius,
+                             RegionBits& bits) {
+  const int ap = apron(radius), rows = kMaskRegion + 2 * ap;
+  const int tid = threadIdx.x + threadIdx.y * kThreadsX;
+  const int gx0 = x0 - 32, gy0 = y0 - ap;  // image position of bit 0 of word 0, row 0
+  // Which bits of word j of a row lie in the image (rows: the caller's test).
+  auto inside = [&](int j) {
+    const int x = gx0 + 32 * j;
+    return x >= width || x + 32 <= 0 ? 0u : (low_bits(width - x) & ~low_bits(-x));
+  };
+  // The raw test's bits (0 outside the image) into b: a word takes its row's
+  // nibble of eight 4 x 4 blocks.
+  for (int q = tid; q < rows * kWords; q += kThreads) {
+    const int r = q / kWords, j = q - r * kWords;
+    const int y = gy0 + r, x = gx0 + 32 * j;
+    unsigned word = 0;
+    if (y >= 0 && y < height && x + 32 > 0 && x < width) {
+      const uint16_t* row = drow(raw, y >> 2);
+      const int shift = 4 * (y & 3);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const int bx = (x >> 2) + k;
+        if (bx >= 0 && 4 * bx < width) word |= ((static_cast<unsigned>(row[bx]) >> shift) & 15u) << (4 * k);
+      }
+    }
+    bits.b[r][j] = word;
+  }
+  __syncthreads();
+  // The 3 x 3 majority (5 of the 9 window pixels, those outside the image
+  // counting as background), rows [1, rows - 1): per bit, each row's sum
+  // of three neighbours as two bits, and the three rows' sums added.
+  for (int q = tid; q < rows * kWords; q += kThreads) {
+    const int r = q / kWords, j = q - r * kWords;
+    unsigned v = 0;
+    if (r >= 1 && r < rows - 1) {
+      unsigned s0[3], s1[3];
+#pragma unroll
+      for (int i = 0; i < 3; ++i) {
+        const unsigned* row = bits.b[r - 1 + i];
+        const unsigned l = shifted(row, j, -1), c = row[j], rr = shifted(row, j, 1);
+        s0[i] = l ^ c ^ rr;
+        s1[i] = (l & c) | (l & rr) | (c & rr);
+      }
+      // u = s[0] + s[1] (u2 u1 u0), then + s[2] (v3 v2 v1 v0).
+      const unsigned u0 = s0[0] ^ s0[1], k0 = s0[0] & s0[1];
+      const unsigned u1 = s1[0] ^ s1[1] ^ k0, u2 = (s1[0] & s1[1]) | (s1[0] & k0) | (s1[1] & k0);
+      const unsigned v0 = u0 ^ s0[2], k1 = u0 & s0[2];
+      const unsigned v1 = u1 ^ s1[2] ^ k1, k2 = (u1 & s1[2]) | (u1 & k1) | (s1[2] & k1);
+      const unsigned v2 = u2 ^ k2, v3 = u2 & k2;
+      const int y = gy0 + r;
+      v = (v3 | (v2 & (v1 | v0))) & (y >= 0 && y < height ? inside(j) : 0u);  // >= 5; 0 outside (the dilation's)
+    }
+    bits.a[r][j] = v;
+  }
+  __syncthreads();
+  if (radius <= 0) return;
+  // The closing: dilation (OR; outside the image counts 0, as a holds it),
+  // then erosion (AND; outside counts 1), rows then columns each. A pass
+  // fills rows [m, rows - m); its row neighbours and bits beyond a word's
+  // reach lie outside what the later passes read.
+  const int rad = radius;
+  auto horizontal = [&](unsigned (*src)[kWords], unsigned (*dst)[kWords], bool dilate, int m) {
+    for (int q = tid; q < rows * kWords; q += kThreads) {
+      const int r = q / kWords, j = q - r * kWords;
+      if (r < m || r >= rows - m) continue;
+      unsigned v = src[r][j];
+      for (int k = 1; k <= rad; ++k) {
+        const unsigned lo = shifted(src[r], j, -k), hi = shifted(src[r], j, k);
+        v = dilate ? (v | lo | hi) : (v & lo & hi);
+      }
+      dst[r][j] = v;
+    }
+    __syncthreads();
+  };
+  auto vertical = [&](unsigned (*src)[kWords], unsigned (*dst)[kWords], bool dilate, int m) {
+    for (int q = tid; q < rows * kWords; q += kThreads) {
+      const int r = q / kWords, j = q - r * kWords;
+      if (r < m || r >= rows - m) continue;
+      unsigned v = src[r][j];
+      for (int k = 1; k <= rad; ++k) v = dilate ? (v | src[r - k][j] | src[r + k][j]) : (v & src[r - k][j] & src[r + k][j]);
+      dst[r][j] = v;
+    }
+    __syncthreads();
+  };
+  horizontal(bits.a, bits.b, true, 1);
+  vertical(bits.b, bits.a, true, 1 + rad);
+  // Outside the image the erosion's neutral value, 1.
+  for (int q = tid; q < rows * kWords; q += kThreads) {
+    const int r = q / kWords, j = q - r * kWords;
+    const int y = gy0 + r;
+    bits.a[r][j] |= ~(y >= 0 && y < height ? inside(j) : 0u);
+  }
+  __syncthreads();
+  horizontal(bits.a, bits.b, false, 1 + rad);
+  vertical(bits.b, bits.a, false, 1 + 2 * rad);
 }
 
 // Whether the raw words around a region hold no foreground (0), foreground
@@ -55,121 +188,88 @@ __device__ int raw_uniformity(const ImageView<const uint16_t>& raw, int x0, int 
   return !s_any ? 0 : (s_all ? 1 : 2);
 }
 
-// The raw bit of full-size pixel (x, y) inside the image.
-__device__ __forceinline__ int raw_bit(const ImageView<const uint16_t>& raw, int x, int y) {
-  return (drow(raw, y >> 2)[x >> 2] >> (4 * (y & 3) + (x & 3))) & 1;
-}
-
-// The closed mask of the region (stages.h clean_mask) into a, 1 or 0 a
-// byte, pixel (x0 + i, y0 + j) at a[(j + ap) * s + i + ap] (s = side,
-// ap = apron); b is scratch of the same size.
-__device__ void clean_region(const ImageView<const uint16_t>& raw, int x0, int y0, int width, int height, int radius,
-                             uint8_t* a, uint8_t* b) {
-  const int ap = apron(radius), s = side(radius);
-  const int tid = threadIdx.x + threadIdx.y * kThreadsX;
-  const int gx0 = x0 - ap, gy0 = y0 - ap;  // image position of a[0]
-  auto inside = [&](int i, int j) {
-    const int x = gx0 + i, y = gy0 + j;
-    return x >= 0 && x < width && y >= 0 && y < height;
-  };
-  // The raw bits (0 outside the image) into b.
-  for (int q = tid; q < s * s; q += kThreads) {
-    const int j = q / s, i = q - j * s;
-    b[q] = inside(i, j) ? static_cast<uint8_t>(raw_bit(raw, gx0 + i, gy0 + j)) : 0;
-  }
-  __syncthreads();
-  // The 3 x 3 majority over the window's pixels inside the image, one pixel
-  // in from the edge of the buffer; 0 outside the image (the dilation's
-  // neutral value).
-  for (int q = tid; q < s * s; q += kThreads) {
-    const int j = q / s, i = q - j * s;
-    uint8_t v = 0;
-    if (i >= 1 && i < s - 1 && j >= 1 && j < s - 1 && inside(i, j)) {
-      int fg = 0, n = 0;
-#pragma unroll
-      for (int dj = -1; dj <= 1; ++dj)
-#pragma unroll
-        for (int di = -1; di <= 1; ++di)
-          if (inside(i + di, j + dj)) {
-            ++n;
-            fg += b[q + dj * s + di];
-          }
-      v = 2 * fg > n;
-    }
-    a[q] = v;
-  }
-  __syncthreads();
-  if (radius <= 0) return;
-  // The closing: dilation (max, outside counts 0), then erosion (min,
-  // outside counts 1), rows then columns each; every pass stays within the
-  // part of the buffer whose windows it fills, the rest is never read.
-  const int r = radius;
-  // A pass fills the buffer's part [mi, s - mi) x [mj, s - mj).
-  auto pass = [&](const uint8_t* src, uint8_t* dst, bool rows, bool take_max, int mi, int mj) {
-    for (int q = tid; q < s * s; q += kThreads) {
-      const int j = q / s, i = q - j * s;
-      if (i < mi || i >= s - mi || j < mj || j >= s - mj) continue;
-      int v = take_max ? 0 : 1;
-      for (int k = -r; k <= r; ++k) {
-        const int ii = rows ? i + k : i, jj = rows ? j : j + k;
-        const int value = inside(ii, jj) ? src[jj * s + ii] : (take_max ? 0 : 1);
-        v = take_max ? max(v, value) : min(v, value);
-      }
-      dst[q] = static_cast<uint8_t>(v);
-    }
-    __syncthreads();
-  };
-  // The majority holds [1, s - 1)^2; each pass needs r more on its side.
-  pass(a, b, true, true, 1 + r, 1);
-  pass(b, a, false, true, 1 + r, 1 + r);
-  pass(a, b, true, false, 1 + 2 * r, 1 + r);
-  pass(b, a, false, false, 1 + 2 * r, 1 + 2 * r);
+// Four mask bytes (255 foreground, 0 not) from four bits.
+__device__ __forceinline__ uint32_t mask_bytes(unsigned nibble) {
+  return (nibble & 1u ? 0xFFu : 0u) | (nibble & 2u ? 0xFF00u : 0u) | (nibble & 4u ? 0xFF0000u : 0u) |
+         (nibble & 8u ? 0xFF000000u : 0u);
 }
 
 __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ MaskViews v, int width, int height,
                                                         int radius) {
-  extern __shared__ __align__(16) uint8_t shared[];
+  __shared__ RegionBits bits;
   __shared__ unsigned s_count[kMaxLevels];
+  __shared__ uint8_t s_cells[kOccupancyLevels][(kMaskRegion / kOccupancyCell) * (kMaskRegion / kOccupancyCell)];
   const int view = blockIdx.z;
   const int tid = threadIdx.x + threadIdx.y * kThreadsX;
   const int x0 = blockIdx.x * kMaskRegion, y0 = blockIdx.y * kMaskRegion;
   if ((blockIdx.x | blockIdx.y | blockIdx.z) == 0 && tid == 0 && *v.frames_seen < INT_MAX) ++*v.frames_seen;
   uint8_t& dirty = v.dirty[(blockIdx.z * gridDim.y + blockIdx.y) * v.regions_x + blockIdx.x];
-  const int uniform = raw_uniformity(v.raw[view], x0, y0, apron(radius), width, height);
+  const int raw = raw_uniformity(v.raw[view], x0, y0, apron(radius), width, height);
   // A region that stays empty: its outputs are empty already.
-  if (uniform == 0 && !dirty) return;
-  const int ap = apron(radius), s = side(radius);
-  uint8_t* a = shared;
-  uint8_t* b = shared + s * s;
-  if (uniform == 2) clean_region(v.raw[view], x0, y0, width, height, radius, a, b);
+  if (raw == 0 && !dirty) return;
+  const int ap = apron(radius);
+  // Raw foreground everywhere is foreground everywhere once the closing
+  // has restored the image's corners (which the majority drops: 4 of 9).
+  const int uniform = raw == 1 && radius == 0 ? 2 : raw;
+  if (uniform == 2) clean_region(v.raw[view], x0, y0, width, height, radius, bits);
   if (tid < kMaxLevels) s_count[tid] = 0;
+  for (int i = tid; i < kOccupancyLevels * (kMaskRegion / kOccupancyCell) * (kMaskRegion / kOccupancyCell); i += kThreads)
+    (&s_cells[0][0])[i] = 0;
   __syncthreads();
-  // The levels, each from the one before (b holds the pooled levels).
+  // Level 0, from the cleaned bits, and each next level pooled from the
+  // last (bits.pool), a bit a pixel; pixels outside the level are 0 there.
   for (int l = 0; l < v.levels; ++l) {
-    const int n = kMaskRegion >> l;
+    const int n = kMaskRegion >> l, words = pool_words(l);
     const int bx = x0 >> l, by = y0 >> l;
     const int cols = min(n, (width >> l) - bx), rows = min(n, (height >> l) - by);
-    uint8_t* level = l == 0 ? nullptr : b + pool_offset(l);
-    const uint8_t* finer = l == 1 ? nullptr : b + pool_offset(l - 1);
-    unsigned count = 0;
-    for (int q = tid; q < n * n; q += kThreads) {
-      const int j = q / n, i = q - j * n;
-      int value = uniform;
-      if (uniform == 2) {
-        if (l == 0) {
-          value = a[(j + ap) * s + i + ap];
-        } else if (l == 1) {
-          const uint8_t* p = a + (2 * j + ap) * s + 2 * i + ap;
-          value = p[0] | p[1] | p[s] | p[s + 1];
+    unsigned* level = l == 0 ? nullptr : bits.pool + pool_base(l);
+    // The level's row j, word i (bits of pixels 32 i ..), within the level.
+    auto word_of = [&](int j, int i) -> unsigned {
+      const unsigned keep = j < rows ? low_bits(cols - 32 * i) : 0u;
+      if (uniform != 2) return uniform ? keep : 0u;
+      if (l == 0) return bits.a[ap + j][1 + i] & keep;
+      return level[j * words + i] & keep;
+    };
+    if (l > 0 && uniform == 2) {
+      // Rows 2 j, 2 j + 1 of the finer level, OR'd, then pairs of bits.
+      const unsigned* finer = l == 1 ? nullptr : bits.pool + pool_base(l - 1);
+      const int finer_words = pool_words(l - 1);
+      for (int q = tid; q < n * words; q += kThreads) {
+        const int j = q / words, i = q - j * words;
+        auto fine = [&](int row, int w) -> unsigned {
+          return l == 1 ? bits.a[ap + row][1 + w] : finer[row * finer_words + w];
+        };
+        unsigned out = 0;
+        if (2 * n > 32) {  // two finer words make one
+          const unsigned lo = fine(2 * j, 2 * i) | fine(2 * j + 1, 2 * i);
+          const unsigned hi = fine(2 * j, 2 * i + 1) | fine(2 * j + 1, 2 * i + 1);
+          out = even_bits(lo | (lo >> 1)) | even_bits(hi | (hi >> 1)) << 16;
         } else {
-          const uint8_t* p = finer + (2 * j) * (2 * n) + 2 * i;
-          value = p[0] | p[1] | p[2 * n] | p[2 * n + 1];
+          const unsigned f = fine(2 * j, 0) | fine(2 * j + 1, 0);
+          out = even_bits(f | (f >> 1)) & low_bits(n);
         }
-        if (level) level[q] = static_cast<uint8_t>(value);
+        level[q] = out;
       }
-      if (j < rows && i < cols) {
-        drow(v.mask[l][view], by + j)[bx + i] = value ? 255 : 0;
-        count += value != 0;
+      __syncthreads();
+    }
+    // The level's bytes, four a store where they are whole; the counts
+    // and the occupancy's cells.
+    unsigned count = 0;
+    const int groups = (n + 3) / 4;
+    for (int q = tid; q < n * groups; q += kThreads) {
+      const int j = q / groups, g = q - j * groups;
+      if (j >= rows || 4 * g >= cols) continue;
+      const unsigned nibble = (word_of(j, (4 * g) / 32) >> ((4 * g) % 32)) & 15u;
+      count += __popc(nibble);
+      uint8_t* out = drow(v.mask[l][view], by + j) + bx + 4 * g;
+      if (4 * g + 4 <= cols && (reinterpret_cast<uintptr_t>(out) & 3) == 0) {
+        *reinterpret_cast<uint32_t*>(out) = mask_bytes(nibble);
+      } else {
+        for (int k = 0; k < 4 && 4 * g + k < cols; ++k) out[k] = nibble >> k & 1u ? 255 : 0;
+      }
+      if (l < kOccupancyLevels && nibble) {
+        const int cells = n / kOccupancyCell;
+        s_cells[l][(j / kOccupancyCell) * cells + (4 * g) / kOccupancyCell] = 1;
       }
     }
     if (view == 0 && v.matched) {
@@ -185,16 +285,8 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
     const int cols = min(n, (width >> l) - bx), rows = min(n, (height >> l) - by);
     for (int q = tid; q < cells * cells; q += kThreads) {
       const int cj = q / cells, ci = q - cj * cells;
-      const int i0 = ci * kOccupancyCell, j0 = cj * kOccupancyCell;
-      if (i0 >= cols || j0 >= rows) continue;
-      int any = uniform;
-      if (uniform == 2) {
-        any = 0;
-        for (int j = j0; j < min(j0 + kOccupancyCell, rows); ++j)
-          for (int i = i0; i < min(i0 + kOccupancyCell, cols); ++i)
-            any |= l == 0 ? a[(j + ap) * s + i + ap] : b[pool_offset(l) + j * n + i];
-      }
-      drow(v.occupancy[l][view], by / kOccupancyCell + cj)[bx / kOccupancyCell + ci] = static_cast<uint8_t>(any);
+      if (ci * kOccupancyCell >= cols || cj * kOccupancyCell >= rows) continue;
+      drow(v.occupancy[l][view], by / kOccupancyCell + cj)[bx / kOccupancyCell + ci] = s_cells[l][q];
     }
   }
   if (view == 0 && v.matched && tid < v.levels && s_count[tid])
@@ -207,16 +299,14 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
 int mask_regions_x(int width) { return (width + kMaskRegion - 1) / kMaskRegion; }
 int mask_regions_y(int height) { return (height + kMaskRegion - 1) / kMaskRegion; }
 
-cudaError_t prepare_masks(int radius) {
-  return cudaFuncSetAttribute(mask_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(shared_bytes(radius)));
-}
+cudaError_t prepare_masks(int radius) { return apron(radius) <= kMaxApron ? cudaSuccess : cudaErrorInvalidValue; }
 
 cudaError_t enqueue_masks(const MaskViews& views, int width, int height, int radius, cudaStream_t stream) {
   if (views.levels < 1 || views.levels > kMaxLevels || radius < 0 || !views.dirty || !views.frames_seen)
     return cudaErrorInvalidValue;
   const dim3 grid(mask_regions_x(width), mask_regions_y(height), 2);
-  mask_kernel<<<grid, dim3(kThreadsX, kThreadsY), shared_bytes(radius), stream>>>(views, width, height, radius);
+  if (apron(radius) > kMaxApron) return cudaErrorInvalidValue;
+  mask_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(views, width, height, radius);
   return cudaGetLastError();
 }
 

@@ -12,7 +12,9 @@ struct Launch {
   unsigned first[kMaxTileGrids + 1];  // grid g's tiles are threads [first[g], first[g + 1])
 };
 
-// Whether tile (x, y) of grid g counts (TileGrid).
+// Whether tile (x, y) of grid g counts (TileGrid): a warp reads the
+// occupancy cells under the tile and its apron, a lane a cell at a time.
+// Every lane of the warp calls it and gets the answer.
 __device__ bool tile_holds_foreground(const TilePlan& p, const TileGrid& g, int x, int y) {
   const int l = g.level;
   const int lw = p.width >> l, lh = p.height >> l;
@@ -24,35 +26,29 @@ __device__ bool tile_holds_foreground(const TilePlan& p, const TileGrid& g, int 
   const int cell = (kOccupancyCell << k) >> l;
   const ImageView<const uint8_t>& left = p.occupancy[k][0];
   const ImageView<const uint8_t>& right = p.occupancy[k][1];
-  for (int cy = y0 / cell; cy <= (y1 - 1) / cell; ++cy) {
-    const uint8_t* lrow = drow(left, cy);
-    const uint8_t* rrow = g.either_view ? drow(right, cy) : nullptr;
-    for (int cx = x0 / cell; cx <= (x1 - 1) / cell; ++cx)
-      if (lrow[cx] || (rrow && rrow[cx])) return true;
+  const int cx0 = x0 / cell, cy0 = y0 / cell;
+  const int nx = (x1 - 1) / cell - cx0 + 1, n = nx * ((y1 - 1) / cell - cy0 + 1);
+  bool any = false;
+  for (int i = static_cast<int>(threadIdx.x & 31); i < n && !any; i += 32) {
+    const int cy = cy0 + i / nx, cx = cx0 + i % nx;
+    any = drow(left, cy)[cx] || (g.either_view && drow(right, cy)[cx]);
   }
-  return false;
+  return __any_sync(0xFFFFFFFFu, any);
 }
 
+// A warp a tile of the plan's grids, one after the other.
 __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__ Launch launch) {
   const TilePlan& p = launch.plan;
-  const unsigned t = blockIdx.x * kThreads + threadIdx.x;
-  int g = 0;
-  while (g + 1 < p.grid_count && t >= launch.first[g + 1]) ++g;
+  const unsigned t = (blockIdx.x * kThreads + threadIdx.x) / 32;  // the warp's tile
   const bool in_grid = t < launch.first[p.grid_count];
-  const TileGrid& grid = p.grids[g];
-  const unsigned i = t - launch.first[g];
-  const bool hit = in_grid && tile_holds_foreground(p, grid, static_cast<int>(i % grid.tiles_x),
-                                                    static_cast<int>(i / grid.tiles_x));
-  // One atomic per grid and warp.
-  const unsigned lane = threadIdx.x & 31;
-  const unsigned hits = __ballot_sync(0xFFFFFFFFu, hit);
-  if (hit) {
-    const unsigned peers = __match_any_sync(hits, g);
-    const int leader = __ffs(peers) - 1;
-    unsigned base = 0;
-    if (static_cast<int>(lane) == leader) base = atomicAdd(grid.count, static_cast<unsigned>(__popc(peers)));
-    base = __shfl_sync(peers, base, leader);
-    grid.list[base + __popc(peers & ((1u << lane) - 1u))] = i;
+  if (in_grid) {
+    int g = 0;
+    while (g + 1 < p.grid_count && t >= launch.first[g + 1]) ++g;
+    const TileGrid& grid = p.grids[g];
+    const unsigned i = t - launch.first[g];
+    if (tile_holds_foreground(p, grid, static_cast<int>(i % grid.tiles_x), static_cast<int>(i / grid.tiles_x)) &&
+        (threadIdx.x & 31) == 0)
+      grid.list[atomicAdd(grid.count, 1u)] = i;
   }
   if (!p.set_condition) return;
   __shared__ bool s_last;
@@ -91,7 +87,7 @@ cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream) 
     total += static_cast<unsigned>(grid.tiles_x) * static_cast<unsigned>(grid.tiles_y);
   }
   launch.first[plan.grid_count] = total;
-  const unsigned blocks = (total + kThreads - 1) / kThreads;
+  const unsigned blocks = (total * 32 + kThreads - 1) / kThreads;
   tiles_kernel<<<blocks, kThreads, 0, stream>>>(launch);
   return cudaGetLastError();
 }

@@ -518,17 +518,19 @@ TEST(Background, CleanMaskTakesTheMajorityThenCloses) {
   for (int y = 0; y < 3; ++y)
     for (int x = 8; x < 12; ++x) raw.at(x, y) = 255;  // a blob at the corner
   raw.at(9, 1) = 0;                                    // with a pinhole: filled
-  raw.at(0, 7) = 255;
-  raw.at(1, 7) = 255;  // 2 of the corner's 4 in-image pixels: not a majority
+  for (int y = 5; y < 8; ++y)
+    for (int x = 0; x < 3; ++x) raw.at(x, y) = 255;  // a blob in the other corner
   Image<uint8_t> mask;
   clean_mask(raw, 0, mask);
   EXPECT_EQ(mask.at(5, 3), 0);
   EXPECT_EQ(mask.at(9, 1), 255);
-  EXPECT_EQ(mask.at(11, 0), 255);  // 4 of the corner's 4
+  EXPECT_EQ(mask.at(10, 0), 255);  // 6 of 9 (3 outside the image count as background)
+  EXPECT_EQ(mask.at(11, 0), 0);    // a corner: 4 of 9
   EXPECT_EQ(mask.at(7, 1), 0);     // 3 of 9
+  EXPECT_EQ(mask.at(1, 6), 255);
   EXPECT_EQ(mask.at(0, 7), 0);
-  raw.at(0, 6) = 255;               // now 3 of 4
-  clean_mask(raw, 0, mask);
+  clean_mask(raw, 1, mask);        // the closing brings the corners back
+  EXPECT_EQ(mask.at(11, 0), 255);
   EXPECT_EQ(mask.at(0, 7), 255);
   // Then the closing: the majority of a shape with a 2-pixel gap, bridged.
   Image<uint8_t> two(16, 7, 0);

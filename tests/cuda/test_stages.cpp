@@ -232,6 +232,36 @@ TEST(CudaStages, ConvertEveryFormat) {
     }
 }
 
+// Every 24-bit colour through the conversion's model (a 4096 x 4096 frame,
+// frames_seen 0): its means are the colour's HSV in Q4, which the GPU
+// divides in its own way (stereo_math.h div_small); they must be the
+// reference's for every colour.
+TEST(CudaStages, ModelSeesEveryColourAsTheReference) {
+  const int side = 4096;
+  Image<uint32_t> colours(side, side);
+  for (uint32_t i = 0; i < colours.pixels.size(); ++i) colours.pixels[i] = i | 0xFF000000u;
+  DeviceImage<uint32_t> pixels = upload(colours);
+  FrameView in = rgba_view(colours);
+  in.memory = Memory::Device;
+  in.plane[0] = reinterpret_cast<const uint8_t*>(pixels.view().data);
+  in.pitch[0] = pixels.view().pitch;
+  auto gray = make_device<uint8_t>(side, side);
+  DeviceModel model(side, side, background_params(Params()));
+  model.set_frames_seen(0);
+  ASSERT_CUDA(enqueue_convert(in, gray.view(), &model.views, nullptr));
+  const Image<BackgroundPixel> got = download(model.model[0]);
+  size_t wrong = 0;
+  for (uint32_t i = 0; i < got.pixels.size(); ++i) {
+    int h, s, v;
+    hsv_from_rgb(i & 255, (i >> 8) & 255, (i >> 16) & 255, &h, &s, &v);
+    const BackgroundFields f = unpack_background(got.pixels[i]);
+    if (f.mean[0] != 16 * h || f.mean[1] != 16 * s || f.mean[2] != 16 * v) {
+      if (wrong++ < 5) ADD_FAILURE() << "colour " << std::hex << i << std::dec << ": HSV " << h << " " << s << " " << v;
+    }
+  }
+  EXPECT_EQ(wrong, 0u);
+}
+
 // YUY2 and UYVY at odd and even widths, on device rows at every alignment
 // the kernel distinguishes: 8-byte aligned (a thread's four pixels in one
 // load), 4- and 2-byte aligned pitches, an odd start; the background model

@@ -29,9 +29,9 @@
 //                back) timed with the background model on after its warm-up,
 //                then with it off; one `result scene=surveillance` line with
 //                both times, their ratio and FrameStats' foreground fraction
-//                (bench/surveillance_scene.h); with --stages, the model's
-//                frame stage by stage too. Not with --timeline, --profile,
-//                --write-pairs
+//                (bench/surveillance_scene.h); with --stages and
+//                --timeline, the model's frame stage by stage and as its
+//                graph runs it too. Not with --profile, --write-pairs
 // Default: pair when --left is given, else slanted at every size and D plus
 // sequence at D = 256 (the grid of the earlier tables). Grey scenes go to the
 // engine as GRAY8 frames, RGBA ones as RGBA.
@@ -430,7 +430,7 @@ cs::bench::SurveillanceResult run_surveillance(const Config& c, const Options& o
     s.rgba_height = c.height;
   }
   return cs::bench::run_surveillance(sc, s.left_rgba_sized, s.right_rgba_sized, params_of(o, c.disparities),
-                                     o.batch_ms, o.frames, o.stages);
+                                     o.batch_ms, o.frames, o.stages, o.timeline);
 #else
   (void)o;
   cs::bench::SurveillanceResult r;

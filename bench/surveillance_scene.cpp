@@ -115,7 +115,7 @@ struct Events {
 
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
-                                    int max_frames, bool stages) {
+                                    int max_frames, bool stages, bool timeline) {
   SurveillanceResult r;
   r.c = c;
   auto fail = [&](const std::string& e) {
@@ -211,6 +211,22 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
       }
       for (const std::string& name : order) r.stages.push_back({name, median(acc[name])});
     }
+    if (background && timeline) {
+      std::vector<std::vector<double>> acc;
+      std::vector<std::string> names;
+      for (int k = 0; k < 11; ++k) {
+        std::vector<cuda::TimelineMark> t;
+        if ((err = engine->profile_graph(&t)) != "") return fail("profile_graph: " + err);
+        if (k == 0) {
+          acc.resize(t.size());
+          for (const cuda::TimelineMark& m : t)
+            names.push_back(m.name + (m.level >= 0 ? "_L" + std::to_string(m.level) : "") + (m.side ? "@side" : ""));
+        }
+        if (t.size() != acc.size()) return fail("profile_graph: the marks changed from one run to the next");
+        for (size_t i = 0; i < t.size(); ++i) acc[i].push_back(t[i].ms);
+      }
+      for (size_t i = 0; i < acc.size(); ++i) r.timeline.push_back({names[i], median(acc[i])});
+    }
     if (background) {
       r.graph = engine->frame_graph_state(&r.skips_empty);
       // The mask's share over one whole play (forwards and back), frame by frame.
@@ -267,6 +283,17 @@ void print_surveillance_line(const SurveillanceResult& r, const std::string& lab
       sum += s.second;
     }
     std::printf(" sum=%.4f\n", sum);
+  }
+  if (!r.timeline.empty()) {
+    std::printf("timeline scene=surveillance size=%dx%d D=%d fraction_pct=%d", r.c.width, r.c.height, r.c.disparities,
+                r.c.fraction_pct);
+    for (const auto& s : r.timeline) {
+      std::string key = s.first;
+      for (char& ch : key)
+        if (ch == ' ') ch = '_';
+      std::printf(" %s=%.4f", key.c_str(), s.second);
+    }
+    std::printf("\n");
   }
   std::fflush(stdout);
 }

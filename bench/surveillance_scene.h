@@ -37,6 +37,9 @@ struct SurveillanceResult {
   // With stages: the model's frame stage by stage (profile_stages, median
   // of 11, stages repeated per level summed), ms.
   std::vector<std::pair<std::string, double>> stages;
+  // With timeline: the model's frame as its graph runs it (profile_graph,
+  // median of 11): when each stage ended, ms from the frame's start.
+  std::vector<std::pair<std::string, double>> timeline;
   bool skips_empty = false;
   std::string error;
 };
@@ -47,7 +50,7 @@ struct SurveillanceResult {
 // about batch_ms (10 to max_frames frames), as the other scenes' do.
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
-                                    int max_frames, bool stages = false);
+                                    int max_frames, bool stages = false, bool timeline = false);
 
 // One `result scene=surveillance ...` line of key=value pairs.
 void print_surveillance_line(const SurveillanceResult& r, const std::string& label, const char* method);

@@ -193,7 +193,7 @@ class ProgressiveMethod final : public MatchingMethod {
       census.tiles_x = ceil_div(lw, kCensusTileW);
       census.tiles_y = ceil_div(lh, kCensusTileH);
       census.apron = census_apron(p.subwindow_radius);
-      census.either_view = true;
+      census.either_view = true;  // both views' census; the right view's keys cleared where it is offered
       census.list = L.census_tiles.view().data;
       census.count = &counts[kCensusList];
       add_tile_grid(&plan, census);
@@ -223,6 +223,7 @@ class ProgressiveMethod final : public MatchingMethod {
         check.tiles_y = ceil_div(lh, kCheckTileH);
         check.list = L.check_tiles.view().data;
         check.count = &counts[kCheckList];
+        check.either_view = true;  // both views' checked maps where their foreground is
         add_tile_grid(&plan, check);
       }
     }

@@ -75,7 +75,7 @@ Range level_range(const Params& p, int level, int level_width);
 // frames the model has seen before this one), at (x, y) of view 0 (left) or
 // 1 (right). With d_c the deviation of channel c from its mean in Q4 (hue:
 // circular, times the observed saturation / 255, truncated towards zero)
-// and sigma_c = max(4 * spread_c, sigma_min_q4) in Q4:
+// and sigma_c = max(8 * spread_c, sigma_min_q4) in Q4:
 //  - frames_seen = 0: mean = the observation, spread 0, run 0; foreground.
 //  - warm-up (frames_seen < warmup_frames): foreground; means and spreads
 //    learn at warmup_alpha_q16 (the cumulative mean); run 0.
@@ -90,8 +90,8 @@ Range level_range(const Params& p, int level, int level_width);
 //       is absorbed; a parked object becomes background).
 //  - learning at rate a (Q16): mean_c += dithered_step(a, d_c, u) (hue wraps
 //    to [0, 2880), S and V clamp to [0, 4080]); spread_c +=
-//    dithered_step(a, t_c - spread_c, u') clamped to [0, 127], with t_c =
-//    (|d_c| * kMadToSigmaQ8 + 512) >> 10 (sigma from |d| in Q2); u and u'
+//    dithered_step(a, t_c - spread_c, u') clamped to [0, 63], with t_c =
+//    (|d_c| * kMadToSigmaQ8 + 1024) >> 11 (sigma from |d| in Q1); u and u'
 //    the low and high halves of background_dither(x, y, frames_seen, view)
 //    for H, of next_channel_dither of that for S, and of it again for V.
 // So after a change of delta units in a channel (a global brightness change),

@@ -79,14 +79,12 @@ CS_HD void hsv_from_rgb(int r, int g, int b, int* h, int* s, int* v) {
     *h = 0;
     return;
   }
-  int hue;  // in units of 1/30 sector = 2 degrees, before wrapping
-  if (mx == r) {
-    hue = div_small_signed(30 * (g - b) * 2 + delta, 2 * delta);  // rounded, may be negative
-  } else if (mx == g) {
-    hue = 60 + div_small_signed(30 * (b - r) * 2 + delta, 2 * delta);
-  } else {
-    hue = 120 + div_small_signed(30 * (r - g) * 2 + delta, 2 * delta);
-  }
+  // In units of 1/30 sector = 2 degrees, before wrapping: the sector of the
+  // largest channel (R, then G, then B on ties) and the rounded position in
+  // it, which may be negative; chosen without branches.
+  const bool red = mx == r, green = !red && mx == g;
+  const int a = red ? g : (green ? b : r), c = red ? b : (green ? r : g);
+  int hue = (red ? 0 : (green ? 60 : 120)) + div_small_signed(30 * (a - c) * 2 + delta, 2 * delta);
   if (hue < 0) hue += 180;
   if (hue >= 180) hue -= 180;
   *h = hue;
@@ -262,15 +260,17 @@ CS_HD uint8_t confidence_from_costs(int32_t best, int32_t rival) {
 // ---------------------------------------------------------------- background
 
 // The per-pixel background model of one view (stages.h stage 3), 64 bits a
-// pixel, per channel c of (H, S, V):
+// pixel as two 32-bit halves (so that a GPU reads and changes it with 32-bit
+// operations), per channel c of (H, S, V):
 //   mean   Q4 (1/16 of a unit), 12 bits: H in [0, 2880) (circular over 180
 //          units), S and V in [0, 4080];
-//   spread Q2 (1/4 unit), 7 bits, [0, 127]: the running estimate of the
+//   spread Q1 (1/2 unit), 6 bits, [0, 63]: the running estimate of the
 //          channel's standard deviation (sigma), from its mean absolute
 //          deviation (a Gaussian's sigma is sqrt(pi / 2) times it);
 // and a 7-bit run: frames in a row the pixel was found foreground (0 .. 127).
-//   bits  0..11 H mean, 12..23 S mean, 24..35 V mean,
-//   bits 36..42 H spread, 43..49 S spread, 50..56 V spread, 57..63 run.
+//   low half:  bits 0..11 H mean, 12..23 S mean, 24..30 run;
+//   high half: bits 0..11 V mean, 12..17 H spread, 18..23 S spread,
+//              24..29 V spread.
 // Eight bytes where a mean and a variance in 32 bits each took 24: the
 // model is read (and mostly written) at every pixel of every frame, so its
 // size is the model's cost. Updates round stochastically (a deterministic
@@ -279,32 +279,34 @@ CS_HD uint8_t confidence_from_costs(int32_t best, int32_t rival) {
 using BackgroundPixel = uint64_t;
 constexpr int kHueQ4 = 180 * 16;        // H mean wraps here
 constexpr int kChannelMaxQ4 = 255 * 16;  // S, V means
-constexpr int kSpreadMax = 127;          // Q2
+constexpr int kSpreadMax = 63;           // Q1
 constexpr int kRunMax = 127;
 // sqrt(pi / 2) in Q8: sigma from a mean absolute deviation.
 constexpr int kMadToSigmaQ8 = 321;
 
 struct BackgroundFields {
   int mean[3];    // Q4
-  int spread[3];  // Q2
+  int spread[3];  // Q1
   int run;
 };
 
 CS_HD BackgroundFields unpack_background(BackgroundPixel p) {
+  const uint32_t lo = static_cast<uint32_t>(p), hi = static_cast<uint32_t>(p >> 32);
   BackgroundFields f;
-  for (int c = 0; c < 3; ++c) {
-    f.mean[c] = static_cast<int>((p >> (12 * c)) & 0xFFFu);
-    f.spread[c] = static_cast<int>((p >> (36 + 7 * c)) & 0x7Fu);
-  }
-  f.run = static_cast<int>(p >> 57);
+  f.mean[0] = static_cast<int>(lo & 0xFFFu);
+  f.mean[1] = static_cast<int>((lo >> 12) & 0xFFFu);
+  f.mean[2] = static_cast<int>(hi & 0xFFFu);
+  for (int c = 0; c < 3; ++c) f.spread[c] = static_cast<int>((hi >> (12 + 6 * c)) & 0x3Fu);
+  f.run = static_cast<int>((lo >> 24) & 0x7Fu);
   return f;
 }
 
 CS_HD BackgroundPixel pack_background(const BackgroundFields& f) {
-  BackgroundPixel p = static_cast<BackgroundPixel>(f.run) << 57;
-  for (int c = 0; c < 3; ++c)
-    p |= static_cast<BackgroundPixel>(f.mean[c]) << (12 * c) | static_cast<BackgroundPixel>(f.spread[c]) << (36 + 7 * c);
-  return p;
+  const uint32_t lo = static_cast<uint32_t>(f.mean[0]) | static_cast<uint32_t>(f.mean[1]) << 12 |
+                      static_cast<uint32_t>(f.run) << 24;
+  const uint32_t hi = static_cast<uint32_t>(f.mean[2]) | static_cast<uint32_t>(f.spread[0]) << 12 |
+                      static_cast<uint32_t>(f.spread[1]) << 18 | static_cast<uint32_t>(f.spread[2]) << 24;
+  return static_cast<BackgroundPixel>(hi) << 32 | lo;
 }
 
 // What a frame's test and update need (background_params in stages.h makes
@@ -327,7 +329,8 @@ constexpr int kBackgroundTurns = 4;
 // Whether row y's background pixels update on the frame the model has seen
 // frames_seen frames before (rows in runs of 4, so that the conversion's
 // 4 x 4 blocks and its warps take one answer).
-CS_HD bool background_turn(int y, int frames_seen) { return ((y >> 2) + frames_seen) % kBackgroundTurns == 0; }
+CS_HD bool background_turn(int y, int frames_seen) { return (((y >> 2) + frames_seen) & (kBackgroundTurns - 1)) == 0; }
+static_assert((kBackgroundTurns & (kBackgroundTurns - 1)) == 0, "background_turn masks");
 
 // The rate a frame during warm-up: the cumulative mean of the frames seen so
 // far (1 / (n + 1)), never slower than the configured rate.
@@ -380,24 +383,23 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
     *model = pack_background(f);
     return true;
   }
-  const BackgroundPixel before = *model;
-  f = unpack_background(before);
+  const uint32_t lo = static_cast<uint32_t>(*model), hi = static_cast<uint32_t>(*model >> 32);
   // Deviations in Q4; hue's is circular and weighted by the observed
   // saturation (greys' hue is noise), truncated towards zero.
   int d[3];
-  int dh = hsv[0] * 16 - f.mean[0];
+  int dh = hsv[0] * 16 - static_cast<int>(lo & 0xFFFu);
   if (dh >= kHueQ4 / 2) dh -= kHueQ4;
   if (dh < -kHueQ4 / 2) dh += kHueQ4;
   d[0] = dh * hsv[1] / 255;
-  d[1] = hsv[1] * 16 - f.mean[1];
-  d[2] = hsv[2] * 16 - f.mean[2];
+  d[1] = hsv[1] * 16 - static_cast<int>((lo >> 12) & 0xFFFu);
+  d[2] = hsv[2] * 16 - static_cast<int>(hi & 0xFFFu);
   const bool warming_up = frames_seen < bp.warmup_frames;
   bool foreground = true;
   if (!warming_up) {
     foreground = false;
     for (int c = 0; c < 3; ++c) {
       const int ad = d[c] < 0 ? -d[c] : d[c];
-      const int sigma_q4 = maxi(f.spread[c] * 4, bp.sigma_min_q4);
+      const int sigma_q4 = maxi(static_cast<int>((hi >> (12 + 6 * c)) & 0x3Fu) * 8, bp.sigma_min_q4);
       foreground = foreground || ad * 256 > bp.k_q8 * sigma_q4;
     }
   }
@@ -406,28 +408,30 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
   // for absorb_delay frames in a row and then absorbs (mean only) at a
   // quarter of the rate. Where only the run changes (most pixels of most
   // frames) the word is changed in place.
-  constexpr BackgroundPixel kRunBits = BackgroundPixel{0x7F} << 57;
+  constexpr uint32_t kRunBits = 0x7Fu << 24;
+  const int run = static_cast<int>((lo >> 24) & 0x7Fu);
   int32_t rate = 0;
   bool spread = true;
+  int new_run = 0;
   if (warming_up) {
     rate = warmup_alpha_q16(frames_seen, bp.alpha_q16);
-    f.run = 0;
   } else if (!foreground) {
     if (!background_turn(y, frames_seen)) {
-      *model = before & ~kRunBits;
+      *model = static_cast<BackgroundPixel>(hi) << 32 | (lo & ~kRunBits);
       return false;
     }
     rate = bp.turn_alpha_q16;
-    f.run = 0;
   } else {
-    f.run = mini(f.run + 1, kRunMax);
-    if (f.run <= bp.absorb_delay) {
-      *model = (before & ~kRunBits) | static_cast<BackgroundPixel>(f.run) << 57;
+    new_run = mini(run + 1, kRunMax);
+    if (new_run <= bp.absorb_delay) {
+      *model = static_cast<BackgroundPixel>(hi) << 32 | (lo & ~kRunBits) | static_cast<uint32_t>(new_run) << 24;
       return true;
     }
     rate = bp.absorb_alpha_q16;
     spread = false;
   }
+  f = unpack_background(*model);
+  f.run = new_run;
   uint32_t h = background_dither(x, y, frames_seen, view);
   for (int c = 0; c < 3; ++c) {
     int m = f.mean[c] + dithered_step(rate, d[c], h & 0xFFFFu);
@@ -440,7 +444,7 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
     f.mean[c] = m;
     if (spread) {
       const int ad = d[c] < 0 ? -d[c] : d[c];
-      const int target = (ad * kMadToSigmaQ8 + 512) >> 10;  // Q4 |d| to Q2 sigma
+      const int target = (ad * kMadToSigmaQ8 + 1024) >> 11;  // Q4 |d| to Q1 sigma
       f.spread[c] = clampi(f.spread[c] + dithered_step(rate, target - f.spread[c], h >> 16), 0, kSpreadMax);
     }
     h = next_channel_dither(h);

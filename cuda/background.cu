@@ -9,7 +9,7 @@ namespace cs::cuda {
 namespace {
 
 constexpr int kThreadsX = 32;
-constexpr int kThreadsY = 8;
+constexpr int kThreadsY = 32;  // a region is a block's serial work: as many threads as a block takes
 constexpr int kThreads = kThreadsX * kThreadsY;
 
 // A region's masks are made on bits: each row of the region and its apron
@@ -61,8 +61,10 @@ __device__ __forceinline__ int pool_base(int l) {
 
 // The region's level-0 mask (stages.h clean_mask) into bits.a, rows [ap,
 // ap + kMaskRegion) and words 1 .. kWords - 2 holding it (ap = apron);
-// bits.b is scratch.
-__device__ void clean_region(const ImageView<const uint16_t>& raw, int x0, int y0, int width, int height, int radius,
+// bits.b is scratch. Returns false, with bits.a unspecified, where the
+// majority leaves no foreground in the region and its apron (camera noise
+// alone): the closing of nothing is nothing. Every thread calls it.
+__device__ bool clean_region(const ImageView<const uint16_t>& raw, int x0, int y0, int width, int height, int radius,
                              RegionBits& bits) {
   const int ap = apron(radius), rows = kMaskRegion + 2 * ap;
   const int tid = threadIdx.x + threadIdx.y * kThreadsX;
@@ -93,6 +95,7 @@ __device__ void clean_region(const ImageView<const uint16_t>& raw, int x0, int y
   // The 3 x 3 majority (5 of the 9 window pixels, those outside the image
   // counting as background), rows [1, rows - 1): per bit, each row's sum
   // of three neighbours as two bits, and the three rows' sums added.
+  bool any = false;
   for (int q = tid; q < rows * kWords; q += kThreads) {
     const int r = q / kWords, j = q - r * kWords;
     unsigned v = 0;
@@ -115,9 +118,10 @@ __device__ void clean_region(const ImageView<const uint16_t>& raw, int x0, int y
       v = (v3 | (v2 & (v1 | v0))) & (y >= 0 && y < height ? inside(j) : 0u);  // >= 5; 0 outside (the dilation's)
     }
     bits.a[r][j] = v;
+    any = any || v != 0;
   }
-  __syncthreads();
-  if (radius <= 0) return;
+  if (!__syncthreads_or(any)) return false;
+  if (radius <= 0) return true;
   // The closing: dilation (OR; outside the image counts 0, as a holds it),
   // then erosion (AND; outside counts 1), rows then columns each. A pass
   // fills rows [m, rows - m); its row neighbours and bits beyond a word's
@@ -157,6 +161,7 @@ __device__ void clean_region(const ImageView<const uint16_t>& raw, int x0, int y
   __syncthreads();
   horizontal(bits.a, bits.b, false, 1 + rad);
   vertical(bits.b, bits.a, false, 1 + 2 * rad);
+  return true;
 }
 
 // Whether the raw words around a region hold no foreground (0), foreground
@@ -210,8 +215,12 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   const int ap = apron(radius);
   // Raw foreground everywhere is foreground everywhere once the closing
   // has restored the image's corners (which the majority drops: 4 of 9).
-  const int uniform = raw == 1 && radius == 0 ? 2 : raw;
-  if (uniform == 2) clean_region(v.raw[view], x0, y0, width, height, radius, bits);
+  int uniform = raw == 1 && radius == 0 ? 2 : raw;
+  if (uniform == 2 && !clean_region(v.raw[view], x0, y0, width, height, radius, bits)) {
+    // Noise alone: an empty region, already so where it was.
+    if (!dirty) return;
+    uniform = 0;
+  }
   if (tid < kMaxLevels) s_count[tid] = 0;
   for (int i = tid; i < kOccupancyLevels * (kMaskRegion / kOccupancyCell) * (kMaskRegion / kOccupancyCell); i += kThreads)
     (&s_cells[0][0])[i] = 0;

@@ -31,7 +31,7 @@ cudaError_t enqueue_check_and_support(ImageView<const int16_t> left, ImageView<c
 // the tiles of kCheckTileW x kCheckTileH pixels checked; the others are
 // left unwritten.
 constexpr int kCheckTileW = 64;
-constexpr int kCheckTileH = 16;
+constexpr int kCheckTileH = 4;
 cudaError_t enqueue_check_and_support_keys(ImageView<const int16_t> left, ImageView<const uint32_t> right_keys,
                                            bool lr_check, int tolerance, int min_support,
                                            ImageView<int16_t> right_raw, ImageView<int16_t> left_out,

@@ -2141,6 +2141,11 @@ struct Plan {
   bool rival = false;
   bool refine_kernel = false;  // phased::refine_kernel (else stream_match_kernel)
   int grid_views = 1;
+  // The launch runs over the background model's foreground tiles (Args::
+  // tiles): a few tiles of the grid, so the level's time is its slowest
+  // tile's, whatever the grid's waves; the configuration is chosen for
+  // short tiles rather than for the whole grid's cost.
+  bool sparse = false;
 };
 
 Plan plan(const MatchViews* views, const bool* left, int count, const MatchParams& p) {
@@ -2194,6 +2199,7 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   if (sc.tiles.on() && pl.grid_views == 1 && count == 1) {
     a.tiles = sc.tiles;
     a.schedule = TileSchedule{};
+    pl.sparse = true;
   }
   if (pl.wide_list) {
     a.wide_list = sc.wide_pixels;
@@ -2227,7 +2233,8 @@ void spread_rows(Plan* pl, const MatchParams& p, const DeviceLimits& limits, Mat
   const int slices = full_range_slices(pairs, 4);
   if (pairs < kSpreadPairs || slices != 2 * a.slices) return;
   const int width = a.v[0].census_ref.width, height = a.v[0].census_ref.height;
-  if (2 * grid_blocks(width, height, c->tile_rows, pl->grid_views * a.slices) > block_slots(limits, c->blocks_per_sm))
+  if (!pl->sparse &&
+      2 * grid_blocks(width, height, c->tile_rows, pl->grid_views * a.slices) > block_slots(limits, c->blocks_per_sm))
     return;
   a.segments = 4;
   a.slices = slices;
@@ -2239,6 +2246,8 @@ void spread_rows(Plan* pl, const MatchParams& p, const DeviceLimits& limits, Mat
 // The streaming configuration of *plan on `limits`' GPU (the full range's
 // warps a pair set in it: spread_rows); false when no tile height fits it
 // (the caller takes the generic kernel).
+bool choose_wide(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, MatchConfig* out);
+
 bool choose(Plan* plan, const MatchParams& p, const DeviceLimits& limits, MatchConfig* out) {
   const Plan& pl = *plan;
   const Args& a = pl.a;
@@ -2249,9 +2258,13 @@ bool choose(Plan* plan, const MatchParams& p, const DeviceLimits& limits, MatchC
     // The cost slots have no register-capped form.
     const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
     const std::initializer_list<int> low_heights = {kTallTileH, kMiddleTileH, kTileH, kLowTileH};
+    // Sparse: the shortest tiles (the cost slots have none lower than kTileH).
+    const std::initializer_list<int> sparse_heights = {kLowTileH}, sparse_slot_heights = {kTileH};
+    const bool sparse = pl.sparse && p.tile_rows == 0;
     if (!pick_form(
-            p, limits, width, height, pl.grid_views * a.slices, pl.slots ? heights : low_heights, low_heights,
-            !pl.slots, false, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
+            p, limits, width, height, pl.grid_views * a.slices,
+            sparse ? (pl.slots ? sparse_slot_heights : sparse_heights) : pl.slots ? heights : low_heights,
+            sparse ? sparse_heights : low_heights, !pl.slots, false, [&](int rows, bool dense) { return full_range_kernel_of(p.best, pl.slots, rows, dense); },
             [&](int rows, bool) { return dynamic_bytes(pl.slots, rows, a.mask_words, a.list_cap, right_columns_of(a)); },
             out))
       return false;
@@ -2265,6 +2278,18 @@ bool choose(Plan* plan, const MatchParams& p, const DeviceLimits& limits, MatchC
   const std::initializer_list<int> tiny_heights = {kTileH, phased::kMiddleTileH, phased::kShortTileH,
                                                    phased::kLowTileH, phased::kTinyTileH};
   const std::initializer_list<int> rival_heights = {phased::kMiddleTileH, phased::kShortTileH};
+  // Sparse (a few foreground tiles): the shortest tiles of the form, whose
+  // slowest tile ends soonest.
+  const std::initializer_list<int> sparse_heights = {phased::kTinyTileH}, sparse_rival_heights = {phased::kShortTileH};
+  if (pl.sparse && p.tile_rows == 0 && p.kernel_form != MatchParams::kDenseForm) {
+    if (!pick_form(
+            p, limits, width, height, pl.grid_views, pl.rival ? sparse_rival_heights : sparse_heights, heights, false,
+            false, [&](int rows, bool dense) { return refine_kernel_of(p.best, pl.masks, rows, pl.rival, dense); },
+            [&](int rows, bool dense) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival, dense); },
+            out))
+      return false;
+    return choose_wide(pl, p, limits, out);
+  }
   // Tiny tiles (plain form) where the low tiles' plain grid is less than one
   // wave, or forced. Such a grid costs its slowest tile, which tiny tiles
   // shorten. On the H100 (Aloe, bench/RESULTS.md, fourteenth session, the
@@ -2287,6 +2312,12 @@ bool choose(Plan* plan, const MatchParams& p, const DeviceLimits& limits, MatchC
           [&](int rows, bool dense) { return phased::dynamic_bytes(rows, a.mask_words, a.list_cap, pl.rival, dense); },
           out))
     return false;
+  return choose_wide(pl, p, limits, out);
+}
+
+// The wide kernel's part of a refinement's configuration.
+bool choose_wide(const Plan& pl, const MatchParams& p, const DeviceLimits& limits, MatchConfig* out) {
+  const Args& a = pl.a;
   if (pl.wide_list) {
     // Up to kWideBlocksPerSm blocks an SM, as many as fit: the list's
     // entries are spread over the grid, whatever its size.

@@ -385,9 +385,9 @@ TEST(Background, PixelPacksIntoSixtyFourBits) {
   f.mean[0] = 2879;
   f.mean[1] = 4080;
   f.mean[2] = 17;
-  f.spread[0] = 127;
+  f.spread[0] = 63;
   f.spread[1] = 0;
-  f.spread[2] = 64;
+  f.spread[2] = 32;
   f.run = 127;
   const BackgroundFields g = unpack_background(pack_background(f));
   for (int c = 0; c < 3; ++c) {

@@ -64,7 +64,7 @@ __device__ __forceinline__ int pool_base(int l) {
 // bits.b is scratch. Returns false, with bits.a unspecified, where the
 // majority leaves no foreground in the region and its apron (camera noise
 // alone): the closing of nothing is nothing. Every thread calls it.
-__device__ bool clean_region(const ImageView<const uint16_t>& raw, int x0, int y0, int width, int height, int radius,
+__device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y0, int width, int height, int radius,
                              RegionBits& bits) {
   const int ap = apron(radius), rows = kMaskRegion + 2 * ap;
   const int tid = threadIdx.x + threadIdx.y * kThreadsX;
@@ -74,22 +74,12 @@ __device__ bool clean_region(const ImageView<const uint16_t>& raw, int x0, int y
     const int x = gx0 + 32 * j;
     return x >= width || x + 32 <= 0 ? 0u : (low_bits(width - x) & ~low_bits(-x));
   };
-  // The raw test's bits (0 outside the image) into b: a word takes its row's
-  // nibble of eight 4 x 4 blocks.
+  // The raw test's bits (0 outside the image) into b: its words are the
+  // rows' words, the region starting on one.
   for (int q = tid; q < rows * kWords; q += kThreads) {
     const int r = q / kWords, j = q - r * kWords;
     const int y = gy0 + r, x = gx0 + 32 * j;
-    unsigned word = 0;
-    if (y >= 0 && y < height && x + 32 > 0 && x < width) {
-      const uint16_t* row = drow(raw, y >> 2);
-      const int shift = 4 * (y & 3);
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const int bx = (x >> 2) + k;
-        if (bx >= 0 && 4 * bx < width) word |= ((static_cast<unsigned>(row[bx]) >> shift) & 15u) << (4 * k);
-      }
-    }
-    bits.b[r][j] = word;
+    bits.b[r][j] = y >= 0 && y < height && x >= 0 && x < width ? drow(raw, y)[x / 32] : 0u;
   }
   __syncthreads();
   // The 3 x 3 majority (5 of the 9 window pixels, those outside the image
@@ -166,31 +156,20 @@ __device__ bool clean_region(const ImageView<const uint16_t>& raw, int x0, int y
 
 // Whether the raw words around a region hold no foreground (0), foreground
 // on every pixel of the image (1), or both (2). Every thread calls it.
-__device__ int raw_uniformity(const ImageView<const uint16_t>& raw, int x0, int y0, int a, int width, int height) {
-  __shared__ int s_any, s_all;
-  if (threadIdx.x == 0 && threadIdx.y == 0) {
-    s_any = 0;
-    s_all = 1;
-  }
-  __syncthreads();
-  const int wx0 = max(x0 - a, 0) / 4, wx1 = (min(x0 + kMaskRegion + a, width) + 3) / 4;
-  const int wy0 = max(y0 - a, 0) / 4, wy1 = (min(y0 + kMaskRegion + a, height) + 3) / 4;
-  const int nx = wx1 - wx0, n = nx * (wy1 - wy0);
+__device__ int raw_uniformity(const ImageView<const uint32_t>& raw, int x0, int y0, int a, int width, int height) {
+  // The words under the region and its apron (a <= 32: one word a side).
+  const int wx0 = max(x0 - 32, 0) / 32, wx1 = min(x0 + kMaskRegion + 32, (width + 31) / 32 * 32) / 32;
+  const int ry0 = max(y0 - a, 0), ry1 = min(y0 + kMaskRegion + a, height);
+  const int nx = wx1 - wx0, n = nx * max(ry1 - ry0, 0);
   bool any = false, all = true;
   for (int i = threadIdx.x + threadIdx.y * kThreadsX; i < n; i += kThreads) {
-    const int wy = wy0 + i / nx, wx = wx0 + i % nx;
-    const unsigned word = drow(raw, wy)[wx];
-    // The bits of the word's pixels that lie in the image.
-    const int cols = min(4, width - 4 * wx), rows = min(4, height - 4 * wy);
-    unsigned inside = 0;
-    for (int r = 0; r < rows; ++r) inside |= ((1u << cols) - 1u) << (4 * r);
+    const int y = ry0 + i / nx, wx = wx0 + i % nx;
+    const unsigned word = drow(raw, y)[wx];
     any = any || word != 0;
-    all = all && (word & inside) == inside;
+    all = all && word == low_bits(width - 32 * wx);  // every pixel of the word in the image
   }
-  if (__any_sync(0xFFFFFFFFu, any) && (threadIdx.x & 31) == 0) s_any = 1;
-  if (!__all_sync(0xFFFFFFFFu, all) && (threadIdx.x & 31) == 0) s_all = 0;
-  __syncthreads();
-  return !s_any ? 0 : (s_all ? 1 : 2);
+  const int found_any = __syncthreads_or(any), found_all = __syncthreads_and(all);
+  return !found_any ? 0 : (found_all ? 1 : 2);
 }
 
 // Four mask bytes (255 foreground, 0 not) from four bits.

@@ -13,12 +13,12 @@ namespace cs::cuda {
 
 // What the conversion does for the model, per view (blockIdx.z): test and
 // update each pixel's model (stereo_math.h background_pixel) and write its
-// raw result as bits, one 16-bit word a 4 x 4 block of pixels: bit 4 r + k
-// is pixel (4 bx + k, 4 by + r), set for foreground; pixels outside the
+// raw result as bits, a 32-bit word for 32 pixels of a row: bit b of word
+// j of row y is pixel (32 j + b, y), set for foreground; pixels outside the
 // image are 0.
 struct ModelViews {
   ImageView<BackgroundPixel> model[2];
-  ImageView<uint16_t> raw[2];  // ceil(w / 4) x ceil(h / 4)
+  ImageView<uint32_t> raw[2];  // ceil(w / 32) x h
   // Frames the model has seen before this one; read on the device so that a
   // captured graph replays correctly frame after frame (the mask pass adds one).
   int* frames_seen = nullptr;
@@ -40,7 +40,7 @@ static_assert(kMaskRegion >> (kMaxLevels - 1) >= 1, "a region makes a pixel of t
 static_assert((kMaskRegion >> (kOccupancyLevels - 1)) % kOccupancyCell == 0, "whole cells");
 
 struct MaskViews {
-  ImageView<const uint16_t> raw[2];
+  ImageView<const uint32_t> raw[2];
   int levels = 1;
   ImageView<uint8_t> mask[kMaxLevels][2];       // out: 255 foreground, 0 background
   ImageView<uint8_t> occupancy[kOccupancyLevels][2];  // out, levels below min(levels, kOccupancyLevels)

@@ -60,6 +60,7 @@ struct Views {
   bool gray_words;  // level-0 intensity rows 4-byte aligned: one store for four pixels
   unsigned long long* clear;  // words the first block zeroes (clear_words of them)
   int clear_words;
+  int convert_rows;  // grid rows of the intensity's blocks; the model's follow
 };
 
 // The matching intensity of pixel (x, y) of `in` and, with kRgb, its colour.
@@ -126,18 +127,11 @@ __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (
 // average4 of its 2 x 2 block one level finer), so the first pyramid levels
 // cost no pass of their own. A level's pixel exists where its 2 x 2 block
 // does: level l + 1 is level l's width / 2 x height / 2.
-// kModel: each pixel's colour goes through the background model (stages.h
-// stage 3) as it is converted, and the block's raw test to its word
-// (background.h ModelViews); the colour is never stored.
-template <PixelFormat F, bool kModel>
-__global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
-  const int z = blockIdx.z;
-  if ((blockIdx.x | blockIdx.y | z) == 0)
-    for (int i = threadIdx.x + threadIdx.y * kThreadsX; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
-  constexpr bool kRgb = kModel;
+template <PixelFormat F>
+__device__ __forceinline__ void convert_block(const Views& w, int z, int block_x, int block_y) {
+  constexpr bool kRgb = false;
   const FrameView& in = w.in[z];
-  const int frames_seen = kModel ? *w.model.frames_seen : 0;
-  const int bx = blockIdx.x * kThreadsX + threadIdx.x, by = blockIdx.y * kThreadsY + threadIdx.y;
+  const int bx = block_x * kThreadsX + threadIdx.x, by = block_y * kThreadsY + threadIdx.y;
   const int x = kSide * bx, y = kSide * by;
   if (x >= in.width || y >= in.height) return;
   constexpr PackedLayout L = packed_layout(F);
@@ -162,7 +156,6 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
     }
   }
   uint32_t gray[kSide];  // four intensity bytes a row
-  unsigned raw = 0;      // kModel: the block's raw test, bit 4 r + k
 #pragma unroll
   for (int r = 0; r < kSide; ++r) {
     gray[r] = 0;
@@ -206,28 +199,7 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
       for (int k = 0; k < kSide; ++k)
         if (x + k < in.width) out[k] = static_cast<uint8_t>(byte_of(gray[r], k));
     }
-    if (kModel) {
-      BackgroundPixel* model = drow(w.model.model[z], yy) + x;
-      BackgroundPixel m[kSide];
-      if (full) {
-        const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
-        const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
-        m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
-      } else {
-#pragma unroll
-        for (int k = 0; k < kSide; ++k) m[k] = x + k < in.width ? model[k] : 0;
-      }
-#pragma unroll
-      for (int k = 0; k < kSide; ++k) {
-        if (x + k >= in.width) break;
-        const BackgroundPixel before = m[k];
-        if (background_pixel(&m[k], colour[k], w.model.params, frames_seen, x + k, yy, z))
-          raw |= 1u << (4 * r + k);
-        if (m[k] != before) model[k] = m[k];
-      }
-    }
   }
-  if (kModel) drow(w.model.raw[z], by)[bx] = static_cast<uint16_t>(raw);
   if (w.levels < 2) return;
   const ImageView<uint8_t>& l1 = w.gray[z][1];
   uint32_t half[2] = {0, 0};  // level-1 pixels 2 bx + j of row 2 by + i: byte j of half[i]
@@ -248,6 +220,82 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
     drow(l2, by)[bx] = average4(byte_of(half[0], 0), byte_of(half[0], 1), byte_of(half[1], 0), byte_of(half[1], 1));
 }
 
+
+// The background model (stages.h stage 3) of four pixels of a row, x .. x +
+// 3 of row y: each pixel's colour (as convert_to_rgb) through
+// background_pixel, the model words read two at a time and written where
+// they changed, and the four raw bits gathered by the warp into the row's
+// words (ModelViews::raw). Every lane of the warp calls it.
+template <PixelFormat F>
+__device__ __forceinline__ void model_row4(const Views& w, int z, int x, int y) {
+  const FrameView& in = w.in[z];
+  const bool row_in = y < in.height;
+  const int n = row_in ? mini(kSide, in.width - x) : 0;  // pixels of the four in the image
+  unsigned nibble = 0;
+  if (n > 0) {
+    const int frames_seen = *w.model.frames_seen;
+    constexpr PackedLayout L = packed_layout(F);
+    constexpr bool kPacked4 = L.bytes == 4 && F != PixelFormat::GRAY8 && F != PixelFormat::I420 &&
+                              F != PixelFormat::NV12 && F != PixelFormat::YUY2 && F != PixelFormat::UYVY;
+    uint32_t colour[kSide] = {0, 0, 0, 0};
+    if (kPacked4 && n == kSide && w.quads) {
+      const uint4 q = __ldg(reinterpret_cast<const uint4*>(in.plane[0] + y * in.pitch[0] + x * 4));
+      const uint32_t px[kSide] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+      for (int k = 0; k < kSide; ++k) colour[k] = pack_rgb(byte_of(px[k], L.r), byte_of(px[k], L.g), byte_of(px[k], L.b));
+    } else {
+#pragma unroll
+      for (int k = 0; k < kSide; ++k)
+        if (k < n) convert_one<F, true>(in, w.words, x + k, y, &colour[k]);
+    }
+    BackgroundPixel* model = drow(w.model.model[z], y) + x;
+    BackgroundPixel m[kSide];
+    if (n == kSide) {
+      const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
+      const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
+      m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kSide; ++k) m[k] = k < n ? model[k] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < kSide; ++k) {
+      if (k >= n) break;
+      const BackgroundPixel before = m[k];
+      if (background_pixel(&m[k], colour[k], w.model.params, frames_seen, x + k, y, z)) nibble |= 1u << k;
+      if (m[k] != before) model[k] = m[k];
+    }
+  }
+  // Lanes 8 j .. 8 j + 7 hold the 32 pixels of one raw word.
+  const unsigned lane = threadIdx.x & 31;
+  unsigned word = nibble << (4 * (lane & 7));
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 1);
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 2);
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 4);
+  if ((lane & 7) == 0 && row_in && x < in.width) drow(w.model.raw[z], y)[x / 32] = word;
+}
+
+// The frame's first kernel: blocks with blockIdx.y < convert_rows convert
+// kSide x kSide blocks of pixels a thread (convert_block); with kModel, the
+// blocks after them run the background model, a row of kSide pixels a thread
+// (model_row4), so that its 8-byte words and its arithmetic spread over four
+// times the threads (a thread's 16 pixels through the model took 65 us a
+// 1080p pair on the H200 against 11 us for the intensity). The input is read
+// by both; blockIdx.z picks the view.
+template <PixelFormat F, bool kModel>
+__global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
+  const int z = blockIdx.z;
+  if ((blockIdx.x | blockIdx.y | z) == 0)
+    for (int i = threadIdx.x + threadIdx.y * kThreadsX; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
+  if (!kModel || static_cast<int>(blockIdx.y) < w.convert_rows) {
+    convert_block<F>(w, z, blockIdx.x, blockIdx.y);
+    return;
+  }
+  const int x = (blockIdx.x * kThreadsX + threadIdx.x) * kSide;
+  const int y = (static_cast<int>(blockIdx.y) - w.convert_rows) * kThreadsY + threadIdx.y;
+  model_row4<F>(w, z, x, y);
+}
+
 // The launch of w's kernel for `count` views (blockIdx.z): the form for
 // the input format and for whether colour is made.
 template <bool kModel>
@@ -255,9 +303,13 @@ cudaError_t describe(const Views& w, int count, KernelCall* call) {
   const dim3 block(kThreadsX, kThreadsY);
   dim3 grid = grid_for((w.in[0].width + kSide - 1) / kSide, (w.in[0].height + kSide - 1) / kSide, block);
   grid.z = count;
+  Views v = w;
+  v.convert_rows = static_cast<int>(grid.y);
+  // The model's blocks: a row of kThreadsX * kSide pixels by kThreadsY rows.
+  if (kModel) grid.y += (w.in[0].height + kThreadsY - 1) / kThreadsY;
   switch (w.in[0].format) {
 #define CS_FORMAT(F) \
-  case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kModel>, grid, block, 0, w); break;
+  case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kModel>, grid, block, 0, v); break;
     CS_FORMAT(RGBA)
     CS_FORMAT(BGRA)
     CS_FORMAT(RGBx)
@@ -304,10 +356,10 @@ cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const*
     }
     if (model) {
       const ImageView<BackgroundPixel>& m = model->model[i];
-      const ImageView<uint16_t>& r = model->raw[i];
+      const ImageView<uint32_t>& r = model->raw[i];
       // The kernel loads a thread's four models as two 16-byte words.
       if (m.width != in[i].width || m.height != in[i].height || !rows_aligned(m.data, m.pitch, 32) ||
-          r.width != (in[i].width + 3) / 4 || r.height != (in[i].height + 3) / 4)
+          r.width != (in[i].width + 31) / 32 || r.height != in[i].height)
         return cudaErrorInvalidValue;
     }
     w.words = w.words && rows_aligned(in[i].plane[0], in[i].pitch[0], 4);

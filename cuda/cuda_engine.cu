@@ -294,7 +294,7 @@ struct CudaEngine::Impl {
   // The background model (stages.h stage 3), full size: each view's model,
   // the conversion's raw test and the mask pass's regions left empty.
   DeviceImage<BackgroundPixel> model[2];
-  DeviceImage<uint16_t> raw_test[2];
+  DeviceImage<uint32_t> raw_test[2];
   DeviceImage<uint8_t> mask_dirty;
   uint8_t* luts = nullptr;                  // device, 3 x 768
   uint8_t* staging = nullptr;               // pinned, host input and output
@@ -420,7 +420,7 @@ struct CudaEngine::Impl {
     if (mask_dirty.empty()) {
       for (int v = 0; v < 2; ++v) {
         CS_CUDA_TRY(model[v].allocate(width, height));
-        CS_CUDA_TRY(raw_test[v].allocate((width + 3) / 4, (height + 3) / 4));
+        CS_CUDA_TRY(raw_test[v].allocate((width + 31) / 32, height));
       }
       const int regions = mask_regions_x(width) * mask_regions_y(height) * 2;
       CS_CUDA_TRY(mask_dirty.allocate(regions, 1));
@@ -533,6 +533,9 @@ struct CudaEngine::Impl {
     f.side_stream = side_stream;
     f.body_stream = body_stream;
     f.graph_conditions = graph_conditions;
+    // The last frame read back (stats) had a small foreground.
+    f.few_tiles_hint = params.background && counters_host &&
+                       counters_host->matched[0] < 0.2 * static_cast<double>(width) * height;
     f.fork = ev_fork;
     for (int l = 0; l < kMaxLevels; ++l) f.join[l] = ev_join[l];
     return f;
@@ -1953,6 +1956,8 @@ std::string CudaEngine::frame_graph_state(bool* skips_empty) const {
   if (impl_->last_on_twin) return impl_->twin->frame_graph_state(skips_empty);
   const Impl& m = *impl_;
   if (skips_empty) *skips_empty = m.last_graphed && m.params.background && m.graph_conditions;
+  if (m.last_graphed && !m.graph_conditions && m.params.background)
+    return "graph without its SWITCH node (" + m.capture_error + ")";
   if (m.last_graphed) return "graph";
   if (!m.capture_error.empty()) return "no graph: " + m.capture_error;
   return "not yet captured";

@@ -48,15 +48,24 @@ struct TilePlan {
   TileGrid grids[kMaxTileGrids];
   int grid_count = 0;
   unsigned* done = nullptr;  // the launch's blocks done; zero before the launch
-  // Set by the launch's last block to whether run_if's count is nonzero,
-  // when set_condition (a handle of the graph being captured).
+  // Set by the launch's last block, when set_condition (a handle of the
+  // graph being captured): kNoTiles where run_if's count is zero, else
+  // kFewTiles where *foreground (the full-size left mask's pixels) is below
+  // few_below, else kManyTiles.
   cudaGraphConditionalHandle condition = 0;
   bool set_condition = false;
   const unsigned* run_if = nullptr;
+  const unsigned long long* foreground = nullptr;
+  unsigned long long few_below = 0;
 };
 
 // Adds a grid to the plan; false when it is full.
 bool add_tile_grid(TilePlan* plan, const TileGrid& grid);
+
+// The values the plan's condition takes (a SWITCH of two bodies).
+constexpr unsigned kFewTiles = 0;   // a small foreground: the body for few tiles
+constexpr unsigned kManyTiles = 1;  // the body for the whole grid
+constexpr unsigned kNoTiles = 2;    // no foreground: no body
 
 // Every grid's list in one launch.
 cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream);

@@ -16,14 +16,14 @@ bool capture_info(cudaStream_t stream, cudaGraph_t* graph, const cudaGraphNode_t
 
 }  // namespace
 
-cudaError_t make_graph_condition(cudaStream_t stream, GraphCondition* c) {
+cudaError_t make_graph_condition(cudaStream_t stream, unsigned initial, GraphCondition* c) {
   *c = GraphCondition{};
   cudaGraph_t graph = nullptr;
   const cudaGraphNode_t* deps = nullptr;
   const cudaGraphEdgeData* edges = nullptr;
   size_t count = 0;
   if (!capture_info(stream, &graph, &deps, &edges, &count)) return cudaSuccess;
-  if (cudaGraphConditionalHandleCreate(&c->handle, graph, 0, cudaGraphCondAssignDefault) != cudaSuccess) {
+  if (cudaGraphConditionalHandleCreate(&c->handle, graph, initial, cudaGraphCondAssignDefault) != cudaSuccess) {
     (void)cudaGetLastError();  // no conditional nodes here: the work runs in line
     c->handle = 0;
     return cudaSuccess;
@@ -32,51 +32,44 @@ cudaError_t make_graph_condition(cudaStream_t stream, GraphCondition* c) {
   return cudaSuccess;
 }
 
-cudaError_t begin_graph_condition(cudaStream_t stream, const GraphCondition& c, cudaStream_t body,
-                                  cudaStream_t* work) {
-  *work = stream;
-  if (!c.on) return cudaSuccess;
+cudaError_t add_graph_switch(cudaStream_t stream, const GraphCondition& c, int count, cudaGraph_t* bodies) {
+  if (!c.on || count < 1) return cudaErrorInvalidValue;
   cudaGraph_t graph = nullptr;
   const cudaGraphNode_t* deps = nullptr;
   const cudaGraphEdgeData* edges = nullptr;
-  size_t count = 0;
-  if (!capture_info(stream, &graph, &deps, &edges, &count)) return cudaErrorStreamCaptureInvalidated;
+  size_t n = 0;
+  if (!capture_info(stream, &graph, &deps, &edges, &n)) return cudaErrorStreamCaptureInvalidated;
   cudaGraphNodeParams params{};
   params.type = cudaGraphNodeTypeConditional;
   params.conditional.handle = c.handle;
-  params.conditional.type = cudaGraphCondTypeIf;
-  params.conditional.size = 1;
+  params.conditional.type = cudaGraphCondTypeSwitch;
+  params.conditional.size = static_cast<unsigned>(count);
   cudaGraphNode_t node = nullptr;
-  cudaError_t e = cudaGraphAddNode(&node, graph, deps, edges, count, &params);
+  cudaError_t e = cudaGraphAddNode(&node, graph, deps, edges, n, &params);
   if (e != cudaSuccess) return e;
-  e = cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies);
-  if (e != cudaSuccess) return e;
-  e = cudaStreamBeginCaptureToGraph(body, params.conditional.phGraph_out[0], nullptr, nullptr, 0,
-                                    cudaStreamCaptureModeThreadLocal);
-  if (e != cudaSuccess) return e;
-  *work = body;
-  return cudaSuccess;
+  for (int k = 0; k < count; ++k) bodies[k] = params.conditional.phGraph_out[k];
+  return cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies);
 }
 
-cudaError_t end_graph_condition(const GraphCondition& c, cudaStream_t body) {
-  if (!c.on) return cudaSuccess;
+cudaError_t begin_graph_body(cudaStream_t body, cudaGraph_t graph) {
+  return cudaStreamBeginCaptureToGraph(body, graph, nullptr, nullptr, 0, cudaStreamCaptureModeThreadLocal);
+}
+
+cudaError_t end_graph_body(cudaStream_t body) {
   cudaGraph_t graph = nullptr;
   return cudaStreamEndCapture(body, &graph);
 }
 
 #else  // conditional nodes through stream capture need CUDA 13's API here
 
-cudaError_t make_graph_condition(cudaStream_t, GraphCondition* c) {
+cudaError_t make_graph_condition(cudaStream_t, unsigned, GraphCondition* c) {
   *c = GraphCondition{};
   return cudaSuccess;
 }
 
-cudaError_t begin_graph_condition(cudaStream_t stream, const GraphCondition&, cudaStream_t, cudaStream_t* work) {
-  *work = stream;
-  return cudaSuccess;
-}
-
-cudaError_t end_graph_condition(const GraphCondition&, cudaStream_t) { return cudaSuccess; }
+cudaError_t add_graph_switch(cudaStream_t, const GraphCondition&, int, cudaGraph_t*) { return cudaErrorNotSupported; }
+cudaError_t begin_graph_body(cudaStream_t, cudaGraph_t) { return cudaErrorNotSupported; }
+cudaError_t end_graph_body(cudaStream_t) { return cudaErrorNotSupported; }
 
 #endif
 

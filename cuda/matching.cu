@@ -2199,7 +2199,7 @@ Plan plan(const MatchViews* views, const bool* left, int count, const MatchParam
   if (sc.tiles.on() && pl.grid_views == 1 && count == 1) {
     a.tiles = sc.tiles;
     a.schedule = TileSchedule{};
-    pl.sparse = true;
+    pl.sparse = p.sparse_tiles;
   }
   if (pl.wide_list) {
     a.wide_list = sc.wide_pixels;

@@ -122,6 +122,11 @@ struct MatchParams {
   // The GPU the configuration is chosen for: null, the current device's
   // limits; a smaller GPU's (tests) give the configuration it would run.
   const DeviceLimits* limits = nullptr;
+  // With MatchScratch::tiles: the tiles are few (a small foreground), so
+  // the level takes its slowest tile's time whatever the grid's waves; the
+  // configuration is chosen for short tiles rather than for the whole
+  // grid's cost (the shortest tile heights, the coarsest search spread).
+  bool sparse_tiles = false;
 };
 
 // The configuration enqueue_match(_pair) runs for a level.

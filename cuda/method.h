@@ -105,7 +105,11 @@ struct MethodFrame {
   // (graph_condition.h).
   ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
   cudaStream_t body_stream = nullptr;
-  bool graph_conditions = true;  // the IF node may be captured (false: the runtime refused it)
+  bool graph_conditions = true;  // the SWITCH node may be captured (false: the runtime refused it)
+  // Outside a graph (or without its SWITCH): whether the foreground was
+  // small lately (the last frame the engine read back), for a method with
+  // configurations for a few tiles.
+  bool few_tiles_hint = false;
 };
 
 class MatchingMethod {

@@ -19,9 +19,13 @@
 namespace cs::cuda {
 namespace {
 
-// The foreground tile lists of a level (FrameCounters::tiles).
-constexpr int kCensusList = 0, kMatchList = 1, kCheckList = 2;
-static_assert(kCheckList < kFrameTileLists, "finish.h");
+// The foreground tile lists of a level (FrameCounters::tiles): census, the
+// matching's for a large foreground and for a small one, check.
+constexpr int kCensusList = 0, kMatchList = 1, kCheckList = 2, kFewMatchList = 3;
+static_assert(kFewMatchList < kFrameTileLists, "finish.h");
+// Below this share of the frame's pixels (the full-size left mask) a frame
+// runs the configurations for a few tiles (MatchParams::sparse_tiles).
+constexpr double kFewTilesBelow = 0.2;
 // The matching's smallest tiles (matching.cu: 50 columns, 8 rows at least),
 // for the room of a level's list whatever height the matching takes.
 constexpr int kMatchTileMinW = 50, kMatchTileMinH = 8;
@@ -99,6 +103,7 @@ class ProgressiveMethod final : public MatchingMethod {
       Level& L = lv_[l];
       CS_CUDA_TRY(L.census_tiles.allocate(ceil_div(lw, kCensusTileW) * ceil_div(lh, kCensusTileH), 1));
       CS_CUDA_TRY(L.match_tiles.allocate(ceil_div(lw, kMatchTileMinW) * ceil_div(lh, kMatchTileMinH), 1));
+      CS_CUDA_TRY(L.few_tiles.allocate(ceil_div(lw, kMatchTileMinW) * ceil_div(lh, kMatchTileMinH), 1));
       CS_CUDA_TRY(L.check_tiles.allocate(ceil_div(lw, kCheckTileW) * ceil_div(lh, kCheckTileH), 1));
     }
     CS_CUDA_TRY(match_wide_.allocate(2 * std::max(4096, w * h / 32), 1));
@@ -122,8 +127,9 @@ class ProgressiveMethod final : public MatchingMethod {
   }
 
   // Level l's matching views and parameters as the frame runs them (lists:
-  // the background model's foreground tiles).
-  void level_match(const MethodFrame& f, int l, bool lists, MatchViews mv[2], MatchParams* mp) {
+  // the background model's foreground tiles; few: those of a small
+  // foreground, with the configurations for a few tiles).
+  void level_match(const MethodFrame& f, int l, bool lists, bool few, MatchViews mv[2], MatchParams* mp) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
     Level& L = lv_[l];
@@ -155,7 +161,7 @@ class ProgressiveMethod final : public MatchingMethod {
         mv[v].rival_cost = rival_cost_.view();
       }
     }
-    if (lists) mv[0].scratch.tiles = {L.match_tiles.view().data, &f.counters->tiles[l][kMatchList]};
+    if (lists) mv[0].scratch.tiles = list_of(f, l, few ? kFewMatchList : kMatchList, true);
     *mp = MatchParams{};
     mp->range = f.levels[l].range;
     mp->radius = p.subwindow_radius;
@@ -165,6 +171,7 @@ class ProgressiveMethod final : public MatchingMethod {
     mp->uniqueness_ratio = resolve_uniqueness_ratio(p);
     mp->limits = f.limits;
     mp->offer_right = true;  // the right map from the left view's winners (stages.h 6, 7)
+    mp->sparse_tiles = lists && few;
   }
 
   // Whether level l runs its check (level 0's is part of the finish).
@@ -197,21 +204,25 @@ class ProgressiveMethod final : public MatchingMethod {
       census.list = L.census_tiles.view().data;
       census.count = &counts[kCensusList];
       add_tile_grid(&plan, census);
-      MatchViews mv[2];
-      MatchParams mp;
-      level_match(f, l, true, mv, &mp);
-      MatchConfig config;
-      CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
-      if (config.tile_width > 0) {
+      // The matching's tiles, for a large foreground and for a small one.
+      for (bool few : {false, true}) {
+        MatchViews mv[2];
+        MatchParams mp;
+        level_match(f, l, true, few, mv, &mp);
+        MatchConfig config;
+        CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
+        if (config.tile_width == 0) continue;  // the generic kernel: no list
+        const int which = few ? kFewMatchList : kMatchList;
         TileGrid match;
         match.level = l;
         match.tile_w = config.tile_width;
         match.tile_h = config.tile_rows;
         match.tiles_x = ceil_div(lw, config.tile_width);
         match.tiles_y = ceil_div(lh, config.tile_rows);
-        match.list = L.match_tiles.view().data;
-        match.count = &counts[kMatchList];
-        if (match.tiles_x * match.tiles_y > L.match_tiles.view().width) return "a level's matching tiles outgrew their list";
+        match.list = (few ? L.few_tiles : L.match_tiles).view().data;
+        match.count = &counts[which];
+        if (match.tiles_x * match.tiles_y > (few ? L.few_tiles : L.match_tiles).view().width)
+          return "a level's matching tiles outgrew their list";
         add_tile_grid(&plan, match);
       }
       if (checks(p, l)) {
@@ -231,6 +242,8 @@ class ProgressiveMethod final : public MatchingMethod {
     plan.set_condition = condition.on;
     plan.condition = condition.handle;
     plan.run_if = &f.counters->tiles[levels - 1][kCensusList];
+    plan.foreground = &f.counters->matched[0];
+    plan.few_below = static_cast<unsigned long long>(kFewTilesBelow * f.levels[0].width * f.levels[0].height);
     CS_CUDA_TRY(enqueue_foreground_tiles(plan, s));
     return {};
   }
@@ -239,38 +252,49 @@ class ProgressiveMethod final : public MatchingMethod {
   TileList list_of(const MethodFrame& f, int l, int which, bool lists) {
     if (!lists) return {};
     const Level& L = lv_[l];
-    const DeviceImage<unsigned>& buffer =
-        which == kCensusList ? L.census_tiles : which == kMatchList ? L.match_tiles : L.check_tiles;
+    const DeviceImage<unsigned>& buffer = which == kCensusList  ? L.census_tiles
+                                          : which == kMatchList ? L.match_tiles
+                                          : which == kCheckList ? L.check_tiles
+                                                                : L.few_tiles;
     return {buffer.view().data, &f.counters->tiles[l][which]};
   }
 
   std::string enqueue(const MethodFrame& f, cudaStream_t frame_stream, StageTimer* timer) override {
     const Params& p = *f.params;
-    const int levels = static_cast<int>(f.levels.size());
     // With the background model every kernel runs over the tiles that hold
-    // foreground (foreground_tiles.h); in a captured graph (not the
-    // timeline's: its marks are event nodes) the work is the body of an IF
-    // node, skipped where the coarsest level has none.
+    // foreground (foreground_tiles.h). In a captured graph (not the
+    // timeline's: its marks are event nodes, which a conditional body
+    // cannot hold) the work is one of two bodies of a SWITCH node, chosen on
+    // the GPU: the configurations for a few tiles where the foreground is
+    // small (the level takes its slowest tile's time), those for the whole
+    // grid where it is large; neither where the coarsest level has none.
+    // In line, the engine's hint of the foreground's size chooses.
     const bool lists = p.background;
     GraphCondition condition;
-    if (lists && f.graph_conditions && !timer->in_graph) CS_CUDA_TRY(make_graph_condition(frame_stream, &condition));
+    if (lists && f.graph_conditions && !timer->in_graph)
+      CS_CUDA_TRY(make_graph_condition(frame_stream, kNoTiles, &condition));
     if (lists) {
       std::string e = enqueue_tile_lists(f, frame_stream, condition);
       if (!e.empty()) return e;
       timer->mark("tile lists");
     }
-    cudaStream_t s = frame_stream;
-    CS_CUDA_TRY(begin_graph_condition(frame_stream, condition, f.body_stream, &s));
-    std::string e = enqueue_levels(f, s, timer, lists);
-    const cudaError_t ended = end_graph_condition(condition, f.body_stream);
-    if (!e.empty()) return e;
-    CS_CUDA_TRY(ended);
+    if (!condition.on) return enqueue_levels(f, frame_stream, timer, lists, lists && f.few_tiles_hint);
+    cudaGraph_t bodies[2] = {nullptr, nullptr};
+    static_assert(kFewTiles == 0 && kManyTiles == 1, "the bodies' order");
+    CS_CUDA_TRY(add_graph_switch(frame_stream, condition, 2, bodies));
+    for (int k = 0; k < 2; ++k) {
+      CS_CUDA_TRY(begin_graph_body(f.body_stream, bodies[k]));
+      const std::string e = enqueue_levels(f, f.body_stream, timer, true, k == static_cast<int>(kFewTiles));
+      const cudaError_t ended = end_graph_body(f.body_stream);
+      if (!e.empty()) return e;
+      CS_CUDA_TRY(ended);
+    }
     return {};
   }
 
   // The frame's census and levels on `s` (the frame's stream, or an IF
   // node's body).
-  std::string enqueue_levels(const MethodFrame& f, cudaStream_t s, StageTimer* timer, bool lists) {
+  std::string enqueue_levels(const MethodFrame& f, cudaStream_t s, StageTimer* timer, bool lists, bool few) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
     // Census, both views of levels [first, end) in one launch.
@@ -344,7 +368,7 @@ class ProgressiveMethod final : public MatchingMethod {
       }
       MatchViews mv[2];
       MatchParams mp;
-      level_match(f, l, lists, mv, &mp);
+      level_match(f, l, lists, few, mv, &mp);
       // Level 0's check is part of the finish (its left map alone is used;
       // download_debug makes the checked maps when asked). The right map,
       // offered by the left view's winners, stays as its match keys (the
@@ -476,7 +500,7 @@ class ProgressiveMethod final : public MatchingMethod {
       n += match_keys_[v].bytes() + match_tiles_[v].bytes() + probe_raw_[v].bytes() + probe_checked_[v].bytes();
     for (const Level& L : lv_) {
       n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes() + L.right_keys.bytes() +
-           L.census_tiles.bytes() + L.match_tiles.bytes() + L.check_tiles.bytes();
+           L.census_tiles.bytes() + L.match_tiles.bytes() + L.check_tiles.bytes() + L.few_tiles.bytes();
       for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
     }
     return n;
@@ -492,7 +516,7 @@ class ProgressiveMethod final : public MatchingMethod {
     // Refined levels: the right map as the keys the left view offers.
     DeviceImage<uint32_t> right_keys;
     // The background model's foreground tiles of the level's grids.
-    DeviceImage<unsigned> census_tiles, match_tiles, check_tiles;
+    DeviceImage<unsigned> census_tiles, match_tiles, check_tiles, few_tiles;
     TileSchedule schedule() {
       TileSchedule t;
       t.costs = tile_costs.view().data;

@@ -344,6 +344,17 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
     }
     EXPECT_GT(empty, 0) << "frames without foreground";
     EXPECT_GT(partial, 0) << "frames with some";
+    // Then a large foreground (half the frame): the graph's other body.
+    const MovingObjectsSpec large = fraction_objects_spec(c.w, c.h, 0.5, c.d / 2, 0, 6, 5);
+    int many = 0;
+    for (int i = 0; i < large.frames(); ++i) {
+      SCOPED_TRACE(::testing::Message() << "large foreground, frame " << i);
+      ASSERT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, large, i, &f), "");
+      compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+      if (::testing::Test::HasFailure()) return;
+      many += gpu->stats().foreground_fraction > 0.3;
+    }
+    EXPECT_GT(many, 0) << "frames with a large foreground";
   }
 }
 

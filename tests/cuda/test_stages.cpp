@@ -105,14 +105,14 @@ void make_frame(PixelFormat f, int w, int h, uint32_t seed, TestFrame* t) {
 // ModelViews) and the frame count it reads.
 struct DeviceModel {
   DeviceImage<BackgroundPixel> model[2];
-  DeviceImage<uint16_t> raw[2];
+  DeviceImage<uint32_t> raw[2];
   int* frames_seen = nullptr;
   ModelViews views;
   DeviceModel(int w, int h, const BackgroundParams& bp) {
     EXPECT_EQ(cudaMalloc(&frames_seen, sizeof(int)), cudaSuccess);
     for (int v = 0; v < 2; ++v) {
       model[v] = make_device<BackgroundPixel>(w, h);
-      raw[v] = make_device<uint16_t>((w + 3) / 4, (h + 3) / 4);
+      raw[v] = make_device<uint32_t>((w + 31) / 32, h);
       views.model[v] = model[v].view();
       views.raw[v] = raw[v].view();
     }
@@ -123,13 +123,13 @@ struct DeviceModel {
   void set_frames_seen(int n) { EXPECT_EQ(cudaMemcpy(frames_seen, &n, sizeof(int), cudaMemcpyHostToDevice), cudaSuccess); }
 };
 
-// The raw test as the conversion packs it: a word a 4 x 4 block, bit 4 r + k
-// for pixel (4 bx + k, 4 by + r).
-Image<uint16_t> raw_words(const Image<uint8_t>& raw) {
-  Image<uint16_t> words((raw.width + 3) / 4, (raw.height + 3) / 4);
+// The raw test as the conversion packs it: a word for 32 pixels of a row,
+// bit b of word j for pixel (32 j + b, y).
+Image<uint32_t> raw_words(const Image<uint8_t>& raw) {
+  Image<uint32_t> words((raw.width + 31) / 32, raw.height);
   for (int y = 0; y < raw.height; ++y)
     for (int x = 0; x < raw.width; ++x)
-      if (raw.at(x, y)) words.at(x / 4, y / 4) |= static_cast<uint16_t>(1u << (4 * (y & 3) + (x & 3)));
+      if (raw.at(x, y)) words.at(x / 32, y) |= 1u << (x & 31);
   return words;
 }
 
@@ -156,7 +156,7 @@ void make_convert_case(PixelFormat f, int w, int h, uint32_t seed, ConvertCase* 
 // The model's first frame (frames_seen 0) starts each pixel's means at its
 // colour: the conversion's colour of every format, through the model.
 ::testing::AssertionResult model_of_colour(const Image<uint32_t>& rgb, const DeviceImage<BackgroundPixel>& got,
-                                           const DeviceImage<uint16_t>& raw, int view) {
+                                           const DeviceImage<uint32_t>& raw, int view) {
   BackgroundModel want;
   Image<uint8_t> want_raw;
   background_view(want, rgb, background_params(Params()), 0, view, want_raw);
@@ -382,7 +382,7 @@ TEST(CudaStages, MasksFromTheRawTest) {
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << c.w << "x" << c.h << ", " << c.levels << " levels, radius " << c.radius);
     ASSERT_CUDA(prepare_masks(c.radius));
-    DeviceImage<uint16_t> raw_dev[2];
+    DeviceImage<uint32_t> raw_dev[2];
     DeviceImage<uint8_t> mask_dev[kMaxLevels][2], occ_dev[kOccupancyLevels][2];
     MaskViews mv;
     mv.levels = c.levels;

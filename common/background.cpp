@@ -30,10 +30,11 @@ void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask) {
   Image<uint8_t> majority(w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      int fg = 0;
+      int n = 0;  // foreground neighbours (8), outside the image counting as background
       for (int j = std::max(y - 1, 0); j <= std::min(y + 1, h - 1); ++j)
-        for (int i = std::max(x - 1, 0); i <= std::min(x + 1, w - 1); ++i) fg += raw.at(i, j) != 0;
-      majority.at(x, y) = fg >= 5 ? 255 : 0;
+        for (int i = std::max(x - 1, 0); i <= std::min(x + 1, w - 1); ++i)
+          if (i != x || j != y) n += raw.at(i, j) != 0;
+      majority.at(x, y) = (raw.at(x, y) ? n >= 2 : n >= 5) ? 255 : 0;
     }
   close_mask(majority, radius, mask);
 }

@@ -67,18 +67,9 @@ CS_HD int div_small(int n, int d) {
 // n / d truncated towards zero (C++'s rule), |n| < 2^16, 1 <= d < 2^10.
 CS_HD int div_small_signed(int n, int d) { return n < 0 ? -div_small(-n, d) : div_small(n, d); }
 
-// HSV with H in [0, 180) (two degrees per unit, as OpenCV's 8-bit HSV),
-// S and V in [0, 255]. Integer division truncates; every step is exact.
-CS_HD void hsv_from_rgb(int r, int g, int b, int* h, int* s, int* v) {
-  const int mx = maxi(r, maxi(g, b));
-  const int mn = mini(r, mini(g, b));
-  const int delta = mx - mn;
-  *v = mx;
-  *s = mx == 0 ? 0 : div_small(255 * delta + mx / 2, mx);
-  if (delta == 0) {
-    *h = 0;
-    return;
-  }
+// The hue of a colour whose largest channel is mx and whose range is delta
+// > 0 (hsv_from_rgb), in [0, 180).
+CS_HD int hue_from_rgb(int r, int g, int b, int mx, int delta) {
   // In units of 1/30 sector = 2 degrees, before wrapping: the sector of the
   // largest channel (R, then G, then B on ties) and the rounded position in
   // it, which may be negative; chosen without branches.
@@ -87,7 +78,18 @@ CS_HD void hsv_from_rgb(int r, int g, int b, int* h, int* s, int* v) {
   int hue = (red ? 0 : (green ? 60 : 120)) + div_small_signed(30 * (a - c) * 2 + delta, 2 * delta);
   if (hue < 0) hue += 180;
   if (hue >= 180) hue -= 180;
-  *h = hue;
+  return hue;
+}
+
+// HSV with H in [0, 180) (two degrees per unit, as OpenCV's 8-bit HSV),
+// S and V in [0, 255]. Integer division truncates; every step is exact.
+CS_HD void hsv_from_rgb(int r, int g, int b, int* h, int* s, int* v) {
+  const int mx = maxi(r, maxi(g, b));
+  const int mn = mini(r, mini(g, b));
+  const int delta = mx - mn;
+  *v = mx;
+  *s = mx == 0 ? 0 : div_small(255 * delta + mx / 2, mx);
+  *h = delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta);
 }
 
 // ---------------------------------------------------------------- pyramid
@@ -362,8 +364,9 @@ CS_HD uint32_t next_channel_dither(uint32_t h) {
 // rate, rounded down or up with the probability that makes it exact on
 // average (stochastic rounding with the dither u).
 CS_HD int dithered_step(int32_t rate_q16, int step, uint32_t u16) {
-  const int64_t v = static_cast<int64_t>(rate_q16) * step + static_cast<int64_t>(u16);
-  return static_cast<int>(v >= 0 ? v >> 16 : -((-v + 65535) >> 16));
+  // |step| <= 4080 and rate <= 65536: the sum stays within 31 bits.
+  const int32_t v = rate_q16 * step + static_cast<int32_t>(u16);
+  return v >> 16;  // arithmetic: the floor
 }
 
 // One pixel of one view: the test against the model before the update, and
@@ -371,14 +374,15 @@ CS_HD int dithered_step(int32_t rate_q16, int step, uint32_t u16) {
 // b << 16. Returns whether the pixel is foreground; *model is updated.
 CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const BackgroundParams& bp, int frames_seen, int x,
                             int y, int view) {
-  int hsv[3];
-  hsv_from_rgb(rgb & 255, (rgb >> 8) & 255, (rgb >> 16) & 255, &hsv[0], &hsv[1], &hsv[2]);
+  const int r = rgb & 255, g = (rgb >> 8) & 255, b = (rgb >> 16) & 255;
+  const int mx = maxi(r, maxi(g, b)), delta = mx - mini(r, mini(g, b));
+  const int sat = mx == 0 ? 0 : div_small(255 * delta + mx / 2, mx);
   BackgroundFields f;
   if (frames_seen == 0) {
-    for (int c = 0; c < 3; ++c) {
-      f.mean[c] = hsv[c] * 16;
-      f.spread[c] = 0;
-    }
+    f.mean[0] = (delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta)) * 16;
+    f.mean[1] = sat * 16;
+    f.mean[2] = mx * 16;
+    for (int c = 0; c < 3; ++c) f.spread[c] = 0;
     f.run = 0;
     *model = pack_background(f);
     return true;
@@ -387,20 +391,31 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
   // Deviations in Q4; hue's is circular and weighted by the observed
   // saturation (greys' hue is noise), truncated towards zero.
   int d[3];
-  int dh = hsv[0] * 16 - static_cast<int>(lo & 0xFFFu);
-  if (dh >= kHueQ4 / 2) dh -= kHueQ4;
-  if (dh < -kHueQ4 / 2) dh += kHueQ4;
-  d[0] = dh * hsv[1] / 255;
-  d[1] = hsv[1] * 16 - static_cast<int>((lo >> 12) & 0xFFFu);
-  d[2] = hsv[2] * 16 - static_cast<int>(hi & 0xFFFu);
+  d[1] = sat * 16 - static_cast<int>((lo >> 12) & 0xFFFu);
+  d[2] = mx * 16 - static_cast<int>(hi & 0xFFFu);
+  // The hue's deviation is at most 1440 * sat / 255 in Q4: where that
+  // cannot reach its threshold the test needs no hue (computed below where
+  // the model learns).
+  auto hue_deviation = [&]() {
+    int dh = (delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta)) * 16 - static_cast<int>(lo & 0xFFFu);
+    if (dh >= kHueQ4 / 2) dh -= kHueQ4;
+    if (dh < -kHueQ4 / 2) dh += kHueQ4;
+    return dh * sat / 255;
+  };
+  auto beyond = [&](int c, int dev) {
+    const int ad = dev < 0 ? -dev : dev;
+    const int sigma_q4 = maxi(static_cast<int>((hi >> (12 + 6 * c)) & 0x3Fu) * 8, bp.sigma_min_q4);
+    return ad * 256 > bp.k_q8 * sigma_q4;
+  };
   const bool warming_up = frames_seen < bp.warmup_frames;
+  bool hue_known = false;
   bool foreground = true;
   if (!warming_up) {
-    foreground = false;
-    for (int c = 0; c < 3; ++c) {
-      const int ad = d[c] < 0 ? -d[c] : d[c];
-      const int sigma_q4 = maxi(static_cast<int>((hi >> (12 + 6 * c)) & 0x3Fu) * 8, bp.sigma_min_q4);
-      foreground = foreground || ad * 256 > bp.k_q8 * sigma_q4;
+    foreground = beyond(1, d[1]) || beyond(2, d[2]);
+    if (!foreground && beyond(0, kHueQ4 / 2 * sat / 255)) {
+      d[0] = hue_deviation();
+      hue_known = true;
+      foreground = beyond(0, d[0]);
     }
   }
   // Which update: warm-up learns every frame at the cumulative rate; after
@@ -432,6 +447,7 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
   }
   f = unpack_background(*model);
   f.run = new_run;
+  if (!hue_known) d[0] = hue_deviation();
   uint32_t h = background_dither(x, y, frames_seen, view);
   for (int c = 0; c < 3; ++c) {
     int m = f.mean[c] + dithered_step(rate, d[c], h & 0xFFFFu);

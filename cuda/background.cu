@@ -82,19 +82,22 @@ __device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y
     bits.b[r][j] = y >= 0 && y < height && x >= 0 && x < width ? drow(raw, y)[x / 32] : 0u;
   }
   __syncthreads();
-  // The 3 x 3 majority (5 of the 9 window pixels, those outside the image
-  // counting as background), rows [1, rows - 1): per bit, each row's sum
-  // of three neighbours as two bits, and the three rows' sums added.
+  // The speckle and pinhole filter (stages.h clean_mask: a foreground pixel
+  // stays with 2 of its 8 neighbours foreground, a background one turns with
+  // 5; outside the image counts as background), rows [1, rows - 1): per bit,
+  // the rows' sums of their neighbours as two bits (the middle row's
+  // without the centre), added.
   bool any = false;
   for (int q = tid; q < rows * kWords; q += kThreads) {
     const int r = q / kWords, j = q - r * kWords;
     unsigned v = 0;
     if (r >= 1 && r < rows - 1) {
       unsigned s0[3], s1[3];
+      const unsigned centre = bits.b[r][j];
 #pragma unroll
       for (int i = 0; i < 3; ++i) {
         const unsigned* row = bits.b[r - 1 + i];
-        const unsigned l = shifted(row, j, -1), c = row[j], rr = shifted(row, j, 1);
+        const unsigned l = shifted(row, j, -1), c = i == 1 ? 0u : row[j], rr = shifted(row, j, 1);
         s0[i] = l ^ c ^ rr;
         s1[i] = (l & c) | (l & rr) | (c & rr);
       }
@@ -105,7 +108,8 @@ __device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y
       const unsigned v1 = u1 ^ s1[2] ^ k1, k2 = (u1 & s1[2]) | (u1 & k1) | (s1[2] & k1);
       const unsigned v2 = u2 ^ k2, v3 = u2 & k2;
       const int y = gy0 + r;
-      v = (v3 | (v2 & (v1 | v0))) & (y >= 0 && y < height ? inside(j) : 0u);  // >= 5; 0 outside (the dilation's)
+      const unsigned two = v3 | v2 | v1, five = v3 | (v2 & (v1 | v0));  // at least 2, 5 neighbours
+      v = ((centre & two) | (~centre & five)) & (y >= 0 && y < height ? inside(j) : 0u);  // 0 outside (the dilation's)
     }
     bits.a[r][j] = v;
     any = any || v != 0;
@@ -192,8 +196,9 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   // A region that stays empty: its outputs are empty already.
   if (raw == 0 && !dirty) return;
   const int ap = apron(radius);
-  // Raw foreground everywhere is foreground everywhere once the closing
-  // has restored the image's corners (which the majority drops: 4 of 9).
+  // Raw foreground everywhere is foreground everywhere (an image corner
+  // keeps 3 of its 8 neighbours; without a closing, regions at the image's
+  // corners take the general path all the same).
   int uniform = raw == 1 && radius == 0 ? 2 : raw;
   if (uniform == 2 && !clean_region(v.raw[view], x0, y0, width, height, radius, bits)) {
     // Noise alone: an empty region, already so where it was.

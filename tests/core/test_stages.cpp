@@ -520,17 +520,24 @@ TEST(Background, CleanMaskTakesTheMajorityThenCloses) {
   raw.at(9, 1) = 0;                                    // with a pinhole: filled
   for (int y = 5; y < 8; ++y)
     for (int x = 0; x < 3; ++x) raw.at(x, y) = 255;  // a blob in the other corner
+  raw.at(3, 6) = 255;
+  raw.at(4, 7) = 255;  // a diagonal pair beside the blob: each has the other and the blob
+  raw.at(7, 7) = 255;
+  raw.at(8, 7) = 255;  // a pair alone: one neighbour each, dropped
   Image<uint8_t> mask;
   clean_mask(raw, 0, mask);
-  EXPECT_EQ(mask.at(5, 3), 0);
-  EXPECT_EQ(mask.at(9, 1), 255);
-  EXPECT_EQ(mask.at(10, 0), 255);  // 6 of 9 (3 outside the image count as background)
-  EXPECT_EQ(mask.at(11, 0), 0);    // a corner: 4 of 9
-  EXPECT_EQ(mask.at(7, 1), 0);     // 3 of 9
-  EXPECT_EQ(mask.at(1, 6), 255);
+  EXPECT_EQ(mask.at(5, 3), 0);      // no neighbour
+  EXPECT_EQ(mask.at(9, 1), 255);    // a pinhole: 8 neighbours
+  EXPECT_EQ(mask.at(11, 0), 255);   // the blob's corner: 3 neighbours (outside the image counts as background)
+  EXPECT_EQ(mask.at(7, 1), 0);      // background beside the blob: 3 neighbours
+  EXPECT_EQ(mask.at(0, 7), 255);
+  EXPECT_EQ(mask.at(7, 7), 0);
+  EXPECT_EQ(mask.at(8, 7), 0);
+  EXPECT_EQ(mask.at(3, 6), 255);    // 3 neighbours: (2, 5), (2, 6)... and (4, 7)
+  raw.at(0, 7) = 0;                 // a background corner with 3 foreground neighbours stays background
+  clean_mask(raw, 0, mask);
   EXPECT_EQ(mask.at(0, 7), 0);
-  clean_mask(raw, 1, mask);        // the closing brings the corners back
-  EXPECT_EQ(mask.at(11, 0), 255);
+  clean_mask(raw, 1, mask);         // the closing fills it
   EXPECT_EQ(mask.at(0, 7), 255);
   // Then the closing: the majority of a shape with a 2-pixel gap, bridged.
   Image<uint8_t> two(16, 7, 0);

@@ -36,7 +36,45 @@ void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask) {
           if (i != x || j != y) n += raw.at(i, j) != 0;
       majority.at(x, y) = (raw.at(x, y) ? n >= 2 : n >= 5) ? 255 : 0;
     }
-  close_mask(majority, radius, mask);
+  Image<uint8_t> closed;
+  close_mask(majority, radius, closed);
+  open_mask(closed, 1, mask);
+}
+
+namespace {
+
+// A square max (dilation) or min (erosion) of radius r over the window's
+// pixels inside the image, rows then columns.
+void square_filter(const Image<uint8_t>& src, int radius, bool take_max, Image<uint8_t>& dst) {
+  const int w = src.width, h = src.height;
+  Image<uint8_t> tmp(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      int v = take_max ? 0 : 255;
+      for (int i = std::max(x - radius, 0); i <= std::min(x + radius, w - 1); ++i)
+        v = take_max ? std::max<int>(v, src.at(i, y)) : std::min<int>(v, src.at(i, y));
+      tmp.at(x, y) = static_cast<uint8_t>(v);
+    }
+  dst = Image<uint8_t>(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      int v = take_max ? 0 : 255;
+      for (int j = std::max(y - radius, 0); j <= std::min(y + radius, h - 1); ++j)
+        v = take_max ? std::max<int>(v, tmp.at(x, j)) : std::min<int>(v, tmp.at(x, j));
+      dst.at(x, y) = static_cast<uint8_t>(v);
+    }
+}
+
+}  // namespace
+
+void open_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out) {
+  if (radius <= 0) {
+    out = in;
+    return;
+  }
+  Image<uint8_t> eroded;
+  square_filter(in, radius, false, eroded);
+  square_filter(eroded, radius, true, out);
 }
 
 void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out) {
@@ -44,29 +82,9 @@ void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out) {
     out = in;
     return;
   }
-  const int w = in.width, h = in.height;
-  // A square max/min is separable: rows, then columns.
-  auto filter = [&](const Image<uint8_t>& src, Image<uint8_t>& dst, bool take_max) {
-    Image<uint8_t> tmp(w, h);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        int v = take_max ? 0 : 255;
-        for (int i = std::max(x - radius, 0); i <= std::min(x + radius, w - 1); ++i)
-          v = take_max ? std::max<int>(v, src.at(i, y)) : std::min<int>(v, src.at(i, y));
-        tmp.at(x, y) = static_cast<uint8_t>(v);
-      }
-    dst = Image<uint8_t>(w, h);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        int v = take_max ? 0 : 255;
-        for (int j = std::max(y - radius, 0); j <= std::min(y + radius, h - 1); ++j)
-          v = take_max ? std::max<int>(v, tmp.at(x, j)) : std::min<int>(v, tmp.at(x, j));
-        dst.at(x, y) = static_cast<uint8_t>(v);
-      }
-  };
   Image<uint8_t> dilated;
-  filter(in, dilated, true);
-  filter(dilated, out, false);
+  square_filter(in, radius, true, dilated);
+  square_filter(dilated, radius, false, out);
 }
 
 void pool_mask(const Image<uint8_t>& full, int level, Image<uint8_t>& mask) {

@@ -15,13 +15,13 @@ constexpr int kThreads = kThreadsX * kThreadsY;
 // A region's masks are made on bits: each row of the region and its apron
 // as kWords 32-bit words, bit b of word j the pixel x0 - 32 + 32 j + b, so
 // that a pass over the region is a few word operations a row. The apron
-// (one pixel for the majority, r + r for the closing's dilation and
-// erosion) fits in the word on either side.
+// (one pixel for the speckle filter, r + r for the closing's dilation and
+// erosion, 1 + 1 for the opening's) fits in the word on either side.
 constexpr int kWords = kMaskRegion / 32 + 2;
-constexpr int kMaxApron = 1 + 2 * 8;  // Params' largest morph radius
+__host__ __device__ constexpr int apron(int radius) { return 3 + 2 * radius; }
+constexpr int kMaxApron = apron(8);  // Params' largest morph radius
 static_assert(kMaxApron <= 32, "the apron fits in a word");
 constexpr int kMaxRows = kMaskRegion + 2 * kMaxApron;
-__host__ __device__ constexpr int apron(int radius) { return 1 + 2 * radius; }
 
 // Bits [0, n) set.
 __device__ __forceinline__ unsigned low_bits(int n) { return n >= 32 ? 0xFFFFFFFFu : n <= 0 ? 0u : (1u << n) - 1u; }
@@ -115,13 +115,12 @@ __device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y
     any = any || v != 0;
   }
   if (!__syncthreads_or(any)) return false;
-  if (radius <= 0) return true;
   // The closing: dilation (OR; outside the image counts 0, as a holds it),
-  // then erosion (AND; outside counts 1), rows then columns each. A pass
-  // fills rows [m, rows - m); its row neighbours and bits beyond a word's
-  // reach lie outside what the later passes read.
-  const int rad = radius;
-  auto horizontal = [&](unsigned (*src)[kWords], unsigned (*dst)[kWords], bool dilate, int m) {
+  // then erosion (AND; outside counts 1), rows then columns each; then the
+  // opening of radius 1, erosion then dilation. A pass fills rows [m, rows -
+  // m); its row neighbours and bits beyond a word's reach lie outside what
+  // the later passes read.
+  auto horizontal = [&](unsigned (*src)[kWords], unsigned (*dst)[kWords], bool dilate, int m, int rad) {
     for (int q = tid; q < rows * kWords; q += kThreads) {
       const int r = q / kWords, j = q - r * kWords;
       if (r < m || r >= rows - m) continue;
@@ -134,7 +133,7 @@ __device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y
     }
     __syncthreads();
   };
-  auto vertical = [&](unsigned (*src)[kWords], unsigned (*dst)[kWords], bool dilate, int m) {
+  auto vertical = [&](unsigned (*src)[kWords], unsigned (*dst)[kWords], bool dilate, int m, int rad) {
     for (int q = tid; q < rows * kWords; q += kThreads) {
       const int r = q / kWords, j = q - r * kWords;
       if (r < m || r >= rows - m) continue;
@@ -144,17 +143,34 @@ __device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y
     }
     __syncthreads();
   };
-  horizontal(bits.a, bits.b, true, 1);
-  vertical(bits.b, bits.a, true, 1 + rad);
-  // Outside the image the erosion's neutral value, 1.
-  for (int q = tid; q < rows * kWords; q += kThreads) {
-    const int r = q / kWords, j = q - r * kWords;
-    const int y = gy0 + r;
-    bits.a[r][j] |= ~(y >= 0 && y < height ? inside(j) : 0u);
+  // Outside the image the neutral value of the next step: 0 for a
+  // dilation, 1 for an erosion.
+  auto neutral = [&](bool one) {
+    for (int q = tid; q < rows * kWords; q += kThreads) {
+      const int r = q / kWords, j = q - r * kWords;
+      const int y = gy0 + r;
+      const unsigned in = y >= 0 && y < height ? inside(j) : 0u;
+      bits.a[r][j] = one ? bits.a[r][j] | ~in : bits.a[r][j] & in;
+    }
+    __syncthreads();
+  };
+  const int rad = radius;
+  int m = 1;  // rows [m, rows - m) hold the mask so far
+  if (rad > 0) {
+    horizontal(bits.a, bits.b, true, m, rad);
+    vertical(bits.b, bits.a, true, m + rad, rad);
+    neutral(true);
+    horizontal(bits.a, bits.b, false, m + rad, rad);
+    vertical(bits.b, bits.a, false, m + 2 * rad, rad);
+    m += 2 * rad;
+  } else {
+    neutral(true);
   }
-  __syncthreads();
-  horizontal(bits.a, bits.b, false, 1 + rad);
-  vertical(bits.b, bits.a, false, 1 + 2 * rad);
+  horizontal(bits.a, bits.b, false, m, 1);
+  vertical(bits.b, bits.a, false, m + 1, 1);
+  neutral(false);
+  horizontal(bits.a, bits.b, true, m + 1, 1);
+  vertical(bits.b, bits.a, true, m + 2, 1);
   return true;
 }
 
@@ -197,9 +213,8 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   if (raw == 0 && !dirty) return;
   const int ap = apron(radius);
   // Raw foreground everywhere is foreground everywhere (an image corner
-  // keeps 3 of its 8 neighbours; without a closing, regions at the image's
-  // corners take the general path all the same).
-  int uniform = raw == 1 && radius == 0 ? 2 : raw;
+  // keeps 3 of its 8 neighbours; the closing and opening keep it all).
+  int uniform = raw;
   if (uniform == 2 && !clean_region(v.raw[view], x0, y0, width, height, radius, bits)) {
     // Noise alone: an empty region, already so where it was.
     if (!dirty) return;

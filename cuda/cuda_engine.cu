@@ -1829,7 +1829,6 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
   out->levels.assign(m.levels, LevelDebug());
   e = m.read_counts();
   if (!e.empty()) return e;
-  const FrameCounters& c = *m.counters_host;
   for (int l = 0; l < m.levels; ++l) {
     const Level& L = m.lv[l];
     LevelDebug& d = out->levels[l];

@@ -533,7 +533,11 @@ TEST(Background, CleanMaskTakesTheMajorityThenCloses) {
   EXPECT_EQ(mask.at(0, 7), 255);
   EXPECT_EQ(mask.at(7, 7), 0);
   EXPECT_EQ(mask.at(8, 7), 0);
-  EXPECT_EQ(mask.at(3, 6), 255);    // 3 neighbours: (2, 5), (2, 6)... and (4, 7)
+  EXPECT_EQ(mask.at(3, 6), 0);      // kept by the filter (4 neighbours), in no 3 x 3 square
+  // The opening (radius 1) then drops what holds no 3 x 3 square: the
+  // diagonal pair and the lone pixel's neighbours are gone, the blobs stay.
+  EXPECT_EQ(mask.at(4, 7), 0);
+  EXPECT_EQ(mask.at(1, 6), 255);
   raw.at(0, 7) = 0;                 // a background corner with 3 foreground neighbours stays background
   clean_mask(raw, 0, mask);
   EXPECT_EQ(mask.at(0, 7), 0);

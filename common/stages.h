@@ -136,7 +136,9 @@ void close_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out);
 
 // Level l's mask from the full-size one: pixel (x, y) is foreground iff some
 // full-size pixel of [x 2^l, (x + 1) 2^l) x [y 2^l, (y + 1) 2^l) is, so
-// that every foreground pixel has a foreground parent at every level. l = 0
+// that a foreground pixel has a foreground parent at every level, but for
+// the pixels beyond a level's last whole block (an odd last row or column
+// somewhere down the pyramid), which no pixel of that level covers. l = 0
 // copies.
 void pool_mask(const Image<uint8_t>& full, int level, Image<uint8_t>& mask);
 

@@ -60,7 +60,9 @@ __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__
   __syncthreads();
   if (s_last && threadIdx.x == 0) {
     __threadfence();
-    const unsigned listed = *reinterpret_cast<const volatile unsigned*>(p.run_if);
+    unsigned listed = 0;
+    for (int g = 0; g < p.grid_count; ++g)
+      if (p.grids[g].decides) listed += *reinterpret_cast<const volatile unsigned*>(p.grids[g].count);
     const unsigned long long fg = *reinterpret_cast<const volatile unsigned long long*>(p.foreground);
     cudaGraphSetConditional(p.condition, listed == 0 ? kNoTiles : (fg < p.few_below ? kFewTiles : kManyTiles));
   }
@@ -76,7 +78,7 @@ bool add_tile_grid(TilePlan* plan, const TileGrid& grid) {
 
 cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream) {
   if (plan.grid_count < 1 || plan.levels < 1 || plan.levels > kMaxLevels) return cudaErrorInvalidValue;
-  if (plan.set_condition && (!plan.done || !plan.run_if || !plan.foreground)) return cudaErrorInvalidValue;
+  if (plan.set_condition && (!plan.done || !plan.foreground)) return cudaErrorInvalidValue;
   Launch launch;
   launch.plan = plan;
   unsigned total = 0;

@@ -34,6 +34,8 @@ struct TileGrid {
   int tiles_x = 0, tiles_y = 0;
   int apron = 0;
   bool either_view = false;
+  // Whether the plan's condition counts this grid's tiles (TilePlan).
+  bool decides = false;
   unsigned* list = nullptr;   // tiles_x * tiles_y entries
   unsigned* count = nullptr;  // zero before the launch
   TileList view() const { return {list, count}; }
@@ -49,12 +51,11 @@ struct TilePlan {
   int grid_count = 0;
   unsigned* done = nullptr;  // the launch's blocks done; zero before the launch
   // Set by the launch's last block, when set_condition (a handle of the
-  // graph being captured): kNoTiles where run_if's count is zero, else
-  // kFewTiles where *foreground (the full-size left mask's pixels) is below
-  // few_below, else kManyTiles.
+  // graph being captured): kNoTiles where the grids that decide listed no
+  // tile, else kFewTiles where *foreground (the full-size left mask's
+  // pixels) is below few_below, else kManyTiles.
   cudaGraphConditionalHandle condition = 0;
   bool set_condition = false;
-  const unsigned* run_if = nullptr;
   const unsigned long long* foreground = nullptr;
   unsigned long long few_below = 0;
 };

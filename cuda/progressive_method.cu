@@ -201,6 +201,9 @@ class ProgressiveMethod final : public MatchingMethod {
       census.tiles_y = ceil_div(lh, kCensusTileH);
       census.apron = census_apron(p.subwindow_radius);
       census.either_view = true;  // both views' census; the right view's keys cleared where it is offered
+      // No census tile at any level: no foreground anywhere (every level's,
+      // since a pixel beyond a level's last whole block has no parent there).
+      census.decides = true;
       census.list = L.census_tiles.view().data;
       census.count = &counts[kCensusList];
       add_tile_grid(&plan, census);
@@ -241,7 +244,6 @@ class ProgressiveMethod final : public MatchingMethod {
     plan.done = &f.counters->tiles_done;
     plan.set_condition = condition.on;
     plan.condition = condition.handle;
-    plan.run_if = &f.counters->tiles[levels - 1][kCensusList];
     plan.foreground = &f.counters->matched[0];
     plan.few_below = static_cast<unsigned long long>(kFewTilesBelow * f.levels[0].width * f.levels[0].height);
     CS_CUDA_TRY(enqueue_foreground_tiles(plan, s));
@@ -267,7 +269,7 @@ class ProgressiveMethod final : public MatchingMethod {
     // cannot hold) the work is one of two bodies of a SWITCH node, chosen on
     // the GPU: the configurations for a few tiles where the foreground is
     // small (the level takes its slowest tile's time), those for the whole
-    // grid where it is large; neither where the coarsest level has none.
+    // grid where it is large; neither where no level has any.
     // In line, the engine's hint of the foreground's size chooses.
     const bool lists = p.background;
     GraphCondition condition;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -30,6 +31,29 @@
 namespace cs::cuda::test {
 namespace {
 
+// Where census codes differ: the first such pixel and the foreground pixels
+// of either view's mask within 9 pixels of it (the census apron is 8).
+std::string census_context(const LevelDebug& c, const LevelDebug& g) {
+  std::ostringstream s;
+  if (c.mask_left.pixels.empty()) return {};
+  for (int y = 0; y < c.census_left.height; ++y)
+    for (int x = 0; x < c.census_left.width; ++x) {
+      if (c.census_left.at(x, y) == g.census_left.at(x, y) && c.census_right.at(x, y) == g.census_right.at(x, y))
+        continue;
+      s << " [first differing census at " << x << "," << y << " of " << c.census_left.width << "x"
+        << c.census_left.height << "; foreground near it:";
+      int shown = 0;
+      for (int j = std::max(0, y - 9); j <= std::min(c.census_left.height - 1, y + 9); ++j)
+        for (int i = std::max(0, x - 9); i <= std::min(c.census_left.width - 1, x + 9); ++i)
+          if ((c.mask_left.at(i, j) || c.mask_right.at(i, j)) && shown++ < 6)
+            s << " (" << i << "," << j << (c.mask_left.at(i, j) ? " L" : "") << (c.mask_right.at(i, j) ? " R" : "")
+              << (g.mask_left.at(i, j) != c.mask_left.at(i, j) ? " gpu-mask-differs" : "") << ")";
+      s << " gpu census " << g.census_left.at(x, y) << " cpu " << c.census_left.at(x, y) << "]";
+      return s.str();
+    }
+  return {};
+}
+
 void expect_same_debug(const Matcher::Debug& cpu, const Matcher::Debug& gpu, bool background) {
   ASSERT_EQ(cpu.levels.size(), gpu.levels.size());
   for (size_t l = 0; l < cpu.levels.size(); ++l) {
@@ -40,8 +64,8 @@ void expect_same_debug(const Matcher::Debug& cpu, const Matcher::Debug& gpu, boo
     EXPECT_EQ(c.range.hi, g.range.hi);
     EXPECT_TRUE(same_image(c.gray_left, g.gray_left)) << "gray left";
     EXPECT_TRUE(same_image(c.gray_right, g.gray_right)) << "gray right";
-    EXPECT_TRUE(same_image(c.census_left, g.census_left)) << "census left";
-    EXPECT_TRUE(same_image(c.census_right, g.census_right)) << "census right";
+    EXPECT_TRUE(same_image(c.census_left, g.census_left)) << "census left" << census_context(c, g);
+    EXPECT_TRUE(same_image(c.census_right, g.census_right)) << "census right" << census_context(c, g);
     if (background) {
       EXPECT_TRUE(same_image(c.mask_left, g.mask_left)) << "mask left";
       EXPECT_TRUE(same_image(c.mask_right, g.mask_right)) << "mask right";

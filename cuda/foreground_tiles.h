@@ -41,6 +41,21 @@ struct TileGrid {
   TileList view() const { return {list, count}; }
 };
 
+// The grid of tile_w x tile_h tiles over a level of lw x lh pixels, listed
+// into list (its counter count).
+inline TileGrid tile_grid(int level, int lw, int lh, int tile_w, int tile_h, unsigned* list,
+                          unsigned* count) {
+  TileGrid g;
+  g.level = level;
+  g.tile_w = tile_w;
+  g.tile_h = tile_h;
+  g.tiles_x = (lw + tile_w - 1) / tile_w;
+  g.tiles_y = (lh + tile_h - 1) / tile_h;
+  g.list = list;
+  g.count = count;
+  return g;
+}
+
 constexpr int kMaxTileGrids = 3 * kMaxLevels;
 
 struct TilePlan {

@@ -193,19 +193,13 @@ class ProgressiveMethod final : public MatchingMethod {
       Level& L = lv_[l];
       const int lw = f.levels[l].width, lh = f.levels[l].height;
       unsigned* counts = f.counters->tiles[l];
-      TileGrid census;
-      census.level = l;
-      census.tile_w = kCensusTileW;
-      census.tile_h = kCensusTileH;
-      census.tiles_x = ceil_div(lw, kCensusTileW);
-      census.tiles_y = ceil_div(lh, kCensusTileH);
+      TileGrid census = tile_grid(l, lw, lh, kCensusTileW, kCensusTileH,
+                                  L.census_tiles.view().data, &counts[kCensusList]);
       census.apron = census_apron(p.subwindow_radius);
       census.either_view = true;  // both views' census; the right view's keys cleared where it is offered
       // No census tile at any level: no foreground anywhere (every level's,
       // since a pixel beyond a level's last whole block has no parent there).
       census.decides = true;
-      census.list = L.census_tiles.view().data;
-      census.count = &counts[kCensusList];
       add_tile_grid(&plan, census);
       // The matching's tiles, for a large foreground and for a small one.
       for (bool few : {false, true}) {
@@ -216,27 +210,16 @@ class ProgressiveMethod final : public MatchingMethod {
         CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
         if (config.tile_width == 0) continue;  // the generic kernel: no list
         const int which = few ? kFewMatchList : kMatchList;
-        TileGrid match;
-        match.level = l;
-        match.tile_w = config.tile_width;
-        match.tile_h = config.tile_rows;
-        match.tiles_x = ceil_div(lw, config.tile_width);
-        match.tiles_y = ceil_div(lh, config.tile_rows);
-        match.list = (few ? L.few_tiles : L.match_tiles).view().data;
-        match.count = &counts[which];
+        const TileGrid match = tile_grid(l, lw, lh, config.tile_width, config.tile_rows,
+                                         (few ? L.few_tiles : L.match_tiles).view().data,
+                                         &counts[which]);
         if (match.tiles_x * match.tiles_y > (few ? L.few_tiles : L.match_tiles).view().width)
           return "a level's matching tiles outgrew their list";
         add_tile_grid(&plan, match);
       }
       if (checks(p, l)) {
-        TileGrid check;
-        check.level = l;
-        check.tile_w = kCheckTileW;
-        check.tile_h = kCheckTileH;
-        check.tiles_x = ceil_div(lw, kCheckTileW);
-        check.tiles_y = ceil_div(lh, kCheckTileH);
-        check.list = L.check_tiles.view().data;
-        check.count = &counts[kCheckList];
+        TileGrid check = tile_grid(l, lw, lh, kCheckTileW, kCheckTileH, L.check_tiles.view().data,
+                                   &counts[kCheckList]);
         check.either_view = true;  // both views' checked maps where their foreground is
         add_tile_grid(&plan, check);
       }

@@ -86,6 +86,7 @@
 #include "args.h"
 #include "content_scenes.h"
 #include "cuda_engine.h"
+#include "cuda_scoped.h"
 #include "surveillance_scene.h"
 #include "synthetic.h"
 #if CS_BENCH_FILES
@@ -94,6 +95,8 @@
 
 namespace {
 
+using cs::bench::DeviceBuffers;
+using cs::bench::EventPair;
 using cs::tools::Args;
 
 struct Config {
@@ -232,27 +235,6 @@ std::string host_frames(const Config& c, const Options& o, HostFrames* f) {
       return r;                                                                 \
     }                                                                           \
   } while (0)
-
-// Device buffers and the two timing events, freed on every way out of run().
-struct DeviceBuffers {
-  std::vector<void*> list;
-  ~DeviceBuffers() {
-    for (void* d : list) cudaFree(d);
-  }
-};
-struct EventPair {
-  cudaEvent_t a = nullptr, b = nullptr;
-  EventPair() {
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-  }
-  ~EventPair() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
 
 Result run(const Config& c, const Options& o) {
   Result r;

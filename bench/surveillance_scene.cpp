@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuda_engine.h"
+#include "cuda_scoped.h"
 #include "moving_objects.h"
 
 namespace cs::bench {
@@ -57,11 +58,8 @@ std::string render_all(const Image<uint32_t>& left, const Image<uint32_t>& right
 }
 
 struct DeviceFrames {
-  std::vector<void*> buffers;
+  DeviceBuffers buffers;
   std::vector<FrameView> lefts, rights;
-  ~DeviceFrames() {
-    for (void* d : buffers) cudaFree(d);
-  }
 };
 
 std::string upload(const Image<uint32_t>& img, DeviceFrames& dev, std::vector<FrameView>& views) {
@@ -70,7 +68,7 @@ std::string upload(const Image<uint32_t>& img, DeviceFrames& dev, std::vector<Fr
   const size_t row_bytes = static_cast<size_t>(img.width) * 4;
   cudaError_t e = cudaMallocPitch(&d, &pitch, row_bytes, img.height);
   if (e != cudaSuccess) return std::string("cudaMallocPitch: ") + cudaGetErrorString(e);
-  dev.buffers.push_back(d);
+  dev.buffers.list.push_back(d);
   e = cudaMemcpy2D(d, pitch, img.pixels.data(), row_bytes, row_bytes, img.height, cudaMemcpyHostToDevice);
   if (e != cudaSuccess) return std::string("cudaMemcpy2D: ") + cudaGetErrorString(e);
   FrameView v;
@@ -84,32 +82,19 @@ std::string upload(const Image<uint32_t>& img, DeviceFrames& dev, std::vector<Fr
   return {};
 }
 
-struct Events {
-  cudaEvent_t a = nullptr, b = nullptr;
-  Events() {
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-  }
-  ~Events() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  // ms a frame of `frames` frames queued by `queue` between the two events.
-  template <typename Queue>
-  std::string time(cuda::CudaEngine& engine, int frames, Queue queue, double* ms_per_frame) {
-    cudaEventRecord(a, engine.stream());
-    std::string err;
-    for (int i = 0; i < frames && err.empty(); ++i) err = queue();
-    cudaEventRecord(b, engine.stream());
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    *ms_per_frame = ms / std::max(1, frames);
-    return err;
-  }
-};
+// ms a frame of `frames` frames queued by `queue` between the two events.
+template <typename Queue>
+std::string time_frames(EventPair& events, cuda::CudaEngine& engine, int frames, Queue queue, double* ms_per_frame) {
+  cudaEventRecord(events.a, engine.stream());
+  std::string err;
+  for (int i = 0; i < frames && err.empty(); ++i) err = queue();
+  cudaEventRecord(events.b, engine.stream());
+  cudaEventSynchronize(events.b);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, events.a, events.b);
+  *ms_per_frame = ms / std::max(1, frames);
+  return err;
+}
 
 }  // namespace
 
@@ -151,12 +136,12 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
   size_t out_pitch = 0;
   if (cudaMallocPitch(&out, &out_pitch, static_cast<size_t>(c.width) * 2, c.height) != cudaSuccess)
     return fail("cudaMallocPitch: out of device memory for the output");
-  dev.buffers.push_back(out);
+  dev.buffers.list.push_back(out);
   const OutputFrame of{static_cast<uint8_t*>(out), static_cast<std::ptrdiff_t>(out_pitch), c.width, c.height,
                        Memory::Device};
   EncodeParams ep;
   ep.format = OutputFormat::DisparityQ4;
-  Events events;
+  EventPair events;
 
   for (const bool background : {true, false}) {
     p.background = background;
@@ -180,7 +165,7 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
     // One cycle at the pace of the moving frames sizes the batches (the
     // model's run sets it; the full-frame run takes the same size).
     double pace = 0;
-    if ((err = events.time(*engine, kCycleFrames, moving, &pace)) != "") return fail(err);
+    if ((err = time_frames(events, *engine, kCycleFrames, moving, &pace)) != "") return fail(err);
     if (background) {
       const int n = static_cast<int>(batch_ms / std::max(1e-3, pace) + 0.5);
       r.frames_per_batch = std::clamp(n, std::min(10, max_frames), max_frames);
@@ -189,7 +174,7 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
     std::vector<double> per_frame;
     for (int k = 0; k < kBatches; ++k) {
       double ms = 0;
-      if ((err = events.time(*engine, r.frames_per_batch, moving, &ms)) != "") return fail(err);
+      if ((err = time_frames(events, *engine, r.frames_per_batch, moving, &ms)) != "") return fail(err);
       per_frame.push_back(ms);
     }
     SurveillanceTiming& t = background ? r.background : r.full;
@@ -239,7 +224,7 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
         r.foreground_mean += st.foreground_fraction / period;
         r.foreground_min = std::min(r.foreground_min, st.foreground_fraction);
         r.foreground_max = std::max(r.foreground_max, st.foreground_fraction);
-        const double matched = st.matched_pixels_full ? static_cast<double>(st.matched_pixels) / st.matched_pixels_full : 0;
+        const double matched = st.matched_fraction();
         r.matched_mean += matched / period;
         r.matched_max = std::max(r.matched_max, matched);
       }

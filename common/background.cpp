@@ -1,6 +1,6 @@
 // Background model (stages.h stage 3): one model a view at full size, tested
-// at every pixel; the mask cleaned by a 3 x 3 majority and a closing, and
-// pooled to the coarser levels.
+// at every pixel; the mask cleaned by a speckle and pinhole filter, a closing
+// and an opening, and pooled to the coarser levels.
 #include <algorithm>
 
 #include "stages.h"
@@ -27,17 +27,17 @@ uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, con
 
 void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask) {
   const int w = raw.width, h = raw.height;
-  Image<uint8_t> majority(w, h);
+  Image<uint8_t> filtered(w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       int n = 0;  // foreground neighbours (8), outside the image counting as background
       for (int j = std::max(y - 1, 0); j <= std::min(y + 1, h - 1); ++j)
         for (int i = std::max(x - 1, 0); i <= std::min(x + 1, w - 1); ++i)
           if (i != x || j != y) n += raw.at(i, j) != 0;
-      majority.at(x, y) = (raw.at(x, y) ? n >= 2 : n >= 5) ? 255 : 0;
+      filtered.at(x, y) = (raw.at(x, y) ? n >= 2 : n >= 5) ? 255 : 0;
     }
   Image<uint8_t> closed;
-  close_mask(majority, radius, closed);
+  close_mask(filtered, radius, closed);
   open_mask(closed, 1, mask);
 }
 
@@ -66,6 +66,14 @@ void square_filter(const Image<uint8_t>& src, int radius, bool take_max, Image<u
 }
 
 }  // namespace
+
+void dilate_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out) {
+  if (radius <= 0) {
+    out = in;
+    return;
+  }
+  square_filter(in, radius, true, out);
+}
 
 void open_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out) {
   if (radius <= 0) {

@@ -123,21 +123,11 @@ void mask_debug_to_foreground(Matcher::Debug& dbg, int radius) {
     maps(ld.raw_right, ld.mask_right);
     maps(ld.disparity_right, ld.mask_right);
     if (ld.census_left.pixels.empty()) continue;
-    // Either view's foreground, grown by the apron (rows, then columns).
-    Image<uint8_t> rows(w, h), near(w, h);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        bool any = false;
-        for (int i = std::max(x - a, 0); i <= std::min(x + a, w - 1) && !any; ++i)
-          any = ld.mask_left.at(i, y) || ld.mask_right.at(i, y);
-        rows.at(x, y) = any;
-      }
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        bool any = false;
-        for (int j = std::max(y - a, 0); j <= std::min(y + a, h - 1) && !any; ++j) any = rows.at(x, j);
-        near.at(x, y) = any;
-      }
+    // Either view's foreground, grown by the apron.
+    Image<uint8_t> either(w, h), near;
+    for (size_t i = 0; i < either.pixels.size(); ++i)
+      either.pixels[i] = ld.mask_left.pixels[i] || ld.mask_right.pixels[i] ? 255 : 0;
+    dilate_mask(either, a, near);
     for (Image<uint32_t>* c : {&ld.census_left, &ld.census_right})
       for (size_t i = 0; i < c->pixels.size(); ++i)
         if (!near.pixels[i]) c->pixels[i] = 0;

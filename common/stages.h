@@ -125,6 +125,11 @@ uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, con
 // edge: Aloe sequence, mask IoU 0.9931 against 0.9957, bench/RESULTS.md.)
 void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask);
 
+// Dilation with a (2r+1)^2 square: the max over the window's pixels inside
+// the image (a pixel within r of a foreground pixel, Chebyshev). r = 0
+// copies.
+void dilate_mask(const Image<uint8_t>& in, int radius, Image<uint8_t>& out);
+
 // Erosion then dilation with a (2r+1)^2 square; the erosion takes the min
 // over the window's pixels inside the image, the dilation the max. r = 0
 // copies.

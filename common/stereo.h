@@ -304,6 +304,10 @@ struct FrameStats {
   // ratio is the part of a full frame's matching the model leaves.
   uint64_t matched_pixels = 0;
   uint64_t matched_pixels_full = 0;
+  // matched_pixels / matched_pixels_full; 0 before any frame.
+  double matched_fraction() const {
+    return matched_pixels_full ? static_cast<double>(matched_pixels) / matched_pixels_full : 0.0;
+  }
   double valid_fraction = 0.0;         // of left pixels with a valid disparity
   int coarse_range_factor = 1;         // the factor this frame's levels used
 };

@@ -198,7 +198,7 @@ static GstFlowReturn finish_output(GstCudaStereo* self, const PendingOutput& p, 
   meta->min_disparity = active.params.min_disparity;
   meta->max_disparity = active.params.max_disparity;
   meta->foreground_fraction = placeholder ? 0.0 : fs.foreground_fraction;
-  meta->matched_fraction = placeholder ? 0.0 : cs_gst::matched_fraction(fs);
+  meta->matched_fraction = placeholder ? 0.0 : fs.matched_fraction();
   meta->levels = p.levels;
   meta->backend = g_intern_string(priv->backend_name);
   meta->depth = active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;

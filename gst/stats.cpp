@@ -2,15 +2,10 @@
 
 namespace cs_gst {
 
-double matched_fraction(const cs::FrameStats& fs) {
-  return fs.matched_pixels_full ? static_cast<double>(fs.matched_pixels) / fs.matched_pixels_full : 0.0;
-}
-
 GstStructure* stats_structure(const Stats& s) {
-  const double matched = matched_fraction(s.engine);
   return gst_structure_new("cudastereo-stats", "backend", G_TYPE_STRING, s.backend.c_str(), "frames", G_TYPE_UINT64,
                            s.frames, "fps", G_TYPE_DOUBLE, s.fps, "foreground-fraction", G_TYPE_DOUBLE,
-                           s.engine.foreground_fraction, "matched-fraction", G_TYPE_DOUBLE, matched,
+                           s.engine.foreground_fraction, "matched-fraction", G_TYPE_DOUBLE, s.engine.matched_fraction(),
                            "valid-fraction", G_TYPE_DOUBLE, s.engine.valid_fraction, "levels", G_TYPE_INT,
                            s.engine.levels, "model-frames", G_TYPE_UINT64, s.engine.frame_index, "warming-up",
                            G_TYPE_BOOLEAN, s.engine.warming_up, "unpaired-frames", G_TYPE_UINT64, s.unpaired_frames,
@@ -31,7 +26,7 @@ GstStructure* frame_message_structure(GstClockTime pts, GstClockTime running_tim
       "cudastereo", "timestamp", G_TYPE_UINT64, pts, "running-time", G_TYPE_UINT64, running_time, "stream-time",
       G_TYPE_UINT64, stream_time, "duration", G_TYPE_UINT64, duration, "foreground-fraction", G_TYPE_DOUBLE,
       fs ? fs->foreground_fraction : 0.0, "valid-fraction", G_TYPE_DOUBLE, fs ? fs->valid_fraction : 0.0,
-      "matched-fraction", G_TYPE_DOUBLE, fs ? matched_fraction(*fs) : 0.0,
+      "matched-fraction", G_TYPE_DOUBLE, fs ? fs->matched_fraction() : 0.0,
       "processing-time", G_TYPE_UINT64, processing_ns, "frame-index", G_TYPE_UINT64, frame_index, "placeholder",
       G_TYPE_BOOLEAN, fs == nullptr, "warming-up", G_TYPE_BOOLEAN, fs ? fs->warming_up : FALSE, nullptr);
 }

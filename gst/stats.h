@@ -36,10 +36,6 @@ struct Stats {
   std::string backend;
 };
 
-// The frame's matching work against a full frame's (FrameStats
-// matched_pixels / matched_pixels_full); 0 when there is none.
-double matched_fraction(const cs::FrameStats& fs);
-
 // The `stats` property's "cudastereo-stats" structure.
 GstStructure* stats_structure(const Stats& s);
 

@@ -236,7 +236,7 @@ std::string frame(cs::Matcher& m, const cs::SyntheticPair& s, const Options& o, 
   acc.fg_sum += got_n / n;
   acc.truth_sum += truth_n / n;
   const cs::FrameStats& st = m.stats();
-  acc.matched_sum += st.matched_pixels_full ? static_cast<double>(st.matched_pixels) / st.matched_pixels_full : 1.0;
+  acc.matched_sum += st.matched_fraction();
   acc.ms_sum += std::chrono::duration<double, std::milli>(t1 - t0).count();
   ++acc.frames;
   return "";
@@ -404,7 +404,7 @@ std::string run_real(const Options& o, const cs::Image<uint32_t>& bg_left, const
       s.iou = uni ? static_cast<double>(s.inter) / uni : 1.0;
       object_bad2(f, q4, s.matchable, s.bad2_on);
       const cs::FrameStats& st = m.stats();
-      s.matched = st.matched_pixels_full ? static_cast<double>(st.matched_pixels) / st.matched_pixels_full : 1.0;
+      s.matched = st.matched_fraction();
       scores.push_back(s);
     }
   }

@@ -543,7 +543,7 @@ TEST(Background, CleanMaskTakesTheMajorityThenCloses) {
   EXPECT_EQ(mask.at(0, 7), 0);
   clean_mask(raw, 1, mask);         // the closing fills it
   EXPECT_EQ(mask.at(0, 7), 255);
-  // Then the closing: the majority of a shape with a 2-pixel gap, bridged.
+  // Then the closing: a filtered shape with a 2-pixel gap, bridged.
   Image<uint8_t> two(16, 7, 0);
   for (int y = 1; y < 6; ++y)
     for (int x : {2, 3, 4, 7, 8, 9}) two.at(x, y) = 255;

@@ -67,6 +67,10 @@ CS_HD int div_small(int n, int d) {
 // n / d truncated towards zero (C++'s rule), |n| < 2^16, 1 <= d < 2^10.
 CS_HD int div_small_signed(int n, int d) { return n < 0 ? -div_small(-n, d) : div_small(n, d); }
 
+// The saturation of a colour whose largest channel is mx and whose range
+// (largest less smallest) is delta (hsv_from_rgb), in [0, 255].
+CS_HD int saturation_from_range(int mx, int delta) { return mx == 0 ? 0 : div_small(255 * delta + mx / 2, mx); }
+
 // The hue of a colour whose largest channel is mx and whose range is delta
 // > 0 (hsv_from_rgb), in [0, 180).
 CS_HD int hue_from_rgb(int r, int g, int b, int mx, int delta) {
@@ -88,7 +92,7 @@ CS_HD void hsv_from_rgb(int r, int g, int b, int* h, int* s, int* v) {
   const int mn = mini(r, mini(g, b));
   const int delta = mx - mn;
   *v = mx;
-  *s = mx == 0 ? 0 : div_small(255 * delta + mx / 2, mx);
+  *s = saturation_from_range(mx, delta);
   *h = delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta);
 }
 
@@ -376,7 +380,7 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
                             int y, int view) {
   const int r = rgb & 255, g = (rgb >> 8) & 255, b = (rgb >> 16) & 255;
   const int mx = maxi(r, maxi(g, b)), delta = mx - mini(r, mini(g, b));
-  const int sat = mx == 0 ? 0 : div_small(255 * delta + mx / 2, mx);
+  const int sat = saturation_from_range(mx, delta);
   BackgroundFields f;
   if (frames_seen == 0) {
     f.mean[0] = (delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta)) * 16;

@@ -62,8 +62,8 @@ __device__ __forceinline__ int pool_base(int l) {
 // The region's level-0 mask (stages.h clean_mask) into bits.a, rows [ap,
 // ap + kMaskRegion) and words 1 .. kWords - 2 holding it (ap = apron);
 // bits.b is scratch. Returns false, with bits.a unspecified, where the
-// majority leaves no foreground in the region and its apron (camera noise
-// alone): the closing of nothing is nothing. Every thread calls it.
+// speckle filter leaves no foreground in the region and its apron (camera
+// noise alone): the closing of nothing is nothing. Every thread calls it.
 __device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y0, int width, int height, int radius,
                              RegionBits& bits) {
   const int ap = apron(radius), rows = kMaskRegion + 2 * ap;
@@ -310,10 +310,10 @@ int mask_regions_y(int height) { return (height + kMaskRegion - 1) / kMaskRegion
 cudaError_t prepare_masks(int radius) { return apron(radius) <= kMaxApron ? cudaSuccess : cudaErrorInvalidValue; }
 
 cudaError_t enqueue_masks(const MaskViews& views, int width, int height, int radius, cudaStream_t stream) {
-  if (views.levels < 1 || views.levels > kMaxLevels || radius < 0 || !views.dirty || !views.frames_seen)
+  if (views.levels < 1 || views.levels > kMaxLevels || radius < 0 || apron(radius) > kMaxApron || !views.dirty ||
+      !views.frames_seen)
     return cudaErrorInvalidValue;
   const dim3 grid(mask_regions_x(width), mask_regions_y(height), 2);
-  if (apron(radius) > kMaxApron) return cudaErrorInvalidValue;
   mask_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(views, width, height, radius);
   return cudaGetLastError();
 }

@@ -1,7 +1,7 @@
 // Stage 3 (stages.h) on the GPU: the background model's test and update run
 // in the frame's conversion (convert.h, ModelViews); the mask is made from
-// its raw test here: the 3 x 3 majority and the closing at full size, the
-// coarser levels pooled from it, and the occupancy the foreground tile
+// its raw test here: the speckle and pinhole filter, the closing and the
+// opening at full size (stages.h clean_mask), the coarser levels pooled from it, and the occupancy the foreground tile
 // lists are made from (foreground_tiles.h).
 #pragma once
 
@@ -58,8 +58,8 @@ struct MaskViews {
 int mask_regions_x(int width);
 int mask_regions_y(int height);
 
-// Sets the shared-memory limit of the mask pass for radius; once per
-// configuration (idempotent).
+// Whether the mask pass takes `radius` (its apron fits the region's words:
+// cudaErrorInvalidValue if not); once per configuration.
 cudaError_t prepare_masks(int radius);
 
 // The masks of one frame from its raw test (stages.h clean_mask, pool_mask),

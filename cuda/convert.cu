@@ -129,7 +129,6 @@ __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (
 // does: level l + 1 is level l's width / 2 x height / 2.
 template <PixelFormat F>
 __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x, int block_y) {
-  constexpr bool kRgb = false;
   const FrameView& in = w.in[z];
   const int bx = block_x * kThreadsX + threadIdx.x, by = block_y * kThreadsY + threadIdx.y;
   const int x = kSide * bx, y = kSide * by;
@@ -161,35 +160,23 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
     gray[r] = 0;
     const int yy = y + r;
     if (yy >= in.height) continue;
-    uint32_t colour[kSide] = {0, 0, 0, 0};
     if (kPacked4 && whole) {
       const uint32_t px[kSide] = {quad[r].x, quad[r].y, quad[r].z, quad[r].w};
 #pragma unroll
-      for (int k = 0; k < kSide; ++k) {
-        const int cr = byte_of(px[k], L.r), cg = byte_of(px[k], L.g), cb = byte_of(px[k], L.b);
-        gray[r] |= static_cast<uint32_t>(luma_from_rgb(cr, cg, cb)) << (8 * k);
-        if (kRgb) colour[k] = pack_rgb(cr, cg, cb);
-      }
+      for (int k = 0; k < kSide; ++k)
+        gray[r] |= static_cast<uint32_t>(luma_from_rgb(byte_of(px[k], L.r), byte_of(px[k], L.g), byte_of(px[k], L.b)))
+                   << (8 * k);
     } else if (k422 && whole) {
       // The Y bytes of the eight (0 2 4 6 for YUY2, 1 3 5 7 for UYVY), in order.
       constexpr MacropixelLayout M = macropixel_layout(F);
       gray[r] = __byte_perm(pair[r].x, pair[r].y, M.y0 == 0 ? 0x6420 : 0x7531);
-      if (kRgb) {
-#pragma unroll
-        for (int k = 0; k < kSide; ++k) {
-          const uint32_t macropixel = k < 2 ? pair[r].x : pair[r].y;
-          uint8_t c[3];
-          rgb_from_yuv(byte_of(gray[r], k), byte_of(macropixel, M.u), byte_of(macropixel, M.v), c);
-          colour[k] = pack_rgb(c[0], c[1], c[2]);
-        }
-      }
-    } else if (kLuma8 && whole && !kRgb) {
+    } else if (kLuma8 && whole) {
       gray[r] = word[r];
     } else {
 #pragma unroll
       for (int k = 0; k < kSide; ++k)
-        if (x + k < in.width) gray[r] |= static_cast<uint32_t>(convert_one<F, kRgb>(in, w.words, x + k, yy, &colour[k]))
-                                         << (8 * k);
+        if (x + k < in.width)
+          gray[r] |= static_cast<uint32_t>(convert_one<F, false>(in, w.words, x + k, yy, nullptr)) << (8 * k);
     }
     uint8_t* out = drow(w.gray[z][0], yy) + x;
     if (full && w.gray_words) {
@@ -297,7 +284,7 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
 }
 
 // The launch of w's kernel for `count` views (blockIdx.z): the form for
-// the input format and for whether colour is made.
+// the input format and for whether the background model runs.
 template <bool kModel>
 cudaError_t describe(const Views& w, int count, KernelCall* call) {
   const dim3 block(kThreadsX, kThreadsY);

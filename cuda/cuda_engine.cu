@@ -224,7 +224,7 @@ struct CudaEngine::Impl {
   // during capture (a join a level: MethodFrame::join).
   cudaStream_t side_stream = nullptr;
   cudaEvent_t ev_fork = nullptr, ev_join[kMaxLevels] = {};
-  // The work of the graph's IF node, at the frame's priority
+  // The work of the graph's SWITCH node, at the frame's priority
   // (graph_condition.h: with the background model, a frame without
   // foreground skips the matching).
   cudaStream_t body_stream = nullptr;
@@ -262,7 +262,7 @@ struct CudaEngine::Impl {
   std::shared_ptr<AutoCoarse> coarse = std::make_shared<AutoCoarse>();
   // Captures that failed; from kMaxCaptureFailures on, frames run without a graph.
   int capture_failures = 0;
-  // Whether captures hold the method's IF node (graph_condition.h); off
+  // Whether captures hold the method's SWITCH node (graph_condition.h); off
   // after a capture with it failed. The last capture's failure, and whether
   // the last frame was a graph launch.
   bool graph_conditions = true;
@@ -533,9 +533,8 @@ struct CudaEngine::Impl {
     f.side_stream = side_stream;
     f.body_stream = body_stream;
     f.graph_conditions = graph_conditions;
-    // The last frame read back (stats) had a small foreground.
-    f.few_tiles_hint = params.background && counters_host &&
-                       counters_host->matched[0] < 0.2 * static_cast<double>(width) * height;
+    // The last frame read back (stats).
+    if (params.background && counters_host) f.last_foreground_pixels = counters_host->matched[0];
     f.fork = ev_fork;
     for (int l = 0; l < kMaxLevels; ++l) f.join[l] = ev_join[l];
     return f;
@@ -773,7 +772,7 @@ struct CudaEngine::Impl {
       bool in_capture = false;
       e = build_graph(convert, finish, &in_capture);
       if (!e.empty() && in_capture && graph_conditions) {
-        // Once more without the IF node: a runtime that takes no
+        // Once more without the SWITCH node: a runtime that takes no
         // conditional nodes still gets the graph.
         (void)cudaGetLastError();
         capture_error = e;

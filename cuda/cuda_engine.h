@@ -167,7 +167,7 @@ class CudaEngine final : public Engine {
   // How the last frame ran: "graph" (one graph launch), or why it did not
   // ("not yet captured": the first frame after a change runs its launches
   // straight; else the capture's failure); and whether the graph skips
-  // the matching where there is no foreground (its IF node).
+  // the matching where there is no foreground (its SWITCH node).
   std::string frame_graph_state(bool* skips_empty = nullptr) const;
   // Device memory the engine holds now, bytes.
   size_t device_bytes() const;

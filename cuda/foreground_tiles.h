@@ -2,9 +2,10 @@
 // tiles of each of a method's grids hold foreground, as lists made on the
 // GPU from the masks' occupancy (background.h), so that the method's kernels
 // run over those tiles alone. Blocks of a launch beyond its list's length
-// return at once; where no tile of the coarsest level holds any, a captured
-// graph skips the method's work altogether (the list kernel sets the
-// condition of an IF node: graph_condition.h).
+// return at once; the list kernel also sets the condition of a captured
+// graph's SWITCH node (graph_condition.h): no census tile at any level skips
+// the method's work altogether, a small foreground takes the configurations
+// for a few tiles.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -101,15 +101,15 @@ struct MethodFrame {
   cudaEvent_t join[kMaxLevels] = {};
   // With the background model: the masks' occupancy (background.h), from
   // which a method lists its foreground tiles (foreground_tiles.h), and a
-  // stream of the frame's priority for the work of a graph's IF node
+  // stream of the frame's priority for the work of a graph's SWITCH node
   // (graph_condition.h).
   ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
   cudaStream_t body_stream = nullptr;
   bool graph_conditions = true;  // the SWITCH node may be captured (false: the runtime refused it)
-  // Outside a graph (or without its SWITCH): whether the foreground was
-  // small lately (the last frame the engine read back), for a method with
-  // configurations for a few tiles.
-  bool few_tiles_hint = false;
+  // Outside a graph (or without its SWITCH): the full-size left view's
+  // foreground pixels on the last frame the engine read back (the most
+  // there are when none), for a method with configurations for a few tiles.
+  unsigned long long last_foreground_pixels = ~0ull;
 };
 
 class MatchingMethod {

@@ -24,7 +24,8 @@ namespace {
 constexpr int kCensusList = 0, kMatchList = 1, kCheckList = 2, kFewMatchList = 3;
 static_assert(kFewMatchList < kFrameTileLists, "finish.h");
 // Below this share of the frame's pixels (the full-size left mask) a frame
-// runs the configurations for a few tiles (MatchParams::sparse_tiles).
+// runs the configurations for a few tiles (MatchParams::sparse_tiles): the
+// SWITCH's condition in a graph, MethodFrame::last_foreground_pixels outside one.
 constexpr double kFewTilesBelow = 0.2;
 // The matching's smallest tiles (matching.cu: 50 columns, 8 rows at least),
 // for the room of a level's list whatever height the matching takes.
@@ -101,10 +102,11 @@ class ProgressiveMethod final : public MatchingMethod {
     for (int l = 0; l < nl; ++l) {
       const int lw = f.levels[l].width, lh = f.levels[l].height;
       Level& L = lv_[l];
-      CS_CUDA_TRY(L.census_tiles.allocate(ceil_div(lw, kCensusTileW) * ceil_div(lh, kCensusTileH), 1));
-      CS_CUDA_TRY(L.match_tiles.allocate(ceil_div(lw, kMatchTileMinW) * ceil_div(lh, kMatchTileMinH), 1));
-      CS_CUDA_TRY(L.few_tiles.allocate(ceil_div(lw, kMatchTileMinW) * ceil_div(lh, kMatchTileMinH), 1));
-      CS_CUDA_TRY(L.check_tiles.allocate(ceil_div(lw, kCheckTileW) * ceil_div(lh, kCheckTileH), 1));
+      const int match_tiles = ceil_div(lw, kMatchTileMinW) * ceil_div(lh, kMatchTileMinH);
+      CS_CUDA_TRY(L.tile_lists[kCensusList].allocate(ceil_div(lw, kCensusTileW) * ceil_div(lh, kCensusTileH), 1));
+      CS_CUDA_TRY(L.tile_lists[kMatchList].allocate(match_tiles, 1));
+      CS_CUDA_TRY(L.tile_lists[kFewMatchList].allocate(match_tiles, 1));
+      CS_CUDA_TRY(L.tile_lists[kCheckList].allocate(ceil_div(lw, kCheckTileW) * ceil_div(lh, kCheckTileH), 1));
     }
     CS_CUDA_TRY(match_wide_.allocate(2 * std::max(4096, w * h / 32), 1));
     CS_CUDA_TRY(match_wide_counters_.allocate(2, 1));
@@ -174,12 +176,18 @@ class ProgressiveMethod final : public MatchingMethod {
     mp->sparse_tiles = lists && few;
   }
 
+  // The full-size left foreground pixels below which a frame runs the
+  // configurations for a few tiles.
+  static unsigned long long few_below(const MethodFrame& f) {
+    return static_cast<unsigned long long>(kFewTilesBelow * f.levels[0].width * f.levels[0].height);
+  }
+
   // Whether level l runs its check (level 0's is part of the finish).
   static bool checks(const Params& p, int l) { return (p.lr_check || p.min_support > 0) && l > 0; }
 
   // The background model's foreground tile lists of every level's grids
-  // (foreground_tiles.h), made by one launch on `s`; with *condition on,
-  // it sets the condition to whether the coarsest level has foreground.
+  // (foreground_tiles.h), made by one launch on `s`; with condition on,
+  // it sets the SWITCH's condition (kNoTiles, kFewTiles or kManyTiles).
   std::string enqueue_tile_lists(const MethodFrame& f, cudaStream_t s, const GraphCondition& condition) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
@@ -194,7 +202,7 @@ class ProgressiveMethod final : public MatchingMethod {
       const int lw = f.levels[l].width, lh = f.levels[l].height;
       unsigned* counts = f.counters->tiles[l];
       TileGrid census = tile_grid(l, lw, lh, kCensusTileW, kCensusTileH,
-                                  L.census_tiles.view().data, &counts[kCensusList]);
+                                  L.tile_lists[kCensusList].view().data, &counts[kCensusList]);
       census.apron = census_apron(p.subwindow_radius);
       census.either_view = true;  // both views' census; the right view's keys cleared where it is offered
       // No census tile at any level: no foreground anywhere (every level's,
@@ -211,14 +219,13 @@ class ProgressiveMethod final : public MatchingMethod {
         if (config.tile_width == 0) continue;  // the generic kernel: no list
         const int which = few ? kFewMatchList : kMatchList;
         const TileGrid match = tile_grid(l, lw, lh, config.tile_width, config.tile_rows,
-                                         (few ? L.few_tiles : L.match_tiles).view().data,
-                                         &counts[which]);
-        if (match.tiles_x * match.tiles_y > (few ? L.few_tiles : L.match_tiles).view().width)
+                                         L.tile_lists[which].view().data, &counts[which]);
+        if (match.tiles_x * match.tiles_y > L.tile_lists[which].view().width)
           return "a level's matching tiles outgrew their list";
         add_tile_grid(&plan, match);
       }
       if (checks(p, l)) {
-        TileGrid check = tile_grid(l, lw, lh, kCheckTileW, kCheckTileH, L.check_tiles.view().data,
+        TileGrid check = tile_grid(l, lw, lh, kCheckTileW, kCheckTileH, L.tile_lists[kCheckList].view().data,
                                    &counts[kCheckList]);
         check.either_view = true;  // both views' checked maps where their foreground is
         add_tile_grid(&plan, check);
@@ -228,7 +235,7 @@ class ProgressiveMethod final : public MatchingMethod {
     plan.set_condition = condition.on;
     plan.condition = condition.handle;
     plan.foreground = &f.counters->matched[0];
-    plan.few_below = static_cast<unsigned long long>(kFewTilesBelow * f.levels[0].width * f.levels[0].height);
+    plan.few_below = few_below(f);
     CS_CUDA_TRY(enqueue_foreground_tiles(plan, s));
     return {};
   }
@@ -236,12 +243,7 @@ class ProgressiveMethod final : public MatchingMethod {
   // A list of level l (kCensusList, ...), or none without the model.
   TileList list_of(const MethodFrame& f, int l, int which, bool lists) {
     if (!lists) return {};
-    const Level& L = lv_[l];
-    const DeviceImage<unsigned>& buffer = which == kCensusList  ? L.census_tiles
-                                          : which == kMatchList ? L.match_tiles
-                                          : which == kCheckList ? L.check_tiles
-                                                                : L.few_tiles;
-    return {buffer.view().data, &f.counters->tiles[l][which]};
+    return {lv_[l].tile_lists[which].view().data, &f.counters->tiles[l][which]};
   }
 
   std::string enqueue(const MethodFrame& f, cudaStream_t frame_stream, StageTimer* timer) override {
@@ -263,7 +265,8 @@ class ProgressiveMethod final : public MatchingMethod {
       if (!e.empty()) return e;
       timer->mark("tile lists");
     }
-    if (!condition.on) return enqueue_levels(f, frame_stream, timer, lists, lists && f.few_tiles_hint);
+    if (!condition.on)
+      return enqueue_levels(f, frame_stream, timer, lists, lists && f.last_foreground_pixels < few_below(f));
     cudaGraph_t bodies[2] = {nullptr, nullptr};
     static_assert(kFewTiles == 0 && kManyTiles == 1, "the bodies' order");
     CS_CUDA_TRY(add_graph_switch(frame_stream, condition, 2, bodies));
@@ -277,8 +280,8 @@ class ProgressiveMethod final : public MatchingMethod {
     return {};
   }
 
-  // The frame's census and levels on `s` (the frame's stream, or an IF
-  // node's body).
+  // The frame's census and levels on `s` (the frame's stream, or a SWITCH
+  // body's).
   std::string enqueue_levels(const MethodFrame& f, cudaStream_t s, StageTimer* timer, bool lists, bool few) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
@@ -484,8 +487,8 @@ class ProgressiveMethod final : public MatchingMethod {
     for (int v = 0; v < 2; ++v)
       n += match_keys_[v].bytes() + match_tiles_[v].bytes() + probe_raw_[v].bytes() + probe_checked_[v].bytes();
     for (const Level& L : lv_) {
-      n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes() + L.right_keys.bytes() +
-           L.census_tiles.bytes() + L.match_tiles.bytes() + L.check_tiles.bytes() + L.few_tiles.bytes();
+      n += L.tile_costs.bytes() + L.tile_order.bytes() + L.tile_counts.bytes() + L.right_keys.bytes();
+      for (const DeviceImage<unsigned>& list : L.tile_lists) n += list.bytes();
       for (int v = 0; v < 2; ++v) n += L.census[v].bytes() + L.raw[v].bytes() + L.checked[v].bytes();
     }
     return n;
@@ -500,8 +503,9 @@ class ProgressiveMethod final : public MatchingMethod {
     DeviceImage<unsigned> tile_counts;
     // Refined levels: the right map as the keys the left view offers.
     DeviceImage<uint32_t> right_keys;
-    // The background model's foreground tiles of the level's grids.
-    DeviceImage<unsigned> census_tiles, match_tiles, check_tiles, few_tiles;
+    // The background model's foreground tiles of the level's grids, by list
+    // (kCensusList, ...).
+    DeviceImage<unsigned> tile_lists[kFrameTileLists];
     TileSchedule schedule() {
       TileSchedule t;
       t.costs = tile_costs.view().data;

@@ -23,6 +23,11 @@
 #                   frames-in-flight property exists: run twice with 1 and 2)
 #   --streams LIST  the grid's N (default 1,2,4,8,16,32)
 #   --sources LIST  the grid's sources (default cuda,system,pool,h264)
+#   --formats LIST  system-memory input formats measured at 1 and 16 streams
+#                   (default RGBA,GRAY8,I420,NV12; empty: none): converted once
+#                   before imagefreeze, so the frames that cross PCIe are in
+#                   that format; GRAY8 also converted every frame on a CPU
+#                   thread (what reducing RGBA before the upload costs)
 #   --backend, --size, --disparities, --decoder: for a check of the script on
 #                   a machine without a GPU (--backend cpu --size 64x48
 #                   --disparities 16 --decoder openh264dec --quick)
@@ -51,7 +56,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 BUILD="" LEFT="" RIGHT="" OUTDIR=${OUT:-} BUDGET=450 QUICK=0 DRY=0
-STREAMS="1,2,4,8,16,32" SOURCES="cuda,system,pool,h264"
+STREAMS="1,2,4,8,16,32" SOURCES="cuda,system,pool,h264" FORMATS="RGBA,GRAY8,I420,NV12"
 BACKEND=cuda SIZE=1920x1080 D=128 DECODER=nvh264dec
 SETS=()
 while [ $# -gt 0 ]; do
@@ -65,6 +70,7 @@ while [ $# -gt 0 ]; do
     --set) SETS+=(--set "$2"); shift 2 ;;
     --streams) STREAMS=$2; shift 2 ;;
     --sources) SOURCES=$2; shift 2 ;;
+    --formats) FORMATS=$2; shift 2 ;;
     --backend) BACKEND=$2; shift 2 ;;
     --size) SIZE=$2; shift 2 ;;
     --disparities) D=$2; shift 2 ;;
@@ -256,7 +262,44 @@ for src in cuda system pool; do
 done
 [ $QUICK = 1 ] || cam live60 --source cuda --streams 32 --live 60 "${VIEWS[@]}"
 
-# Two GPUs: the same streams over devices 0 and 1.
+# System-memory input formats (issue 36, item 3): bytes a pixel that cross PCIe.
+for f in $(list "$FORMATS"); do
+  for n in 1 16; do
+    [ $QUICK = 1 ] && [ $n = 16 ] && continue
+    cam format --source videoconvert --format $f --streams $n "${VIEWS[@]}"
+    [ $f = GRAY8 ] && cam format-each --source videoconvert --format $f --convert each --streams $n "${VIEWS[@]}"
+  done
+done
+
+# Two GPUs: the same streams over devices 0 and 1, in one process (a pipeline
+# a stream, and all streams in one pipeline as gst-launch-1.0 builds them)
+# and in two processes at once (one a GPU, half the streams each); with four
+# GPUs or more, the streams over the first four too.
+# cam_procs LABEL N ARGS...: two cs-bench-cameras at once, N/2 streams each,
+# one on device 0 and one on device 1; both result lines are kept.
+cam_procs() {
+  local label=$1 n=$2; shift 2
+  if [ $DRY = 1 ]; then echo "dry run: two processes of $CAM --streams $((n / 2)) --devices 0 | 1 $*"; return; fi
+  local left=$((BUDGET - $(elapsed)))
+  if [ $left -lt 15 ]; then
+    echo "result label=$label source=- streams=$n error=\"skipped: the call's budget of $BUDGET s was spent\"" >> "$RAW"
+    return
+  fi
+  local limit=$((left < 90 ? left : 90)) d
+  local args=(--backend "$BACKEND" --size "$SIZE" --disparities "$D" --decoder "$DECODER" --warmup "$WARMUP"
+              --duration "$DURATION" "${SETS[@]}" --streams $((n / 2)) "$@")
+  for d in 0 1; do
+    timeout -k 5 $((limit + 10)) "$CAM" --timeout "$limit" --label "$label" --devices $d "${args[@]}" \
+      > "$WORK/proc$d" 2> "$WORK/proc$d.err" &
+  done
+  wait
+  for d in 0 1; do
+    { echo "== cs-bench-cameras (process $d of 2) --label $label --devices $d ${args[*]}"; cat "$WORK/proc$d" "$WORK/proc$d.err"; } >> "$LOG"
+    grep -E '^(result|stream) ' "$WORK/proc$d" | tee -a "$RESULTS" >> "$RAW"
+    grep -q '^result ' "$WORK/proc$d" ||
+      echo "result label=$label source=- streams=$((n / 2)) error=\"process $d of 2 gave no result line, see log.txt\"" >> "$RAW"
+  done
+}
 if [ $gpus -ge 2 ] || [ $DRY = 1 ]; then
   for src in cuda system h264; do
     in_list $src "$SOURCES" || continue
@@ -267,6 +310,15 @@ if [ $gpus -ge 2 ] || [ $DRY = 1 ]; then
       cam two-gpus --source $src --streams $n --devices 0,1 "${VIEWS[@]}" "${extra[@]}"
       [ $QUICK = 1 ] || in_list $n "$STREAMS" || cam grid --source $src --streams $n "${VIEWS[@]}" "${extra[@]}"
     done
+    n=16
+    [ $QUICK = 1 ] && n=8
+    cam two-gpus-one-pipeline --source $src --streams $n --devices 0,1 --pipelines one "${VIEWS[@]}" "${extra[@]}"
+    cam one-gpu-one-pipeline --source $src --streams $n --pipelines one "${VIEWS[@]}" "${extra[@]}"
+    cam_procs two-processes $n --source $src "${VIEWS[@]}" "${extra[@]}"
+    if [ $gpus -ge 4 ]; then
+      cam four-gpus --source $src --streams $n --devices 0,1,2,3 "${VIEWS[@]}" "${extra[@]}"
+      cam four-gpus-one-pipeline --source $src --streams $n --devices 0,1,2,3 --pipelines one "${VIEWS[@]}" "${extra[@]}"
+    fi
   done
 fi
 [ $DRY = 1 ] && exit 0
@@ -372,6 +424,24 @@ GRID_HEAD="| source | N | GPUs | total fps | fps per stream, mean (min..max) | e
 } > "$OUTDIR/variants.md"
 
 {
+  echo "### System-memory input by format (issue 36, item 3)"
+  echo
+  echo "appsrc ! videoconvert ! video/x-raw,format=F ! imagefreeze ! cudastereo: the frame is converted once,"
+  echo "so every frame crosses PCIe in F (pinned in place after its first sighting); \"each\": imagefreeze"
+  echo "before videoconvert n-threads=1, so every frame is converted on a CPU thread of its stream first."
+  echo
+  echo "| format | bytes a pixel | converted | N | total fps | fps per stream, mean (min..max) | latency median ms | CPU cores busy |"
+  echo "| --- | ---: | --- | ---: | ---: | --- | ---: | ---: |"
+  awk "$KV"'$1 == "result" && (kv("label") == "format" || kv("label") == "format-each") {
+      f = kv("format"); b = f == "RGBA" ? 4 : f == "GRAY8" ? 1 : (f == "I420" || f == "NV12") ? 1.5 : "?"
+      if (err() != "") { printf "| %s | %s | %s | %s | | | | %s |\n", f, b, kv("convert"), kv("streams"), err(); next }
+      printf "| %s | %s | %s | %s | %s | %s (%s..%s) | %s | %s |\n", f, b, kv("convert"), kv("streams"), kv("total_fps"),
+             kv("fps_mean"), kv("fps_min"), kv("fps_max"), kv("lat_median_ms"), kv("cpu_cores")
+    }' "$RAW"
+  echo
+} > "$OUTDIR/formats.md"
+
+{
   echo "### Two GPUs: streams split over both (cuda-device-id, round robin)"
   echo
   if [ $gpus -lt 2 ]; then
@@ -380,18 +450,32 @@ GRID_HEAD="| source | N | GPUs | total fps | fps per stream, mean (min..max) | e
     echo "$GRID_HEAD"
     grid_table two-gpus grid single | awk -F'|' -v ns=" 8 16 32 " 'index(ns, " " ($3 + 0) " ")'
     echo
-    echo "Total fps on two GPUs over one GPU:"
+    echo "All streams in one pipeline (as gst-launch-1.0 builds them), two processes at once (one a GPU,"
+    echo "half the streams each; total of both), and four GPUs where the machine has them:"
     echo
-    awk "$KV"'$1 == "result" && err() == "" && (kv("label") == "two-gpus" || kv("label") == "grid") {
-        k = kv("source") " N=" kv("streams"); if (kv("label") == "two-gpus") { two[k] = kv("total_fps"); if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
-        else one[k] = kv("total_fps") }
-      END { for (i = 1; i <= n; i++) { k = order[i]; if (one[k] + 0 > 0) printf "- %s: %.2f x (%s vs %s fps)\n", k, two[k] / one[k], two[k], one[k] } }' "$RAW"
+    echo "| run | source | N | GPUs | total fps | over one GPU, same N | CUDA contexts | CPU cores busy |"
+    echo "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"
+    awk "$KV"'$1 == "result" && err() == "" {
+        l = kv("label"); s = kv("source"); n = kv("streams") + 0
+        if (l == "grid" || l == "single") one[s " " n] = kv("total_fps")
+        if (l == "one-gpu-one-pipeline") onep[s " " n] = kv("total_fps")
+        if (l == "two-processes") { k = l " " s " " (2 * n); fps[k] += kv("total_fps"); ctx[k] += kv("cuda_contexts"); cpu[k] += kv("cpu_cores"); dev[k] = "0,1 (two processes)"; procs[k]++ }
+        else if (l ~ /gpus/ || l == "one-gpu-one-pipeline") { k = l " " s " " n; fps[k] = kv("total_fps"); ctx[k] = kv("cuda_contexts"); cpu[k] = kv("cpu_cores"); dev[k] = kv("devices") }
+        else next
+        if (!(k in seen)) { seen[k] = 1; order[++m] = k }
+      }
+      END { for (i = 1; i <= m; i++) { split(order[i], p, " "); k = order[i]; base = p[1] ~ /one-pipeline/ && (p[2] " " p[3]) in onep ? onep[p[2] " " p[3]] : one[p[2] " " p[3]]
+              printf "| %s | %s | %s | %s | %.0f | %s | %s | %.2f |\n", p[1], p[2], p[3], dev[k], fps[k],
+                     (base + 0 > 0 ? sprintf("%.2f x", fps[k] / base) : "-"), ctx[k], cpu[k] } }' "$RAW"
+    echo
+    echo "(\"over one GPU\": one-pipeline runs against one-gpu-one-pipeline, the others against the grid's"
+    echo "one-GPU run of the same source and N.)"
   fi
   echo
 } > "$OUTDIR/devices.md"
 
 {
-  for f in env single cameras variants devices; do cat "$OUTDIR/$f.md"; echo; done
+  for f in env single cameras variants formats devices; do cat "$OUTDIR/$f.md"; echo; done
   echo "(cameras.sh: $(elapsed) s)"
 } > "$OUTDIR/all.md"
 failed=$(grep -c 'error="' "$RAW")

@@ -1,8 +1,10 @@
 // The GstCudaContext the element shares with neighbouring CUDA elements
-// (as nvcodec's elements do): found through the pipeline or made on
-// cuda-device-id when the element starts, taken when the application or a
-// neighbour sets one, and handed out in answer to context queries. Without
-// GStreamer's CUDA library there is none: queries go unanswered.
+// (as nvcodec's elements do): found through the pipeline when the element
+// goes to READY (before its upstream neighbours, which then find ours) or
+// starts, else the process's one context for cuda-device-id; taken when the
+// application or a neighbour sets one, and handed out in answer to context
+// queries. Without GStreamer's CUDA library there is none: queries go
+// unanswered.
 #pragma once
 
 #include <string>
@@ -13,10 +15,17 @@
 namespace cs_gst {
 
 #if HAVE_GST_CUDA
-// Finds the CUDA context the pipeline shares (from a neighbour or the
-// application) or makes one for cuda-device-id and announces it. Returns a
-// reference in *ctx, or the reason there is none.
+// Unless the element holds a context of cuda-device-id (device_id; -1: any)
+// already: asks the neighbours (CONTEXT queries downstream, then upstream),
+// then the application and the bins (NEED_CONTEXT), and takes the first of
+// its device; with none, takes the process's context for the device (one a
+// GPU, shared by every element that found none: never one a branch) and
+// announces it (HAVE_CONTEXT). Empty, or the reason there is none.
+std::string acquire_cuda_context(GstCudaStereo* self, int device_id);
+// acquire_cuda_context, then a reference to the context in *ctx.
 std::string open_cuda_context(GstCudaStereo* self, int device_id, GstCudaContext** ctx);
+// Drops the element's context (READY to NULL).
+void release_cuda_context(GstCudaStereo* self);
 #endif
 
 // GstElement's set_context: takes a CUDA context set on the element while

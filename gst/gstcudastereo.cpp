@@ -234,6 +234,7 @@
 #include "cuda_context.h"
 #include "cuda_context_scope.h"
 #include "element_private.h"
+#include "engine_factory.h"
 #include "engine_setup.h"
 #include "gstcudastereometa.h"
 #include "live.h"
@@ -378,6 +379,33 @@ static gboolean gst_cuda_stereo_src_query(GstAggregator* agg, GstQuery* query) {
 static gboolean gst_cuda_stereo_src_event(GstAggregator* agg, GstEvent* event) {
   if (GST_EVENT_TYPE(event) == GST_EVENT_QOS) cs_gst::observe_qos(GST_CUDA_STEREO(agg), event);
   return GST_AGGREGATOR_CLASS(gst_cuda_stereo_parent_class)->src_event(agg, event);
+}
+
+// NULL to READY: the CUDA context is found (or the process's for the GPU
+// taken) before the upstream neighbours go to READY, so that they find ours
+// through their downstream query and the branch runs in one context a GPU.
+// A failure here is not one: start reports it, or falls back to the CPU.
+static GstStateChangeReturn gst_cuda_stereo_change_state(GstElement* element, GstStateChange transition) {
+#if HAVE_GST_CUDA
+  GstCudaStereo* self = GST_CUDA_STEREO(element);
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY) {
+    int backend, device_id;
+    {
+      std::lock_guard<std::mutex> guard(PRIV(self)->lock);
+      backend = PRIV(self)->settings.backend;
+      device_id = PRIV(self)->settings.cuda_device_id;
+    }
+    if (static_cast<cs_gst::Backend>(backend) != cs_gst::Backend::Cpu) {
+      const std::string why = cs_gst::acquire_cuda_context(self, device_id);
+      if (!why.empty()) GST_DEBUG_OBJECT(self, "no CUDA context at READY: %s", why.c_str());
+    }
+  }
+#endif
+  const GstStateChangeReturn ret = GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->change_state(element, transition);
+#if HAVE_GST_CUDA
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL) cs_gst::release_cuda_context(self);
+#endif
+  return ret;
 }
 
 static void gst_cuda_stereo_set_context(GstElement* element, GstContext* context) {
@@ -620,6 +648,7 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
   element_class->request_new_pad = GST_DEBUG_FUNCPTR(gst_cuda_stereo_request_new_pad);
   element_class->release_pad = GST_DEBUG_FUNCPTR(gst_cuda_stereo_release_pad);
   element_class->set_context = GST_DEBUG_FUNCPTR(gst_cuda_stereo_set_context);
+  element_class->change_state = GST_DEBUG_FUNCPTR(gst_cuda_stereo_change_state);
 
   agg_class->aggregate = GST_DEBUG_FUNCPTR(gst_cuda_stereo_aggregate);
   agg_class->get_next_time = GST_DEBUG_FUNCPTR(gst_cuda_stereo_get_next_time);

@@ -87,6 +87,8 @@ typedef struct {
   int live_fps;
   GPtrArray *props; /* "name=value" for every cudastereo */
   gboolean identity; /* --stage identity: no cudastereo, what the source alone gives */
+  const char *format;     /* --source videoconvert: the format videoconvert makes (default RGBA) */
+  gboolean convert_each;  /* --source videoconvert: converted every frame (after imagefreeze), not once */
   double warmup_s, duration_s, timeout_s;
   gboolean timeout_given;
   const char *label;
@@ -612,6 +614,10 @@ static int usage(void) {
           "                           images decoded and scaled by GStreamer (default: generated)\n"
           "  --size WxH               one view (default 1920x1080)\n"
           "  --h264 FILE              mp4 with side-by-side H.264, for --source h264\n"
+          "  --format F               --source videoconvert: the format made (default RGBA; GRAY8,\n"
+          "                           I420, NV12: fewer bytes a pixel cross PCIe)\n"
+          "  --convert C              --source videoconvert: once (default: before imagefreeze) | each\n"
+          "                           (every frame, after imagefreeze, on one CPU thread a stream)\n"
           "  --decoder NAME           H.264 decoder (default nvh264dec; nvh264device<k>dec on GPU k > 0)\n"
           "  --backend B              cuda | cpu | auto (default cuda)\n"
           "  --disparities D          max-disparity (default 128)\n"
@@ -673,6 +679,7 @@ static gboolean parse(int argc, char **argv, Options *o) {
   o->duration_s = 3.0;
   o->timeout_s = 60.0;
   o->label = "-";
+  o->format = "RGBA";
   o->frames = 600;
   o->noise = 2;
   o->gop = 30;
@@ -691,6 +698,12 @@ static gboolean parse(int argc, char **argv, Options *o) {
       ok = parse_int(v, &o->streams) && o->streams >= 1 && o->streams <= 256;
     } else if (!strcmp(a, "--source")) {
       ok = (o->source = pick(v, source_names, N_SOURCES)) >= 0;
+    } else if (!strcmp(a, "--convert")) {
+      ok = !strcmp(v, "once") || !strcmp(v, "each");
+      o->convert_each = !strcmp(v, "each");
+    } else if (!strcmp(a, "--format")) {
+      o->format = v;
+      ok = gst_video_format_from_string(v) != GST_VIDEO_FORMAT_UNKNOWN;
     } else if (!strcmp(a, "--left")) {
       o->left = v;
     } else if (!strcmp(a, "--right")) {
@@ -957,10 +970,19 @@ static void append_stream(GString *d, const Options *o, int i, int device) {
                              live, fps);
       break;
     case SOURCE_VIDEOCONVERT:
-      g_string_append_printf(d,
-                             "appsrc name=src%d format=time ! videoconvert ! video/x-raw,format=RGBA ! "
-                             "imagefreeze%s ! video/x-raw,framerate=%d/1 ! ",
-                             i, live, fps);
+      /* Converted once (the frames that cross PCIe are in --format), or
+       * every frame on a CPU thread (--convert-each: what the reduction
+       * costs against the bytes it saves). */
+      if (o->convert_each)
+        g_string_append_printf(d,
+                               "appsrc name=src%d format=time ! imagefreeze%s ! video/x-raw,framerate=%d/1 ! "
+                               "videoconvert n-threads=1 ! video/x-raw,format=%s ! ",
+                               i, live, fps, o->format);
+      else
+        g_string_append_printf(d,
+                               "appsrc name=src%d format=time ! videoconvert ! video/x-raw,format=%s ! "
+                               "imagefreeze%s ! video/x-raw,framerate=%d/1 ! ",
+                               i, o->format, live, fps);
       break;
     case SOURCE_H264: {
       char *dec = decoder_for(o, device);
@@ -1102,11 +1124,12 @@ static void print_result_start(const Options *o, const char *frame_what) {
   for (guint i = 0; i < o->props->len; ++i)
     g_string_append_printf(props, "%s%s", i ? ";" : "", (const char *)g_ptr_array_index(o->props, i));
   printf("result label=%s source=%s streams=%d devices=%s pipelines=%s context=%s backend=%s view=%dx%d D=%d "
-         "output=%s live_fps=%d props=%s frame=%s stage=%s",
+         "output=%s live_fps=%d props=%s frame=%s stage=%s format=%s convert=%s",
          o->label, source_names[o->source], o->streams, devs->len ? devs->str : "auto",
          o->one_pipeline ? "one" : "per-stream", o->shared_context ? "shared" : "own", o->backend, o->width, o->height,
          o->disparities, output_names[o->output], o->live_fps, props->len ? props->str : "-", frame_what,
-         o->identity ? "identity" : "stereo");
+         o->identity ? "identity" : "stereo", o->source == SOURCE_VIDEOCONVERT ? o->format : "RGBA",
+         o->source == SOURCE_VIDEOCONVERT ? (o->convert_each ? "each" : "once") : "-");
   g_string_free(devs, TRUE);
   g_string_free(props, TRUE);
 }

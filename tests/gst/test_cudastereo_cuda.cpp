@@ -20,7 +20,13 @@
 #include <vector>
 
 #include "gstcudastereometa.h"
+#include "pipeline_helpers.h"
 #include "synthetic.h"
+
+using pipeline_helpers::by_name;
+using pipeline_helpers::launch;
+using pipeline_helpers::set_state_within;
+using pipeline_helpers::wait_eos;
 
 namespace {
 
@@ -876,6 +882,148 @@ GST_START_TEST(test_concurrent_elements) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- contexts
+
+guint device_of(GstCudaContext* ctx) {
+  guint device = 0;
+  g_object_get(ctx, "cuda-device-id", &device, nullptr);
+  return device;
+}
+
+// One pipeline whose branches alternate between the GPUs, as gst-launch-1.0
+// with a chain a camera builds it (issue 36): a pipeline keeps one CUDA
+// context, the last announced, so each element asking it was handed the
+// other GPU's, refused it and made one of its own: a context a branch, and
+// a GPU switching between them. Now every branch on a GPU runs in one
+// context (cudastereo's and cudaupload's), one a GPU. And a second pipeline
+// that shares nothing with the first gets the same context on the same GPU.
+// With one GPU the branches all take device 0 (the same checks, one context).
+GST_START_TEST(test_one_context_per_gpu) {
+  require_element("cudaupload");
+  GstCudaContext* second = gst_cuda_context_new(1);
+  const int gpus = second ? 2 : 1;
+  if (second) gst_object_unref(second);
+  constexpr int kBranches = 6;
+  std::string desc;
+  for (int b = 0; b < kBranches; ++b) {
+    const std::string dev = std::to_string(b % gpus), n = std::to_string(b);
+    desc += "videotestsrc num-buffers=3 pattern=ball ! video/x-raw,format=RGBA,width=192,height=48 ! cudaupload name=up" +
+            n + " cuda-device-id=" + dev + " ! cudastereo name=st" + n +
+            " backend=cuda input-layout=side-by-side max-disparity=16 cuda-device-id=" + dev +
+            " ! video/x-raw,format=GRAY16_LE ! fakesink sync=false ";
+  }
+  GstElement* pipeline = launch(desc);
+  fail_unless(set_state_within(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  wait_eos(pipeline);
+  GstCudaContext* per_gpu[2] = {nullptr, nullptr};
+  for (int b = 0; b < kBranches; ++b) {
+    const std::string n = std::to_string(b);
+    GstElement* st = by_name(pipeline, ("st" + n).c_str());
+    GstElement* up = by_name(pipeline, ("up" + n).c_str());
+    GstCudaContext* ours = context_of(st, GST_PAD_SRC);
+    fail_unless(ours != nullptr, "branch %d: cudastereo holds no CUDA context", b);
+    fail_unless_equals_int(device_of(ours), b % gpus);
+    GstCudaContext* theirs = context_of(up, GST_PAD_SRC);
+    fail_unless(theirs == ours, "branch %d: cudaupload runs in another CUDA context than its cudastereo", b);
+    GstCudaContext*& first = per_gpu[b % gpus];
+    if (!first)
+      first = GST_CUDA_CONTEXT(gst_object_ref(ours));
+    else
+      fail_unless(first == ours, "branch %d on GPU %d has a CUDA context of its own", b, b % gpus);
+    if (theirs) gst_object_unref(theirs);
+    gst_object_unref(ours);
+    gst_object_unref(st);
+    gst_object_unref(up);
+  }
+  if (gpus == 2) fail_unless(per_gpu[0] != per_gpu[1]);
+  // A pipeline of its own, nothing shared with the first: the same context.
+  GstElement* other = launch(
+      "videotestsrc num-buffers=2 ! video/x-raw,format=RGBA,width=192,height=48 ! cudastereo name=st backend=cuda "
+      "input-layout=side-by-side max-disparity=16 ! video/x-raw,format=GRAY16_LE ! fakesink sync=false");
+  fail_unless(set_state_within(other, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+  wait_eos(other);
+  GstElement* st = by_name(other, "st");
+  GstCudaContext* ctx = context_of(st, GST_PAD_SRC);
+  fail_unless(ctx == per_gpu[0], "a second pipeline on GPU 0 made a CUDA context of its own");
+  if (ctx) gst_object_unref(ctx);
+  gst_object_unref(st);
+  gst_element_set_state(other, GST_STATE_NULL);
+  gst_object_unref(other);
+  for (GstCudaContext* c : per_gpu)
+    if (c) gst_object_unref(c);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+GST_END_TEST;
+
+// Streams on every GPU (up to four) started and stopped in rounds, each in a
+// pipeline of its own, beside two that fail: one on cuda-device-id=99 (no
+// such GPU: an error at start naming it) and one on GPU 0 whose engine fails
+// a kernel launch at its third frame (CUDASTEREO_INJECT_FAULT, a sticky
+// device error). Neither stops the others: every good stream gives all its
+// frames, in every round (issue 36, item 4).
+GST_START_TEST(test_gpu_failures_stay_with_their_stream) {
+  int gpus = 1;
+  for (guint d = 1; d < 4; ++d) {
+    GstCudaContext* c = gst_cuda_context_new(d);
+    if (!c) break;
+    gst_object_unref(c);
+    gpus++;
+  }
+  constexpr int kFrames = 30, kRounds = 3;
+  const std::string source =
+      "videotestsrc is-live=true num-buffers=" + std::to_string(kFrames) +
+      " pattern=ball ! video/x-raw,format=RGBA,width=192,height=48,framerate=120/1 ! ";
+  const std::string stereo = "cudastereo name=st backend=cuda input-layout=side-by-side max-disparity=16 ";
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<GstElement*> good;
+    std::vector<pipeline_helpers::Counter> counts(gpus);
+    for (int d = 0; d < gpus; ++d) {
+      good.push_back(launch(source + stereo + "cuda-device-id=" + std::to_string(d) +
+                            " ! video/x-raw,format=GRAY16_LE ! fakesink name=sink sync=false"));
+      pipeline_helpers::count_on(good.back(), "sink", "sink", &counts[d]);
+    }
+    for (GstElement* p : good) fail_unless(set_state_within(p, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    // A device error: the fault is armed while this engine is made only.
+    g_setenv("CUDASTEREO_INJECT_FAULT", "launch@3", TRUE);
+    GstElement* faulty = launch(source + stereo + "cuda-device-id=0 ! fakesink sync=false");
+    const GstStateChangeReturn faulty_start = set_state_within(faulty, GST_STATE_PAUSED);
+    g_unsetenv("CUDASTEREO_INJECT_FAULT");
+    fail_unless(faulty_start != GST_STATE_CHANGE_FAILURE);
+    fail_unless(set_state_within(faulty, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+    // No such GPU: refused at start, with its number in the error.
+    GstElement* missing = launch(source + stereo + "cuda-device-id=99 ! fakesink sync=false");
+    fail_unless_equals_int(set_state_within(missing, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    GstBus* bus = gst_element_get_bus(missing);
+    GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    fail_unless(m != nullptr, "round %d: cuda-device-id=99 failed without an error message", round);
+    fail_unless(pipeline_helpers::error_text(m).find("cuda-device-id=99") != std::string::npos, "round %d: %s", round,
+                pipeline_helpers::error_text(m).c_str());
+    gst_message_unref(m);
+    gst_object_unref(bus);
+    bus = gst_element_get_bus(faulty);
+    m = pipeline_helpers::wait_for(bus, GST_MESSAGE_ERROR, 30 * GST_SECOND, faulty);
+    fail_unless(m != nullptr, "round %d: the injected device error was not reported", round);
+    fail_unless(pipeline_helpers::error_text(m).find("injected") != std::string::npos, "round %d: %s", round,
+                pipeline_helpers::error_text(m).c_str());
+    gst_message_unref(m);
+    gst_object_unref(bus);
+    for (int d = 0; d < gpus; ++d) {
+      wait_eos(good[d]);
+      fail_unless_equals_int(g_atomic_int_get(&counts[d].buffers), kFrames);
+    }
+    for (GstElement* p : {faulty, missing}) {
+      fail_unless_equals_int(set_state_within(p, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+      gst_object_unref(p);
+    }
+    for (GstElement* p : good) {
+      fail_unless_equals_int(set_state_within(p, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+      gst_object_unref(p);
+    }
+  }
+}
+GST_END_TEST;
+
 // ---------------------------------------------------------------- device choice
 
 GST_START_TEST(test_bad_device_id) {
@@ -1039,6 +1187,8 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_test(tc, test_nvh264dec_pipeline);
   tcase_add_test(tc, test_concurrent_elements);
   tcase_add_test(tc, test_bad_device_id);
+  tcase_add_test(tc, test_one_context_per_gpu);
+  tcase_add_test(tc, test_gpu_failures_stay_with_their_stream);
   tcase_add_test(tc, test_block_cuda_matches_cpu);
   tcase_add_test(tc, test_block_cuda_memory);
   tcase_add_test(tc, test_progressive_uniqueness_and_confidence_cuda_matches_cpu);

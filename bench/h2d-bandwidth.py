@@ -1,7 +1,7 @@
 # Host-to-device copy bandwidth of pinned system memory, GPU 0 alone, GPU 1
 # alone and both at once (each from its own buffer): frames of 3840x1080
 # RGBA (16.6 MB), as cameras.sh sends them. The reference for issue 16's
-# system-memory rows on two GPUs (bench/README.md). Needs two GPUs and
+# system-memory rows on two GPUs (bench/RESULTS.md, issue 16). Needs two GPUs and
 # PyTorch (the device machines have it; the project does not depend on it):
 #   python3 bench/h2d-bandwidth.py
 import time, torch

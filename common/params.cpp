@@ -30,18 +30,21 @@ const char* pixel_format_name(PixelFormat f) {
 
 namespace {
 
-// Limits beyond which a value is certainly a mistake. The Q4 output (d * 16
-// in 16 bits) bounds the disparity.
-constexpr int kMaxDisparityLimit = 4096;
+// Limits beyond which a value is certainly a mistake, for the parameters
+// the element does not expose (stereo.h has those it does).
 constexpr int kMaxSubwindowRadius = 8;
 constexpr int kMaxHoleRadius = 16;
+constexpr int kMaxMinSupport = 8;  // all the neighbours
+constexpr float kMaxMinSigma = 128.0f;
 constexpr int kMaxMorphRadius = 8;
-constexpr int kMaxWarmup = 1000000;
 
-template <typename T>
-std::string say(const char* name, T value, const char* rule) {
+// "NAME (VALUE) RULE...", the rule's numbers streamed from the limits so
+// that the message states the bound the test applies.
+template <typename T, typename... Rule>
+std::string say(const char* name, T value, const Rule&... rule) {
   std::ostringstream s;
-  s << name << " (" << value << ") " << rule;
+  s << name << " (" << value << ") ";
+  (s << ... << rule);
   return s.str();
 }
 
@@ -63,43 +66,44 @@ std::string Params::validate() const {
     s << "max-disparity (" << max_disparity << ") must be greater than min-disparity (" << min_disparity << ")";
     return s.str();
   }
-  if (max_disparity > kMaxDisparityLimit)
-    return say("max-disparity", max_disparity, "must not exceed 4096");
+  if (max_disparity > kMaxDisparity) return say("max-disparity", max_disparity, "must not exceed ", kMaxDisparity);
   if (levels < 0 || levels > kMaxLevels)
-    return say("levels", levels, "must be between 0 (automatic) and 8");
+    return say("levels", levels, "must be between 0 (automatic) and ", kMaxLevels);
   if (subwindow_radius < 0 || subwindow_radius > kMaxSubwindowRadius)
-    return say("subwindow-radius", subwindow_radius, "must be between 0 and 8");
+    return say("subwindow-radius", subwindow_radius, "must be between 0 and ", kMaxSubwindowRadius);
   if (!window_variant_known(window))
     return say("window", static_cast<int>(window), "must be 0 (box), 1, 2 or 4 best sub-windows");
   if (hole_search_radius < 0 || hole_search_radius > kMaxHoleRadius)
-    return say("hole-search-radius", hole_search_radius, "must be between 0 and 16");
+    return say("hole-search-radius", hole_search_radius, "must be between 0 and ", kMaxHoleRadius);
   if (hole_span < 0 || hole_span > kMaxHoleSpan)
-    return say("hole-span", hole_span, "must be between 0 (no bound) and 4096");
+    return say("hole-span", hole_span, "must be between 0 (no bound) and ", kMaxHoleSpan);
   if (coarse_range_factor < kAutoCoarseRangeFactor || coarse_range_factor > kMaxCoarseRangeFactor)
-    return say("coarse-range-factor", coarse_range_factor,
-               "must be between 0 (automatic) and 16 (1: the asked range at every level)");
-  if (min_support < 0 || min_support > 8)
-    return say("min-support", min_support, "must be between 0 (off) and 8");
+    return say("coarse-range-factor", coarse_range_factor, "must be between ", kAutoCoarseRangeFactor,
+               " (automatic) and ", kMaxCoarseRangeFactor, " (1: the asked range at every level)");
+  if (min_support < 0 || min_support > kMaxMinSupport)
+    return say("min-support", min_support, "must be between 0 (off) and ", kMaxMinSupport);
   if (!(learning_rate > 0.0f && learning_rate <= 1.0f))
     return say("learning-rate", learning_rate, "must be greater than 0 and at most 1");
-  if (!(foreground_threshold > 0.0f && foreground_threshold <= 100.0f))
-    return say("foreground-threshold", foreground_threshold, "must be greater than 0 and at most 100");
-  if (!(min_sigma > 0.0f && min_sigma <= 128.0f))
-    return say("min-sigma", min_sigma, "must be greater than 0 and at most 128");
-  if (warmup_frames < 0 || warmup_frames > kMaxWarmup)
-    return say("warmup-frames", warmup_frames, "must be between 0 and 1000000");
+  if (!(foreground_threshold > 0.0f && foreground_threshold <= kMaxForegroundThreshold))
+    return say("foreground-threshold", foreground_threshold, "must be greater than 0 and at most ",
+               kMaxForegroundThreshold);
+  if (!(min_sigma > 0.0f && min_sigma <= kMaxMinSigma))
+    return say("min-sigma", min_sigma, "must be greater than 0 and at most ", kMaxMinSigma);
+  if (warmup_frames < 0 || warmup_frames > kMaxWarmupFrames)
+    return say("warmup-frames", warmup_frames, "must be between 0 and ", kMaxWarmupFrames);
   // Named apart from block-size, the element's SSD window of method block.
   if (absorb_delay < 0 || absorb_delay > kMaxAbsorbDelay)
-    return say("absorb-delay", absorb_delay, "must be between 0 and 126");
+    return say("absorb-delay", absorb_delay, "must be between 0 and ", kMaxAbsorbDelay);
   if (morph_radius < 0 || morph_radius > kMaxMorphRadius)
-    return say("morph-radius", morph_radius, "must be between 0 and 8");
+    return say("morph-radius", morph_radius, "must be between 0 and ", kMaxMorphRadius);
   if (lr_tolerance < 0 || lr_tolerance > max_disparity)
     return say("lr-tolerance", lr_tolerance, "must be between 0 and max-disparity");
-  if (match_block_size < 3 || match_block_size > kMaxMatchBlockSize || match_block_size % 2 == 0)
-    return say("block-size", match_block_size, "must be odd and between 3 and 31");
+  if (match_block_size < kMinMatchBlockSize || match_block_size > kMaxMatchBlockSize || match_block_size % 2 == 0)
+    return say("block-size", match_block_size, "must be odd and between ", kMinMatchBlockSize, " and ",
+               kMaxMatchBlockSize);
   if (uniqueness_ratio < -1 || uniqueness_ratio > kMaxUniquenessRatio)
     return say("uniqueness-ratio", uniqueness_ratio,
-               "must be -1 (the method's default), 0 (off) or a percentage up to 1000");
+               "must be -1 (the method's default), 0 (off) or a percentage up to ", kMaxUniquenessRatio);
   return {};
 }
 

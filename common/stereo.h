@@ -100,6 +100,12 @@ constexpr int kDefaultMinSupport = 5;
 constexpr int kMaxHoleSpan = 4096;
 constexpr int kDefaultAbsorbDelay = 60;   // Params::absorb_delay
 constexpr int kMaxAbsorbDelay = 126;      // the model counts a foreground run to 127
+// Limits beyond which a value is certainly a mistake (Params::validate, and
+// the element's property ranges). The Q4 output (d * 16 in 16 bits) bounds
+// the disparity.
+constexpr int kMaxDisparity = 4096;
+constexpr int kMaxWarmupFrames = 100000;  // almost an hour at 30 fps
+constexpr float kMaxForegroundThreshold = 100.0f;
 
 // How a window's cost is formed from its 3x3 sub-windows (stereo_math.h,
 // adaptive_window_cost): the centre plus the N best of the 8 around it.
@@ -147,7 +153,7 @@ struct Params {
   // 16 bounds a hole's work (about three pixels' worth) where its neighbours'
   // disparities spread wide: content beyond the range, flat areas. Aloe,
   // defaults: bad-2 9.95 -> 10.05 % at full size, 6.90 -> 6.92 % at half
-  // (bench/README.md).
+  // (bench/RESULTS.md).
   int hole_span = kDefaultHoleSpan;
   // Above level 0, a disparity that fewer than this many of its 8
   // neighbours agree with (within 1) is dropped before the next finer level
@@ -208,8 +214,8 @@ struct Params {
   bool subpixel = true;
 
   // Method Block: side of the square SSD window (element property
-  // block-size), odd, 3 .. kMaxMatchBlockSize. 9: on Aloe half
-  // size 7 and 9 are best (bad-2 11.9 / 12.0 %), full size 11 and 13
+  // block-size), odd, kMinMatchBlockSize .. kMaxMatchBlockSize. 9: on Aloe
+  // half size 7 and 9 are best (bad-2 11.9 / 12.0 %), full size 11 and 13
   // (14.6 / 14.5 %); 9 is within 0.7 points at both (bench/README.md).
   int match_block_size = 9;
   // Keep a pixel only when its best cost is clearly lower than the best cost
@@ -260,14 +266,17 @@ constexpr int kAutoCoarseRange = 64;
 //    more; with 8 Mi 800x600 x 128 cost more than x 256.
 // Aloe's accuracy configurations (1282x1110 x 256 and 641x555 x 128, both
 // coarsest 320x277 x 64 = 5.7 M) keep their levels.
-constexpr int kAutoCoarsePixels = 384 * 384;
+constexpr int kAutoCoarseSide = 384;
+constexpr int kAutoCoarsePixels = kAutoCoarseSide * kAutoCoarseSide;
 constexpr int64_t kAutoCoarseWork = int64_t{13} << 19;
 constexpr int kMinLevelSize = 16;
 constexpr int kMinViewWidth = 16;
 constexpr int kMinViewHeight = 16;
 constexpr int kMaxLevels = 8;
+// Method block's SSD window, odd: 3 x 3 is the smallest with neighbours;
 // 31 x 31 windows keep every SSD sum, and the sub-pixel parabola's integer
 // arithmetic on it (stereo_math.h), inside 32 bits.
+constexpr int kMinMatchBlockSize = 3;
 constexpr int kMaxMatchBlockSize = 31;
 // SSD grows with the square of the intensity differences, so its useful
 // ratios are larger than StereoBM's SAD ones (5 .. 15 there).

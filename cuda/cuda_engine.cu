@@ -11,7 +11,7 @@
 // (cudaGraphExecKernelNodeSetParams). Launched around the graph as three
 // submissions, a frame timed alone on an idle GPU took 3 to 5 us longer
 // than one after another (640x480 x 128 on an H100, about 0.088 ms a frame;
-// bench/README.md). A frame whose conversion or finish is another kernel
+// bench/RESULTS.md). A frame whose conversion or finish is another kernel
 // or grid than the nodes' is captured again (enqueue_frame). The finish
 // leaves the graph for a frame that must wait for an event first (an
 // earlier copy out of its output buffer, or the other set's output when two

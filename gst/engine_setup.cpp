@@ -10,6 +10,7 @@
 #include "engine_factory.h"
 #include "error_text.h"
 #include "pinned_allocator.h"
+#include "property_enums.h"
 #include "produce.h"
 
 namespace cs_gst {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "gstcudastereo.h"
+#include "property_enums.h"
 #include "stereo.h"
 
 namespace cs_gst {

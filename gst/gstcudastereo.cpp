@@ -244,7 +244,8 @@
 // This file is the glue: the type, its pads and class, and the GObject and
 // GstAggregator calls, each handing its work to the unit that does it:
 //   element_private.h  the state the units share
-//   properties.cpp     property specs, their enum types, set/get_property
+//   properties.cpp     property specs, set/get_property
+//   property_enums.cpp the properties' enum types, tied to the core's enums
 //   caps.cpp           pad formats, output caps and negotiation, input caps
 //   configure.cpp      geometry from the caps, settings into the engine
 //   aggregate.cpp      which queued frames make the next output (packed or two pads)

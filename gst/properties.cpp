@@ -1,85 +1,13 @@
 #include "properties.h"
 
+#include <cstdint>
+#include <locale>
 #include <mutex>
+#include <sstream>
 
+#include "property_enums.h"
 #include "settings.h"
 #include "stats.h"
-
-// ---------------------------------------------------------------- enum types
-
-GType gst_cuda_stereo_backend_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_BACKEND_AUTO, "CUDA when this build has it and a GPU answers, else the CPU", "auto"},
-      {GST_CUDA_STEREO_BACKEND_CUDA, "CUDA only: fail to start without it", "cuda"},
-      {GST_CUDA_STEREO_BACKEND_CPU, "CPU reference implementation", "cpu"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoBackend", values));
-  return type;
-}
-
-GType gst_cuda_stereo_colormap_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {{GST_CUDA_STEREO_COLORMAP_TURBO, "Turbo (Google)", "turbo"},
-                                      {GST_CUDA_STEREO_COLORMAP_JET, "Jet", "jet"},
-                                      {GST_CUDA_STEREO_COLORMAP_GREY, "Grey ramp", "grey"},
-                                      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoColormap", values));
-  return type;
-}
-
-GType gst_cuda_stereo_input_layout_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_INPUT_LAYOUT_AUTO, "From the caps' multiview-mode (packed sink only)", "auto"},
-      {GST_CUDA_STEREO_INPUT_LAYOUT_SIDE_BY_SIDE, "Left view in the left half, right view in the right half",
-       "side-by-side"},
-      {GST_CUDA_STEREO_INPUT_LAYOUT_TOP_BOTTOM, "Left view in the top half, right view in the bottom half",
-       "top-bottom"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoInputLayout", values));
-  return type;
-}
-
-GType gst_cuda_stereo_output_mode_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, "Disparity (GRAY16_LE d*16, GRAY8 or false colour)", "disparity"},
-      {GST_CUDA_STEREO_OUTPUT_MODE_DEPTH, "Depth in millimetres, GRAY16_LE (needs baseline and focal-length)",
-       "depth"},
-      {GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE,
-       "Confidence of each pixel's disparity, GRAY8: 0 = invalid or another disparity fits as well, 255 = unique",
-       "confidence"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoOutputMode", values));
-  return type;
-}
-
-GType gst_cuda_stereo_window_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_WINDOW_BOX, "Plain box: the centre sub-window only", "box"},
-      {GST_CUDA_STEREO_WINDOW_BEST_1, "Centre plus the best 1 of 8 sub-windows", "best-1"},
-      {GST_CUDA_STEREO_WINDOW_BEST_2, "Centre plus the best 2 of 8 sub-windows (Yang & Pollefeys)", "best-2"},
-      {GST_CUDA_STEREO_WINDOW_BEST_4, "Centre plus the best 4 of 8 sub-windows", "best-4"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoWindow", values));
-  return type;
-}
-
-GType gst_cuda_stereo_method_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_CUDA_STEREO_METHOD_PROGRESSIVE,
-       "Progressive multi-resolution adaptive windows (Zhao & Taubin 2011): census, coarse to fine", "progressive"},
-      {GST_CUDA_STEREO_METHOD_BLOCK,
-       "SSD block matching over the full range at full size (NVIDIA's CUDA stereo sample) with Tweddle's "
-       "left-right check, uniqueness test and sub-pixel parabola",
-       "block"},
-      {0, nullptr, nullptr}};
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoMethod", values));
-  return type;
-}
 
 namespace cs_gst {
 
@@ -116,6 +44,21 @@ enum {
   PROP_COARSE_RANGE_FACTOR,
   PROP_STATS,
 };
+
+// A help text with numbers from the core's limits, so that it states the
+// bound the code applies. Built once, in class_init, and interned: the specs
+// are G_PARAM_STATIC_STRINGS and keep the pointer for the process's life.
+// The classic locale writes 6.5 and 100000 whatever the application set.
+template <typename... Parts>
+const char* help_text(const Parts&... parts) {
+  std::ostringstream s;
+  s.imbue(std::locale::classic());
+  (s << ... << parts);
+  return g_intern_string(s.str().c_str());
+}
+
+// A count in units of 2^20, as the texts write it ("6.5" Mi for 13 << 19).
+double mebi(int64_t n) { return static_cast<double>(n) / (int64_t{1} << 20); }
 
 }  // namespace
 
@@ -159,19 +102,20 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
       g_param_spec_int("max-disparity", "Maximum disparity",
                        "Exclusive upper end of the search range in pixels (searches min-disparity .. max-disparity-1); "
                        "also the full scale of GRAY8 and false-colour output",
-                       1, 4096, d.max_disparity, playing));
+                       1, cs::kMaxDisparity, d.max_disparity, playing));
   g_object_class_install_property(
       gobject_class, PROP_MIN_DISPARITY,
-      g_param_spec_int("min-disparity", "Minimum disparity", "Lowest disparity searched, pixels", 0, 4095,
-                       d.min_disparity, playing));
+      // Up to one below max-disparity's limit: max-disparity ends the range.
+      g_param_spec_int("min-disparity", "Minimum disparity", "Lowest disparity searched, pixels", 0,
+                       cs::kMaxDisparity - 1, d.min_disparity, playing));
   g_object_class_install_property(
       gobject_class, PROP_LEVELS,
       g_param_spec_int("levels", "Pyramid levels",
-                       "Pyramid levels including full size; 0 = automatic: the fewest that bring the coarsest level, "
-                       "the only one searched over its whole range, to at most 64 disparities, 384x384 pixels and "
-                       "8 Mi pixel-disparities",
-                       0,
-                       cs::kMaxLevels, d.levels, playing));
+                       help_text("Pyramid levels including full size; 0 = automatic: the fewest that bring the "
+                                 "coarsest level, the only one searched over its whole range, to at most ",
+                                 cs::kAutoCoarseRange, " disparities, ", cs::kAutoCoarseSide, "x", cs::kAutoCoarseSide,
+                                 " pixels and ", mebi(cs::kAutoCoarseWork), " Mi pixel-disparities"),
+                       0, cs::kMaxLevels, d.levels, playing));
   g_object_class_install_property(
       gobject_class, PROP_WINDOW,
       g_param_spec_enum("window", "Window variant",
@@ -191,13 +135,13 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
   g_object_class_install_property(
       gobject_class, PROP_FOREGROUND_THRESHOLD,
       g_param_spec_float("foreground-threshold", "Foreground threshold",
-                         "k: a pixel is foreground when any HSV channel is beyond k standard deviations", 0.1f, 100.0f,
-                         d.foreground_threshold, playing));
+                         "k: a pixel is foreground when any HSV channel is beyond k standard deviations", 0.1f,
+                         cs::kMaxForegroundThreshold, d.foreground_threshold, playing));
   g_object_class_install_property(
       gobject_class, PROP_WARMUP_FRAMES,
       g_param_spec_int("warmup-frames", "Warm-up frames",
-                       "Frames the background model only learns (everything is foreground meanwhile)", 0, 100000,
-                       d.warmup_frames, playing));
+                       "Frames the background model only learns (everything is foreground meanwhile)", 0,
+                       cs::kMaxWarmupFrames, d.warmup_frames, playing));
   g_object_class_install_property(
       gobject_class, PROP_ABSORB_DELAY,
       g_param_spec_int("absorb-delay", "Absorb delay",
@@ -297,24 +241,28 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
       g_param_spec_int("block-size", "Block size",
                        "method=block: side of the square SSD window, pixels, odd (an even size is refused with an "
                        "error naming it when the next frame starts)",
-                       3, cs::kMaxMatchBlockSize, d.match_block_size, playing));
+                       cs::kMinMatchBlockSize, cs::kMaxMatchBlockSize, d.match_block_size, playing));
   g_object_class_install_property(
       gobject_class, PROP_UNIQUENESS_RATIO,
       g_param_spec_int("uniqueness-ratio", "Uniqueness ratio",
-                       "Keep a pixel only when the best cost more than one disparity away from its winner exceeds "
-                       "the winner's by more than this percentage (rival * 100 > best * (100 + ratio)), as OpenCV's "
-                       "StereoBM; 0 = off, -1 = the method's default (block: 80, progressive: off; progressive "
-                       "applies it at every level, over each pixel's own candidates)",
+                       help_text("Keep a pixel only when the best cost more than one disparity away from its winner "
+                                 "exceeds the winner's by more than this percentage (rival * 100 > best * (100 + "
+                                 "ratio)), as OpenCV's StereoBM; 0 = off, -1 = the method's default (block: ",
+                                 cs::kBlockUniquenessRatio,
+                                 ", progressive: off; progressive applies it at every level, over each pixel's own "
+                                 "candidates)"),
                        -1, cs::kMaxUniquenessRatio, d.uniqueness_ratio, playing));
   g_object_class_install_property(
       gobject_class, PROP_COARSE_RANGE_FACTOR,
       g_param_spec_int("coarse-range-factor", "Coarse range factor",
-                       "Method progressive: the levels above full size search this many times max-disparity "
-                       "(full size always searches the asked range); 0 = automatic: a probe on the first frame and "
-                       "every 256 frames measures how far the scene's disparities reach and picks the smallest power "
-                       "of two that covers them, so content nearer than max-disparity allows costs no more than a "
-                       "wider range would. 1 = the asked range at every level",
-                       0, cs::kMaxCoarseRangeFactor, d.coarse_range_factor, playing));
+                       help_text("Method progressive: the levels above full size search this many times "
+                                 "max-disparity (full size always searches the asked range); ",
+                                 cs::kAutoCoarseRangeFactor, " = automatic: a probe on the first frame and every ",
+                                 cs::kCoarseProbeInterval,
+                                 " frames measures how far the scene's disparities reach and picks the smallest power "
+                                 "of two that covers them, so content nearer than max-disparity allows costs no more "
+                                 "than a wider range would. 1 = the asked range at every level"),
+                       cs::kAutoCoarseRangeFactor, cs::kMaxCoarseRangeFactor, d.coarse_range_factor, playing));
   g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
@@ -343,12 +291,7 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                              static_cast<GSignalFlags>(G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION),
                              G_CALLBACK(reset_background_handler), nullptr, nullptr, nullptr, G_TYPE_NONE, 0);
 
-  gst_type_mark_as_plugin_api(gst_cuda_stereo_backend_get_type(), static_cast<GstPluginAPIFlags>(0));
-  gst_type_mark_as_plugin_api(gst_cuda_stereo_colormap_get_type(), static_cast<GstPluginAPIFlags>(0));
-  gst_type_mark_as_plugin_api(gst_cuda_stereo_input_layout_get_type(), static_cast<GstPluginAPIFlags>(0));
-  gst_type_mark_as_plugin_api(gst_cuda_stereo_output_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
-  gst_type_mark_as_plugin_api(gst_cuda_stereo_window_get_type(), static_cast<GstPluginAPIFlags>(0));
-  gst_type_mark_as_plugin_api(gst_cuda_stereo_method_get_type(), static_cast<GstPluginAPIFlags>(0));
+  mark_property_enums_as_plugin_api();
 }
 
 void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GParamSpec* pspec) {

@@ -1,8 +1,8 @@
-// The element's GObject interface: the registered enum types of its
-// properties (declared in gstcudastereo.h), the property specs and the
-// reset-background action signal (installed from class_init), and
-// set_property/get_property, which read and write Settings under the lock
-// and mark what the streaming thread must redo at the next frame.
+// The element's GObject interface: the property specs (their enum types are
+// property_enums.h's) and the reset-background action signal (installed from
+// class_init), and set_property/get_property, which read and write Settings
+// under the lock and mark what the streaming thread must redo at the next
+// frame.
 #pragma once
 
 #include "element_private.h"

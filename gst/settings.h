@@ -1,12 +1,12 @@
 // What the element's properties say (Settings) and what that means for the
-// engine. The properties themselves and their registered enum types are in
-// properties.cpp.
+// engine. The properties themselves are in properties.cpp, their registered
+// enum types in property_enums.cpp.
 #pragma once
 
 #include <string>
 
 #include "encode.h"
-#include "gstcudastereo.h"
+#include "property_enums.h"
 #include "stereo.h"
 
 namespace cs_gst {

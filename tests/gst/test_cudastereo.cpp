@@ -576,12 +576,12 @@ GST_START_TEST(test_properties) {
   struct IntProp {
     const char* name;
     int def, min, max;
-  } ints[] = {{"max-disparity", d.max_disparity, 1, 4096},
-              {"min-disparity", d.min_disparity, 0, 4095},
+  } ints[] = {{"max-disparity", d.max_disparity, 1, cs::kMaxDisparity},
+              {"min-disparity", d.min_disparity, 0, cs::kMaxDisparity - 1},
               {"levels", d.levels, 0, cs::kMaxLevels},
-              {"warmup-frames", d.warmup_frames, 0, 100000},
+              {"warmup-frames", d.warmup_frames, 0, cs::kMaxWarmupFrames},
               {"lr-tolerance", d.lr_tolerance, 0, 64},
-              {"block-size", d.match_block_size, 3, cs::kMaxMatchBlockSize},
+              {"block-size", d.match_block_size, cs::kMinMatchBlockSize, cs::kMaxMatchBlockSize},
               {"uniqueness-ratio", d.uniqueness_ratio, -1, cs::kMaxUniquenessRatio},
               {"coarse-range-factor", cs::kAutoCoarseRangeFactor, 0, cs::kMaxCoarseRangeFactor},
               {"cuda-device-id", -1, -1, G_MAXINT16}};

@@ -81,11 +81,23 @@ static GstStructure* stats_structure(GstCudaStereo* self) {
   return stats_structure(s);
 }
 
-void install_properties_and_signals(GObjectClass* gobject_class) {
-  const cs::Params d;
-  const auto playing = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-                                                GST_PARAM_MUTABLE_PLAYING);
-  const auto ready = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+namespace {
+
+// What every group of properties below takes: the core's defaults and the
+// two ways a property may change (while playing, or only up to READY).
+struct Install {
+  GObjectClass* gobject_class;
+  cs::Params d;
+  GParamFlags playing = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+  GParamFlags ready = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+};
+
+// Engine, GPU, search range and window (the groups install in the order gst-inspect lists).
+void install_engine_and_range(const Install& in) {
+  GObjectClass* gobject_class = in.gobject_class;
+  [[maybe_unused]] const cs::Params& d = in.d;
+  [[maybe_unused]] const GParamFlags playing = in.playing;
+  [[maybe_unused]] const GParamFlags ready = in.ready;
 
   g_object_class_install_property(
       gobject_class, PROP_BACKEND,
@@ -121,6 +133,15 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
       g_param_spec_enum("window", "Window variant",
                         "Adaptive window: centre sub-window plus the N best of the 8 around it (Yang & Pollefeys)",
                         gst_cuda_stereo_window_get_type(), static_cast<int>(d.window), playing));
+}
+
+// The background model.
+void install_background_model(const Install& in) {
+  GObjectClass* gobject_class = in.gobject_class;
+  [[maybe_unused]] const cs::Params& d = in.d;
+  [[maybe_unused]] const GParamFlags playing = in.playing;
+  [[maybe_unused]] const GParamFlags ready = in.ready;
+
   g_object_class_install_property(
       gobject_class, PROP_BACKGROUND,
       g_param_spec_boolean("background", "Background model",
@@ -149,6 +170,15 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                        "that passes a pixel in fewer frames leaves no trace behind it, one that stops becomes "
                        "background after this and the learning rate",
                        0, cs::kMaxAbsorbDelay, d.absorb_delay, playing));
+}
+
+// The checks and the output: its encoding, colours and metric depth.
+void install_checks_and_output(const Install& in) {
+  GObjectClass* gobject_class = in.gobject_class;
+  [[maybe_unused]] const cs::Params& d = in.d;
+  [[maybe_unused]] const GParamFlags playing = in.playing;
+  [[maybe_unused]] const GParamFlags ready = in.ready;
+
   g_object_class_install_property(
       gobject_class, PROP_LR_CHECK,
       g_param_spec_boolean("lr-check", "Left-right check", "Invalidate disparities the right view does not confirm",
@@ -199,6 +229,15 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
                           "Focal length of the rectified views, pixels, from the stereo calibration (depth output); "
                           "0 = not set: output-mode=depth fails with an error until it is set",
                           0.0, 1e7, kDefaultFocalPx, playing));
+}
+
+// Live pipelines, frames in flight, the method and its parameters, statistics, and the reset-background signal.
+void install_live_and_methods(const Install& in) {
+  GObjectClass* gobject_class = in.gobject_class;
+  [[maybe_unused]] const cs::Params& d = in.d;
+  [[maybe_unused]] const GParamFlags playing = in.playing;
+  [[maybe_unused]] const GParamFlags ready = in.ready;
+
   g_object_class_install_property(
       gobject_class, PROP_POST_MESSAGES,
       g_param_spec_boolean("post-messages", "Post messages",
@@ -290,7 +329,16 @@ void install_properties_and_signals(GObjectClass* gobject_class) {
   g_signal_new_class_handler("reset-background", G_TYPE_FROM_CLASS(gobject_class),
                              static_cast<GSignalFlags>(G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION),
                              G_CALLBACK(reset_background_handler), nullptr, nullptr, nullptr, G_TYPE_NONE, 0);
+}
 
+}  // namespace
+
+void install_properties_and_signals(GObjectClass* gobject_class) {
+  const Install in{gobject_class, cs::Params()};
+  install_engine_and_range(in);
+  install_background_model(in);
+  install_checks_and_output(in);
+  install_live_and_methods(in);
   mark_property_enums_as_plugin_api();
 }
 

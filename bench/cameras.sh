@@ -172,6 +172,20 @@ if [ -n "$LEFT" ] && [ $BACKEND = cuda ]; then
 fi
 
 # ------------------------------------------------------------------ runs
+# What every cs-bench-cameras run takes.
+RUN_ARGS=(--backend "$BACKEND" --size "$SIZE" --disparities "$D" --decoder "$DECODER" --warmup "$WARMUP"
+          --duration "$DURATION")
+# run_limit LABEL SOURCE STREAMS: prints the seconds a run starting now may
+# take; fails, with the run recorded as skipped, once the call's budget is spent.
+run_limit() {
+  local left=$((BUDGET - $(elapsed)))
+  if [ $left -lt 15 ]; then
+    echo "result label=$1 source=$2 streams=$3 error=\"skipped: the call's budget of $BUDGET s was spent\"" >> "$RAW"
+    return 1
+  fi
+  echo $((left < 90 ? left : 90))
+}
+
 # cam LABEL ARGS...: one cs-bench-cameras process; its result and stream
 # lines go to the raw file and results.txt, everything to log.txt. A run
 # that would start past the budget is recorded as skipped.
@@ -184,15 +198,10 @@ cam() {
     [ "$prev" = --stage ] && [ "$a" = identity ] && sets=()  # no cudastereo to set
     prev=$a
   done
-  local args=(--label "$label" --backend "$BACKEND" --size "$SIZE" --disparities "$D" --decoder "$DECODER"
-              --warmup "$WARMUP" --duration "$DURATION" "${sets[@]}" "$@")
+  local args=(--label "$label" "${RUN_ARGS[@]}" "${sets[@]}" "$@")
   if [ $DRY = 1 ]; then echo "dry run: $CAM ${args[*]}"; return; fi
-  local left=$((BUDGET - $(elapsed)))
-  if [ $left -lt 15 ]; then
-    echo "result label=$label source=$source streams=$streams error=\"skipped: the call's budget of $BUDGET s was spent\"" >> "$RAW"
-    return
-  fi
-  local limit=$((left < 90 ? left : 90))
+  local limit
+  limit=$(run_limit "$label" "$source" "$streams") || return
   local out rc
   out=$(timeout -k 5 $((limit + 10)) "$CAM" --timeout "$limit" "${args[@]}" 2>"$WORK/err")
   rc=$?
@@ -280,14 +289,9 @@ done
 cam_procs() {
   local label=$1 n=$2; shift 2
   if [ $DRY = 1 ]; then echo "dry run: two processes of $CAM --streams $((n / 2)) --devices 0 | 1 $*"; return; fi
-  local left=$((BUDGET - $(elapsed)))
-  if [ $left -lt 15 ]; then
-    echo "result label=$label source=- streams=$n error=\"skipped: the call's budget of $BUDGET s was spent\"" >> "$RAW"
-    return
-  fi
-  local limit=$((left < 90 ? left : 90)) d
-  local args=(--backend "$BACKEND" --size "$SIZE" --disparities "$D" --decoder "$DECODER" --warmup "$WARMUP"
-              --duration "$DURATION" "${SETS[@]}" --streams $((n / 2)) "$@")
+  local limit d
+  limit=$(run_limit "$label" - "$n") || return
+  local args=("${RUN_ARGS[@]}" "${SETS[@]}" --streams $((n / 2)) "$@")
   for d in 0 1; do
     timeout -k 5 $((limit + 10)) "$CAM" --timeout "$limit" --label "$label" --devices $d "${args[@]}" \
       > "$WORK/proc$d" 2> "$WORK/proc$d.err" &

@@ -137,8 +137,7 @@ std::string open_cuda_context(GstCudaStereo* self, int device_id, GstCudaContext
   return "";
 }
 
-void release_cuda_context(GstCudaStereo* self) {
-  GstCudaStereoPrivate* priv = PRIV(self);
+void release_cuda_context(GstCudaStereoPrivate* priv) {
   std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
   gst_clear_object(&priv->cuda_ctx);
 }

@@ -24,8 +24,8 @@ namespace cs_gst {
 std::string acquire_cuda_context(GstCudaStereo* self, int device_id);
 // acquire_cuda_context, then a reference to the context in *ctx.
 std::string open_cuda_context(GstCudaStereo* self, int device_id, GstCudaContext** ctx);
-// Drops the element's context (READY to NULL).
-void release_cuda_context(GstCudaStereo* self);
+// Drops the element's context (stop, READY to NULL).
+void release_cuda_context(GstCudaStereoPrivate* priv);
 #endif
 
 // GstElement's set_context: takes a CUDA context set on the element while

@@ -77,9 +77,10 @@ struct GstCudaStereoPrivate {
   cs_gst::QosState qos;
 
   // CUDA (GStreamer's CUDA library). cuda_ctx is the context shared with
-  // neighbouring CUDA elements: set by start (gst_cuda_ensure_element_context)
-  // or by set_context, read by context queries from any thread, hence its own
-  // lock (recursive: set_context may come from inside a query's handling).
+  // neighbouring CUDA elements: set at NULL to READY and at start
+  // (acquire_cuda_context) or by set_context, read by context queries from
+  // any thread, hence its own lock (recursive: set_context may come from
+  // inside a query's handling).
   std::recursive_mutex ctx_lock;
 #if HAVE_GST_CUDA
   GstCudaContext* cuda_ctx = nullptr;

@@ -121,10 +121,7 @@ void close_engine(GstCudaStereoPrivate* priv) {
   }
 #if HAVE_GST_CUDA
   gst_clear_object(&priv->engine_ctx);
-  {
-    std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);
-    gst_clear_object(&priv->cuda_ctx);
-  }
+  release_cuda_context(priv);
 #endif
   {
     std::lock_guard<std::recursive_mutex> guard(priv->ctx_lock);

@@ -404,7 +404,7 @@ static GstStateChangeReturn gst_cuda_stereo_change_state(GstElement* element, Gs
 #endif
   const GstStateChangeReturn ret = GST_ELEMENT_CLASS(gst_cuda_stereo_parent_class)->change_state(element, transition);
 #if HAVE_GST_CUDA
-  if (transition == GST_STATE_CHANGE_READY_TO_NULL) cs_gst::release_cuda_context(self);
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL) cs_gst::release_cuda_context(PRIV(self));
 #endif
   return ret;
 }

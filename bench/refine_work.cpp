@@ -2,7 +2,7 @@
 // (issue 15: refinement is 76 % of a 1080p frame on the H100). CPU reference
 // only, no GPU.
 //
-// The CUDA refine kernel (cuda/matching.cu, phased::refine_kernel) computes,
+// The CUDA refine kernel (cuda/match_refine.cu, phased::refine_kernel) computes,
 // for each tile of kTileW x rows pixels, the window costs of every disparity
 // in the union of its pixels' evaluation intervals over the whole tile. A
 // pixel needs only its own interval (stages.h refine_level: [2d - 2, 2d + 3)

@@ -108,7 +108,7 @@ struct MatchParams {
   int kernel_form = kChosenForm;
   // The full-range streaming kernel's warps a pair (tests): 0 chooses (two,
   // four where the grid would fill at most half the GPU's block slots:
-  // matching.cu spread_rows), 1, 2 or 4 forced. Not with the sub-pixel's
+  // match_plan.cpp spread_rows), 1, 2 or 4 forced. Not with the sub-pixel's
   // cost slots, nor the rival forms.
   int segments = 0;
   // enqueue_match_pair (where the right view has best_keys): the right map is

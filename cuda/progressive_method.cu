@@ -27,7 +27,7 @@ static_assert(kFewMatchList < kFrameTileLists, "finish.h");
 // runs the configurations for a few tiles (MatchParams::sparse_tiles): the
 // SWITCH's condition in a graph, MethodFrame::last_foreground_pixels outside one.
 constexpr double kFewTilesBelow = 0.2;
-// The matching's smallest tiles (matching.cu: 50 columns, 8 rows at least),
+// The matching's smallest tiles (match_args.h: 50 columns, 8 rows at least),
 // for the room of a level's list whatever height the matching takes.
 constexpr int kMatchTileMinW = 50, kMatchTileMinH = 8;
 

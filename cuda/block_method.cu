@@ -18,6 +18,9 @@ class BlockMethod final : public MatchingMethod {
 
   std::string unsupported(const Params&) const override { return {}; }
 
+  // One level: the full-size views alone.
+  int matched_levels(int) const override { return 1; }
+
   // The kernels' shared memory is static and within every target's default
   // limit (block_kernel_launches): nothing to raise.
   std::string prepare(const Params&) override { return {}; }

@@ -94,7 +94,7 @@ static_assert(kMaxNarrowHoleSpan + 2 == kWideWidth && 5 + 2 <= kWideWidth, "matc
 // (bench/RESULTS.md): listing every wide pixel beats every per-tile rule
 // that streamed some tiles in place (1024x768x512 1.30 ms against 1.6-2.0,
 // 1024x768x256 0.320 against 0.329-0.367), unless wide pixels are
-// everywhere: the list's room is its budget (cuda_engine.cu).
+// everywhere: the list's room is its budget (progressive_method.cu).
 constexpr int kMaxSlices = 16;
 // Blocks a tile's `pairs` pairs are split over at full range, kWarps /
 // segments pairs a block at a time (Args::slices).

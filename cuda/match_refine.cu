@@ -267,6 +267,12 @@ __device__ __forceinline__ bool scheduled(const TileSchedule& schedule) {
 // memory after the list, rival | before << 16), uniqueness applies and the
 // sweep's costs go out; with a.full_range the kernel matches the coarsest
 // level, every pixel over the range.
+// Its length (about 290 lines) is one block's tile in four steps between
+// barriers: the pixels' candidates and the needed sets, the union's pairs in
+// chunks (run: phase 1, then phase 2, whose per-pixel work is pixel_windows),
+// the wide pixels (listed or streamed here), the results. The steps share a
+// dozen shared arrays and the tile's coordinates; the per-pixel and per-warp
+// work is in the functions above, and what is left is their order.
 template <int kBest, bool kMasks, int kRows, bool kRival, int kMinBlocks = kBlocksPerSm>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __grid_constant__ Args a) {
   constexpr int kPixels = kTileW * kRows;
@@ -393,7 +399,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) refine_kernel(const __gr
               end = maxi(end, e);
               // The evaluation interval is [lo - 1 or lo, hi or hi + 1): the
               // two flags say which (lo and hi are below 2^15: views are at most
-              // 16384 wide, cuda_engine.cu kMaxSide).
+              // 16384 wide, engine_impl.h kMaxSide).
               info |= (f < lo ? kFirstBelow : 0u) | (e > hi ? kEndAbove : 0u);
             }
           }

@@ -269,6 +269,10 @@ __device__ __forceinline__ void stream_pair_any(const MatchViews& v, int sign, i
 // image), so the tile's union is its pixels' own intervals and the streaming
 // passes waste little. The range's pairs may be split over `slices` blocks
 // per tile, which meet in the level's per-pixel keys.
+// Its length (about 190 lines) is one block's tile in steps between
+// barriers: candidates, the passes over the tile's pairs (the per-warp work
+// is stream_pair), the sub-pixel's second round, the right view's keys, the
+// slices' meeting and the results; they share the block's shared arrays.
 template <int kBest, bool kWithSlots, int kRows, int kMinBlocks = kStreamBlocksPerSm>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(const __grid_constant__ Args a) {
   constexpr int kTilePixels = kTileW * kRows;

@@ -139,17 +139,28 @@ class MatchingMethod {
   // The last frame's intermediates that Matcher::Debug holds of this method
   // (the engine fills gray, colour and masks). Synchronises `stream`.
   virtual std::string download_debug(const MethodFrame& frame, Matcher::Debug* out, cudaStream_t stream) = 0;
-  // The automatic coarse range's probe (stages.h 6b) after the frame just
-  // enqueued: the coarsest level matched over `range` in both views with
-  // the frame's census and masks, cross-checked and support-filtered as
-  // stages.h 6b says, and the histogram of the left map in counts[0, bins)
-  // (enqueue_disparity_histogram), in
-  // stream order. Only a method with coarse levels has one.
-  virtual std::string enqueue_coarse_probe(const MethodFrame& frame, Range range, unsigned* counts, int bins,
-                                           cudaStream_t stream) {
-    (void)frame, (void)range, (void)counts, (void)bins, (void)stream;
-    return "this matching method has no coarse levels to probe";
+  // Before a frame's work (and before its buffers may change): the
+  // coarse-range factor the frame's levels take (stages.h level_range). The
+  // parameters' own (at least 1), unless the method chooses it (method
+  // progressive's automatic coarse range, stages.h 6b).
+  virtual std::string begin_frame(const Params& params, int width, int height, int levels, int* coarse_factor) {
+    (void)width, (void)height, (void)levels;
+    *coarse_factor = params.coarse_range_factor > 1 ? params.coarse_range_factor : 1;
+    return {};
   }
+  // After the frame's work is enqueued on `stream` (outside its graph), e.g.
+  // the automatic coarse range's probe.
+  virtual std::string end_frame(const MethodFrame& frame, cudaStream_t stream) {
+    (void)frame, (void)stream;
+    return {};
+  }
+  // Both sets of frames in flight (CudaEngine::set_frames_in_flight) are one
+  // stream of frames: what this method keeps from frame to frame (the
+  // automatic coarse range) becomes `other`'s too (a method of the same kind).
+  virtual void share_frames_with(MatchingMethod& other) { (void)other; }
+  // The levels whose pixels a full frame matches (FrameStats::
+  // matched_pixels_full): the first `levels` of the pyramid.
+  virtual int matched_levels(int levels) const { return levels; }
   virtual bool has_confidence() const = 0;
   virtual size_t device_bytes() const = 0;
 };

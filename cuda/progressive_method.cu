@@ -4,7 +4,9 @@
 // (B3) in the matching at every level, and the confidence in the finish
 // from the level-0 left sweep's costs.
 #include <algorithm>
+#include <memory>
 
+#include "auto_coarse.h"
 #include "census.h"
 #include "coarse_probe.h"
 #include "cross_check.h"
@@ -397,8 +399,27 @@ class ProgressiveMethod final : public MatchingMethod {
     return {};
   }
 
-  std::string enqueue_coarse_probe(const MethodFrame& f, Range range, unsigned* counts, int bins,
-                                   cudaStream_t s) override {
+  std::string begin_frame(const Params& p, int width, int height, int levels, int* coarse_factor) override {
+    return coarse_->begin_frame(p, width, height, levels, coarse_factor);
+  }
+
+  std::string end_frame(const MethodFrame& f, cudaStream_t s) override {
+    const int nl = static_cast<int>(f.levels.size());
+    return coarse_->end_frame(
+        *f.params, f.levels[0].width, f.levels[0].height, nl, f.levels[nl - 1].width,
+        [&](Range range, unsigned* counts, int bins) { return enqueue_coarse_probe(f, range, counts, bins, s); }, s);
+  }
+
+  void share_frames_with(MatchingMethod& other) override {
+    if (auto* o = dynamic_cast<ProgressiveMethod*>(&other)) o->coarse_ = coarse_;
+  }
+
+  // The automatic coarse range's probe (stages.h 6b) after the frame just
+  // enqueued: the coarsest level matched over `range` in both views with
+  // the frame's census and masks, cross-checked and support-filtered as
+  // stages.h 6b says, and the histogram of the left map in counts[0, bins)
+  // (enqueue_disparity_histogram), in stream order.
+  std::string enqueue_coarse_probe(const MethodFrame& f, Range range, unsigned* counts, int bins, cudaStream_t s) {
     const Params& p = *f.params;
     const int l = static_cast<int>(f.levels.size()) - 1;
     Level& L = lv_[l];
@@ -539,6 +560,8 @@ class ProgressiveMethod final : public MatchingMethod {
   DeviceImage<int16_t> probe_raw_[2], probe_checked_[2];
   // The level-0 left sweep's SweepCosts, for the confidence (when on).
   DeviceImage<int32_t> best_cost_, rival_cost_;
+  // The automatic coarse range (shared with the other set of frames in flight).
+  std::shared_ptr<AutoCoarseRange> coarse_ = std::make_shared<AutoCoarseRange>();
 };
 
 }  // namespace

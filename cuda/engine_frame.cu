@@ -1,0 +1,358 @@
+// One frame of the CUDA engine (engine_impl.h): validation, the method's
+// coarse range, buffers, inputs, and the conversion, body and finish through
+// the frame's graph (frame_graph.h) or straight on the stream; the output
+// writes in order across two sets of frames in flight.
+#include <algorithm>
+#include <climits>
+
+#include "config.h"
+#include "convert.h"
+#include "engine_impl.h"
+#include "frame_checks.h"
+#include "pyramid.h"
+
+namespace cs::cuda {
+
+ModelViews CudaEngine::Impl::model_views() const {
+  ModelViews m;
+  for (int v = 0; v < 2; ++v) {
+    m.model[v] = model[v].view();
+    m.raw[v] = raw_test[v].view();
+  }
+  m.frames_seen = frames_seen;
+  m.params = background_params(params);
+  return m;
+}
+
+std::string CudaEngine::Impl::conversion_call(const FrameView& left, const FrameView& right,
+                                              KernelCall* call) {
+  ImageView<uint8_t> gray[2][kMaxConvertLevels];
+  for (int l = 0; l < converted_levels(); ++l)
+    for (int v = 0; v < 2; ++v) gray[v][l] = lv[l].gray[v].view();
+  const ModelViews model = model_views();
+  CS_CUDA_TRY(convert_pair_call(left, right, gray[0], gray[1], converted_levels(),
+                                params.background ? &model : nullptr, call,
+                                reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords));
+  return {};
+}
+
+std::string CudaEngine::Impl::profilable() const {
+  if (!have_frame) return "no frame has been processed";
+  if (last_from_upload)
+    return "the last frame was read from upload slots, which the engine reuses: profile a frame given in host or "
+           "device memory";
+  return {};
+}
+
+std::string CudaEngine::Impl::enqueue_conversion(const FrameView& left, const FrameView& right) {
+  KernelCall call;
+  std::string e = conversion_call(left, right, &call);
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(call.launch(stream));
+  return {};
+}
+
+std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
+  const Params& p = params;
+  for (int l = converted_levels(); l < levels; ++l)
+    CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
+                                        lv[l - 1].gray[1].cview(), lv[l].gray[1].view(), s));
+  timer->mark("pyramid");
+  if (p.background) {
+    // The model was tested and updated in the conversion; the masks of
+    // every level and their occupancy from its raw test.
+    MaskViews mv;
+    for (int v = 0; v < 2; ++v) {
+      mv.raw[v] = raw_test[v].cview();
+      for (int l = 0; l < levels; ++l) {
+        mv.mask[l][v] = lv[l].mask[v].view();
+        if (l < kOccupancyLevels) mv.occupancy[l][v] = lv[l].occupancy[v].view();
+      }
+    }
+    mv.levels = levels;
+    mv.dirty = mask_dirty.view().data;
+    mv.regions_x = mask_regions_x(width);
+    mv.frames_seen = frames_seen;
+    mv.matched = counters->matched;
+    CS_CUDA_TRY(enqueue_masks(mv, width, height, p.morph_radius, s));
+    timer->mark("background");
+  }
+  // The method's matching; its finish is the frame's last kernel (finish_call).
+  return method->enqueue(method_frame(), s, timer);
+}
+
+MethodFrame CudaEngine::Impl::method_frame() const {
+  MethodFrame f;
+  f.params = &params;
+  f.limits = &limits;
+  f.levels.resize(lv.size());
+  for (size_t l = 0; l < lv.size(); ++l) {
+    MethodLevel& m = f.levels[l];
+    m.width = lv[l].width;
+    m.height = lv[l].height;
+    m.range = lv[l].range;
+    for (int v = 0; v < 2; ++v) {
+      m.gray[v] = lv[l].gray[v].cview();
+      if (params.background) {
+        m.mask[v] = lv[l].mask[v].cview();
+        if (l < kOccupancyLevels) f.occupancy[l][v] = lv[l].occupancy[v].cview();
+      }
+    }
+  }
+  f.confidence = confidence.view();
+  f.counters = counters;
+  f.side_stream = side_stream;
+  f.body_stream = body_stream;
+  f.graph_conditions = graph.conditions;
+  // The last frame read back (stats).
+  if (params.background && counters_host) f.last_foreground_pixels = counters_host->matched[0];
+  f.fork = ev_fork;
+  for (int l = 0; l < kMaxLevels; ++l) f.join[l] = ev_join[l];
+  return f;
+}
+
+std::string CudaEngine::Impl::prepare_body() {
+  Params p = params;
+  p.coarse_range_factor = frame_factor;
+  for (int l = 0; l < levels; ++l) lv[l].range = level_range(p, l, lv[l].width);
+  body_factor = frame_factor;
+  return method->allocate(method_frame(), stream);
+}
+
+std::string CudaEngine::Impl::finish_call(const FrameOutput& out, KernelCall* call) {
+  return method->finish_call(method_frame(), writes_output(out) ? out.q4 : disparity_q4.view(), out.encode, call);
+}
+
+std::string CudaEngine::Impl::launch_finish(const KernelCall& finish, const FrameOutput& out) {
+  if (out.wait_before) CS_CUDA_TRY(cudaStreamWaitEvent(stream, out.wait_before, 0));
+  if (writes_output(out)) {
+    std::string e = before_output();
+    if (!e.empty()) return e;
+  }
+  CS_CUDA_TRY(finish.launch(stream));
+  return {};
+}
+
+std::string CudaEngine::Impl::enqueue_finish(StageTimer* timer) {
+  KernelCall call;
+  const FrameOutput none;
+  std::string e = finish_call(none, &call);
+  if (e.empty()) e = launch_finish(call, none);
+  if (e.empty()) timer->mark("finish");
+  return e;
+}
+
+std::string CudaEngine::Impl::run_frame_eagerly(const KernelCall& convert, const KernelCall& finish,
+                                                const FrameOutput& out) {
+  CS_CUDA_TRY(convert.launch(stream));
+  StageTimer off;
+  std::string e = enqueue_body(stream, &off);
+  return e.empty() ? launch_finish(finish, out) : e;
+}
+
+// The frame's conversion, body and finish, in that order on the stream
+// (the conversion zeroes the counters the finish adds to).
+//
+// Through the graph, captured on the second frame of a configuration: one
+// launch whose first and last nodes get this frame's arguments first
+// (set_frame_nodes); a finish that must wait for an event (finish_waits)
+// is disabled there and launched after the graph. A frame whose
+// conversion or finish is another kernel or grid than the graph's nodes
+// (another input format or output form) drops the graph: it runs straight
+// on the stream and the next frame is captured. Never is a node launched
+// with another frame's arguments: where the runtime refuses an update,
+// the graph is dropped and frames go on with the body alone in it.
+//
+// Straight on the stream: the first frame of a configuration (or of new
+// conversion and finish kernels), so that every kernel is loaded outside
+// a capture (CUDA loads a module lazily, at its first launch). A capture
+// that fails (seen with 16 pipelines decoding H.264 in one process:
+// cudaErrorStreamCaptureInvalidated) costs the graph, not the frame: the
+// frame runs straight on the stream, the next frame tries again, and
+// after kMaxCaptureFailures every frame runs without one.
+std::string CudaEngine::Impl::enqueue_frame(const FrameView& left, const FrameView& right, const FrameOutput& out) {
+  if (!graph.ready) {
+    std::string e = prepare_body();
+    if (!e.empty()) return e;
+  }
+  KernelCall convert, finish;
+  std::string e = conversion_call(left, right, &convert);
+  if (e.empty()) e = finish_call(out, &finish);
+  if (!e.empty()) return e;
+  const FrameShape shape{convert.shape(), finish.shape()};
+  // The levels' ranges and the method's buffers stay those the graph was
+  // made with: only its conversion or finish kernel changed.
+  if (graph.ready && graph.frame_nodes && shape != graph.shape) graph.forget();
+  if (!graph.ready && graph.body_warm && (!graph.frame_nodes || shape == graph.warm_shape) &&
+      graph.capture_failures < FrameGraph::kMaxCaptureFailures) {
+    const auto body = [&] {
+      StageTimer off;
+      return enqueue_body(stream, &off);
+    };
+    bool in_capture = false;
+    e = graph.build(stream, convert, body, finish, &in_capture);
+    if (!e.empty() && in_capture && graph.conditions) {
+      // Once more without the SWITCH node: a runtime that takes no
+      // conditional nodes still gets the graph.
+      (void)cudaGetLastError();
+      graph.capture_error = e;
+      graph.conditions = false;
+      in_capture = false;
+      e = graph.build(stream, convert, body, finish, &in_capture);
+    }
+    if (!e.empty()) {
+      if (!in_capture) return e;
+      (void)cudaGetLastError();  // the capture's error is not the stream's
+      graph.capture_error = e;
+      ++graph.capture_failures;
+    }
+  }
+  graph.last_graphed = graph.ready;
+  if (!graph.ready) {
+    e = run_frame_eagerly(convert, finish, out);
+    if (e.empty()) {
+      graph.body_warm = true;
+      graph.warm_shape = shape;
+    }
+    return e;
+  }
+  if (!graph.frame_nodes) {
+    CS_CUDA_TRY(convert.launch(stream));
+    CS_CUDA_TRY(cudaGraphLaunch(graph.exec, stream));
+    return launch_finish(finish, out);
+  }
+  const bool finish_inside = !finish_waits(out);
+  if (!graph.set_frame_nodes(convert, finish, finish_inside)) {
+    graph.drop();
+    graph.forget();
+    graph.frame_nodes = false;
+    e = run_frame_eagerly(convert, finish, out);
+    if (e.empty()) graph.body_warm = true;
+    return e;
+  }
+  CS_CUDA_TRY(cudaGraphLaunch(graph.exec, stream));
+  return finish_inside ? std::string() : launch_finish(finish, out);
+}
+
+std::string CudaEngine::Impl::check_frame(const FrameView& left, const FrameView& right) const {
+  std::string e = check_view_pair(left, right);
+  if (!e.empty()) return e;
+  if (left.memory != right.memory) return "the left and right views are in different kinds of memory";
+  // The kernels keep row offsets of a level's planes in 32 bits and the
+  // wide-pixel list packs x and y into 16 and 15 bits.
+  if (left.width > kMaxSide || left.height > kMaxSide)
+    return "the CUDA engine takes views of up to " + std::to_string(kMaxSide) + " x " + std::to_string(kMaxSide) +
+           " pixels, not " + std::to_string(left.width) + " x " + std::to_string(left.height);
+  e = params.validate_for_size(left.width, left.height);
+  if (e.empty()) e = check_view_planes(left, "left");
+  if (e.empty()) e = check_view_planes(right, "right");
+  return e;
+}
+
+std::string CudaEngine::Impl::run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller,
+                                        const FrameOutput& out) {
+  std::string e = ensure_device();
+  if (e.empty()) e = check_frame(left, right);
+  // The method's coarse range for the frame (its last probe's, read before
+  // anything the probe reads may change).
+  if (e.empty())
+    e = method->begin_frame(params, left.width, left.height, pipeline_levels(params, left.width, left.height),
+                            &frame_factor);
+  if (e.empty()) e = configure(left.width, left.height);
+  if (!e.empty()) return e;
+  // The levels' ranges are in the graph's launches.
+  if (frame_factor != body_factor) graph.forget();
+  if (caller) {
+    CS_CUDA_TRY(cudaEventRecord(ev_caller, caller));
+    CS_CUDA_TRY(cudaStreamWaitEvent(stream, ev_caller, 0));
+  }
+  FrameView dl, dr;
+  e = staging.stage(left, right, &dl, &dr, copier, stream);
+  if (!e.empty()) return e;
+  // Inputs in upload slots: the conversion reads them once their upload
+  // (on the upload stream) is done; after it they may be refilled. The
+  // conversion is inside the frame's graph, so they are given back after
+  // the frame's work (the stream's next point after the conversion).
+  e = uploads.wait_uploaded(frame_slots, stream);
+  if (!e.empty()) return e;
+  last_from_upload = !frame_slots.empty();
+  e = enqueue_frame(dl, dr, out);
+  if (!e.empty()) return e;
+  uploads.give_back(&frame_slots, stream);
+  // After the frame, outside its graph (the automatic coarse range's probe).
+  e = method->end_frame(method_frame(), stream);
+  if (!e.empty()) return e;
+  last_left = dl;
+  last_right = dr;
+
+  FrameStats st;
+  st.levels = levels;
+  st.coarse_range_factor = frame_factor;
+  st.frame_index = ++frame_index;
+  if (params.background) {
+    st.warming_up = frames_seen_host < params.warmup_frames || frames_seen_host == 0;
+    st.background_tests_full = 2ull * width * height;
+    st.background_tests = st.warming_up ? 0 : st.background_tests_full;
+    if (frames_seen_host < INT_MAX) ++frames_seen_host;
+  }
+  // The matching work of a full frame (the counters give the model's).
+  for (int l = 0; l < method->matched_levels(levels); ++l)
+    st.matched_pixels_full += static_cast<uint64_t>(lv[l].width) * lv[l].height;
+  st.matched_pixels = st.matched_pixels_full;
+  pending = st;
+  have_frame = true;
+  return {};
+}
+
+std::string CudaEngine::Impl::before_output() {
+  if (peer && peer->output_recorded) CS_CUDA_TRY(cudaStreamWaitEvent(stream, peer->ev_output, 0));
+  return {};
+}
+
+std::string CudaEngine::Impl::after_output() {
+  CS_CUDA_TRY(cudaEventRecord(ev_output, stream));
+  output_recorded = true;
+  return {};
+}
+
+std::string CudaEngine::Impl::finish_caller(cudaStream_t caller) {
+  CS_CUDA_TRY(cudaEventRecord(ev_done, stream));
+  if (caller) CS_CUDA_TRY(cudaStreamWaitEvent(caller, ev_done, 0));
+  return {};
+}
+
+FrameOutput CudaEngine::Impl::output_to(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch, int w,
+                                        int h) const {
+  FrameOutput o;
+  if (encode.format == OutputFormat::Confidence) return o;
+  if (encode.format == OutputFormat::DisparityQ4) {
+    o.q4 = {reinterpret_cast<uint16_t*>(dst), w, h, pitch};
+    return o;
+  }
+  o.encode.args = encode_args(encode, luts);
+  o.encode.dst = dst;
+  o.encode.pitch = pitch;
+  return o;
+}
+
+std::string CudaEngine::Impl::encode_confidence(const EncodeParams& encode, uint8_t* dst,
+                                                std::ptrdiff_t pitch) {
+  if (encode.format != OutputFormat::Confidence) return {};
+  std::string e = before_output();
+  if (!e.empty()) return e;
+  CS_CUDA_TRY(enqueue_encode(disparity_q4.cview(), foreground_view(), encode, luts, dst, pitch, stream,
+                             confidence.cview()));
+  return {};
+}
+
+std::string CudaEngine::Impl::ensure_copy_stream() {
+  if (copy_stream) return {};
+  int least = 0, greatest = 0;
+  CS_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  CS_CUDA_TRY(cudaStreamCreateWithPriority(&copy_stream, cudaStreamNonBlocking, least));
+  for (cudaEvent_t* ev : {&ring_copied[0], &ring_copied[1], &ev_encoded})
+    CS_CUDA_TRY(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
+  return {};
+}
+
+}  // namespace cs::cuda

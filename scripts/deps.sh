@@ -13,6 +13,8 @@ cs_packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
   libpng-dev libjpeg62-turbo-dev libgtest-dev valgrind dpkg-dev
+  # calibration files (YAML, OpenCV's XML)
+  libyaml-cpp-dev libxml2-dev
   # the Python examples (examples/*.py) and the RTSP server's encoders
   python3-gi python3-numpy gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 gir1.2-gst-rtsp-server-1.0
   gstreamer1.0-plugins-ugly

@@ -1,0 +1,344 @@
+// Calibration files and rectification (common/calibration.h, rectify.h): a
+// known stereo rig with lens distortion, written here in every format the
+// element reads; the rectification's geometry checked against points
+// projected through the rig, and every format giving the same maps.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "calibration.h"
+#include "rectify.h"
+
+namespace cs {
+namespace {
+
+// The rig: two 640x480 cameras 12 cm apart (the right one to the right of
+// the left), slightly turned, each with its own radial-tangential lens.
+StereoCalibration rig() {
+  StereoCalibration c;
+  const double k1[9] = {700, 0, 322.5, 0, 705, 238.2, 0, 0, 1};
+  const double k2[9] = {690, 0, 315.1, 0, 698, 244.7, 0, 0, 1};
+  std::copy(k1, k1 + 9, c.left.K);
+  std::copy(k2, k2 + 9, c.right.K);
+  c.left.D = {-0.21, 0.05, 0.0012, -0.0008, -0.004};
+  c.right.D = {-0.19, 0.04, -0.0005, 0.0011, -0.002};
+  c.left.width = c.right.width = 640;
+  c.left.height = c.right.height = 480;
+  const double om[3] = {0.012, -0.021, 0.004};
+  rotation_from_vector(om, c.R);
+  c.T[0] = -0.12;
+  c.T[1] = 0.0015;
+  c.T[2] = -0.0021;
+  c.has_pose = true;
+  c.source = "the test rig";
+  return c;
+}
+
+std::string temp_path(const std::string& name) {
+  return "/tmp/cs-calib-" + std::to_string(getpid()) + "-" + name;
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = temp_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string numbers(const double* v, int n, const char* sep) {
+  std::string s;
+  char buf[64];
+  for (int i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "%.17g", v[i]);
+    s += (i ? sep : "") + std::string(buf);
+  }
+  return s;
+}
+
+std::string yaml_matrix(const char* name, const double* v, int rows, int cols) {
+  return std::string(name) + ": !!opencv-matrix\n   rows: " + std::to_string(rows) + "\n   cols: " +
+         std::to_string(cols) + "\n   dt: d\n   data: [ " + numbers(v, rows * cols, ", ") + " ]\n";
+}
+
+std::string xml_matrix(const char* name, const double* v, int rows, int cols) {
+  return std::string("<") + name + " type_id=\"opencv-matrix\">\n  <rows>" + std::to_string(rows) + "</rows>\n  <cols>" +
+         std::to_string(cols) + "</cols>\n  <dt>d</dt>\n  <data>\n    " + numbers(v, rows * cols, " ") +
+         "</data></" + name + ">\n";
+}
+
+// As OpenCV's FileStorage writes stereoCalibrate's results.
+std::string opencv_yaml(const StereoCalibration& c) {
+  return "%YAML:1.0\n---\nimageSize: [ 640, 480 ]\n" + yaml_matrix("M1", c.left.K, 3, 3) +
+         yaml_matrix("D1", c.left.D.data(), 1, 5) + yaml_matrix("M2", c.right.K, 3, 3) +
+         yaml_matrix("D2", c.right.D.data(), 1, 5) + yaml_matrix("R", c.R, 3, 3) + yaml_matrix("T", c.T, 3, 1);
+}
+
+std::string opencv_xml(const StereoCalibration& c) {
+  return "<?xml version=\"1.0\"?>\n<opencv_storage>\n<imageSize>640 480</imageSize>\n" +
+         xml_matrix("M1", c.left.K, 3, 3) + xml_matrix("D1", c.left.D.data(), 1, 5) +
+         xml_matrix("M2", c.right.K, 3, 3) + xml_matrix("D2", c.right.D.data(), 1, 5) + xml_matrix("R", c.R, 3, 3) +
+         xml_matrix("T", c.T, 3, 1) + "</opencv_storage>\n";
+}
+
+std::string kalibr_camera(const char* name, const CameraIntrinsics& k) {
+  const double in[4] = {k.K[0], k.K[4], k.K[2], k.K[5]};
+  return std::string(name) + ":\n  camera_model: pinhole\n  intrinsics: [" + numbers(in, 4, ", ") +
+         "]\n  distortion_model: radtan\n  distortion_coeffs: [" + numbers(k.D.data(), 4, ", ") +
+         "]\n  resolution: [640, 480]\n  rostopic: /" + name + "/image_raw\n";
+}
+
+// Kalibr's radtan has four coefficients: the rig without k3.
+std::string kalibr(const StereoCalibration& c) {
+  std::string t = "  T_cn_cnm1:\n";
+  for (int r = 0; r < 4; ++r) {
+    const double row[4] = {r < 3 ? c.R[3 * r] : 0, r < 3 ? c.R[3 * r + 1] : 0, r < 3 ? c.R[3 * r + 2] : 0,
+                           r < 3 ? c.T[r] : 1};
+    t += "  - [" + numbers(row, 4, ", ") + "]\n";
+  }
+  return kalibr_camera("cam0", c.left) + kalibr_camera("cam1", c.right) + t;
+}
+
+std::string ros_camera(const char* name, const CameraIntrinsics& k, const double* r, const double* p) {
+  return std::string("image_width: 640\nimage_height: 480\ncamera_name: ") + name +
+         "\ncamera_matrix:\n  rows: 3\n  cols: 3\n  data: [" + numbers(k.K, 9, ", ") +
+         "]\ndistortion_model: plumb_bob\ndistortion_coefficients:\n  rows: 1\n  cols: 5\n  data: [" +
+         numbers(k.D.data(), 5, ", ") + "]\nrectification_matrix:\n  rows: 3\n  cols: 3\n  data: [" +
+         numbers(r, 9, ", ") + "]\nprojection_matrix:\n  rows: 3\n  cols: 4\n  data: [" + numbers(p, 12, ", ") +
+         "]\n";
+}
+
+void expect_same_maps(const StereoRectification& a, const CameraIntrinsics* ca, const StereoRectification& b,
+                      const CameraIntrinsics* cb) {
+  for (int k = 0; k < 2; ++k) {
+    Image<RemapPoint> ma, mb;
+    rectify_map(ca[k], k ? a.R2 : a.R1, k ? a.P2 : a.P1, a.width, a.height, &ma);
+    rectify_map(cb[k], k ? b.R2 : b.R1, k ? b.P2 : b.P1, b.width, b.height, &mb);
+    size_t differ = 0;
+    for (size_t i = 0; i < ma.pixels.size(); ++i)
+      differ += ma.pixels[i].x != mb.pixels[i].x || ma.pixels[i].y != mb.pixels[i].y;
+    EXPECT_EQ(differ, 0u) << "view " << k;
+  }
+}
+
+TEST(Calibration, RotationVectorRoundTrip) {
+  for (const double* om : {(const double[3]){0.3, -0.2, 0.1}, (const double[3]){0, 0, 0},
+                           (const double[3]){3.1, 0.05, -0.02}}) {
+    double r[9];
+    rotation_from_vector(om, r);
+    EXPECT_TRUE(is_rotation(r));
+  }
+  const double bad[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1.01};
+  EXPECT_FALSE(is_rotation(bad));
+}
+
+TEST(Calibration, DistortionInvertsForBothLensModels) {
+  StereoCalibration c = rig();
+  CameraIntrinsics fisheye = c.left;
+  fisheye.lens = LensModel::Equidistant;
+  fisheye.D = {0.08, -0.02, 0.004, -0.0005};
+  for (const CameraIntrinsics& cam : {c.left, fisheye})
+    for (double x = -0.4; x <= 0.4; x += 0.2)
+      for (double y = -0.3; y <= 0.3; y += 0.15) {
+        double u, v, bx, by;
+        distort_point(cam, x, y, &u, &v);
+        undistort_point(cam, u, v, &bx, &by);
+        EXPECT_NEAR(bx, x, 1e-9);
+        EXPECT_NEAR(by, y, 1e-9);
+      }
+}
+
+// Points seen by both cameras land on one row of the rectified views, and
+// their disparity is f * baseline / Z; a view's map takes its rectified
+// pixel back to where the point is in the camera's own image.
+TEST(Calibration, RectifiedRowsAndDisparities) {
+  const StereoCalibration c = rig();
+  StereoRectification r;
+  ASSERT_EQ(stereo_rectify(c, 640, 480, 0.0, &r), "");
+  EXPECT_NEAR(r.baseline(), 0.12, 0.0002);  // |T| along the new x axis
+  EXPECT_EQ(r.disparity_offset(), 0.0);
+  Image<RemapPoint> map_left;
+  rectify_map(c.left, r.R1, r.P1, 640, 480, &map_left);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> ux(-0.3, 0.3), uz(1.5, 8.0);
+  int checked = 0;
+  for (int i = 0; i < 500; ++i) {
+    const double z = uz(rng), X[3] = {ux(rng) * z, ux(rng) * z * 0.7, z};
+    double q[3] = {0, 0, 0}, xr[3], qr[3] = {0, 0, 0};
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) q[a] += r.R1[3 * a + b] * X[b];
+    for (int a = 0; a < 3; ++a) xr[a] = c.R[3 * a] * X[0] + c.R[3 * a + 1] * X[1] + c.R[3 * a + 2] * X[2] + c.T[a];
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) qr[a] += r.R2[3 * a + b] * xr[b];
+    const double ul = r.P1[0] * q[0] / q[2] + r.P1[2], vl = r.P1[5] * q[1] / q[2] + r.P1[6];
+    const double ur = r.P2[0] * qr[0] / qr[2] + r.P2[2], vr = r.P2[5] * qr[1] / qr[2] + r.P2[6];
+    EXPECT_NEAR(vl, vr, 1e-9);
+    EXPECT_NEAR(ul - ur, r.focal() * r.baseline() / q[2], 1e-9);
+    // The map at the nearest rectified pixel: within a pixel of the point's
+    // place in the left camera's image.
+    const int U = static_cast<int>(std::lround(ul)), V = static_cast<int>(std::lround(vl));
+    if (U < 0 || V < 0 || U >= 640 || V >= 480) continue;
+    double su, sv;
+    distort_point(c.left, X[0] / X[2], X[1] / X[2], &su, &sv);
+    const RemapPoint p = map_left.at(U, V);
+    ASSERT_NE(p.x, kRemapOutside);
+    EXPECT_LT(std::hypot(p.x / 32.0 - su, p.y / 32.0 - sv), 1.0);
+    ++checked;
+  }
+  EXPECT_GT(checked, 200);
+}
+
+// alpha 0: every rectified pixel has a source in both views; alpha 1: every
+// source corner is inside the rectified views (so some pixels have none).
+TEST(Calibration, AlphaChoosesTheCrop) {
+  const StereoCalibration c = rig();
+  StereoRectification r0, r1;
+  ASSERT_EQ(stereo_rectify(c, 640, 480, 0.0, &r0), "");
+  ASSERT_EQ(stereo_rectify(c, 640, 480, 1.0, &r1), "");
+  EXPECT_GT(r0.focal(), r1.focal());
+  size_t outside0 = 0, outside1 = 0;
+  for (int k = 0; k < 2; ++k) {
+    const CameraIntrinsics& cam = k ? c.right : c.left;
+    Image<RemapPoint> m0, m1;
+    rectify_map(cam, k ? r0.R2 : r0.R1, k ? r0.P2 : r0.P1, 640, 480, &m0);
+    rectify_map(cam, k ? r1.R2 : r1.R1, k ? r1.P2 : r1.P1, 640, 480, &m1);
+    for (const RemapPoint& p : m0.pixels) outside0 += p.x == kRemapOutside;
+    for (const RemapPoint& p : m1.pixels) outside1 += p.x == kRemapOutside;
+  }
+  EXPECT_EQ(outside0, 0u);
+  EXPECT_GT(outside1, 1000u);
+}
+
+// The same rig in every format gives the same maps, bit for bit.
+TEST(Calibration, EveryFormatGivesTheSameMaps) {
+  const StereoCalibration c = rig();
+  StereoCalibration yaml, xml, merged;
+  ASSERT_EQ(load_stereo_calibration(write("stereo.yml", opencv_yaml(c)), &yaml), "");
+  ASSERT_EQ(load_stereo_calibration(write("stereo.xml", opencv_xml(c)), &xml), "");
+  // stereo_calib's two files, intrinsics and extrinsics, merged.
+  const std::string intr = write("intrinsics.yml", "%YAML:1.0\n" + yaml_matrix("M1", c.left.K, 3, 3) +
+                                                       yaml_matrix("D1", c.left.D.data(), 1, 5) +
+                                                       yaml_matrix("M2", c.right.K, 3, 3) +
+                                                       yaml_matrix("D2", c.right.D.data(), 1, 5));
+  const std::string extr = write("extrinsics.yml", "%YAML:1.0\n" + yaml_matrix("R", c.R, 3, 3) +
+                                                       yaml_matrix("T", c.T, 3, 1));
+  ASSERT_EQ(load_stereo_calibration(intr + "," + extr, &merged), "");
+  for (const StereoCalibration* f : {&yaml, &xml, &merged}) {
+    for (int i = 0; i < 9; ++i) {
+      EXPECT_EQ(f->left.K[i], c.left.K[i]);
+      EXPECT_EQ(f->right.K[i], c.right.K[i]);
+      EXPECT_EQ(f->R[i], c.R[i]);
+    }
+    EXPECT_EQ(f->left.D, c.left.D);
+    EXPECT_EQ(f->right.D, c.right.D);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(f->T[i], c.T[i]);
+  }
+  EXPECT_EQ(yaml.left.width, 640);
+  EXPECT_EQ(xml.left.height, 480);
+  EXPECT_EQ(merged.left.width, 0);  // stereo_calib's files state no size
+
+  StereoRectification ry, rx;
+  ASSERT_EQ(stereo_rectify(yaml, 640, 480, 0.0, &ry), "");
+  ASSERT_EQ(stereo_rectify(xml, 640, 480, 0.0, &rx), "");
+  const CameraIntrinsics yc[2] = {yaml.left, yaml.right}, xc[2] = {xml.left, xml.right};
+  expect_same_maps(ry, yc, rx, xc);
+
+  // ROS: the rectification above written into two camera_info files.
+  StereoCalibration ros;
+  const std::string left = write("left.yaml", ros_camera("left", c.left, ry.R1, ry.P1));
+  const std::string right = write("right.yaml", ros_camera("right", c.right, ry.R2, ry.P2));
+  ASSERT_EQ(load_stereo_calibration(left + ", " + right, &ros), "");
+  EXPECT_TRUE(ros.has_rectification);
+  StereoRectification rr;
+  ASSERT_EQ(stereo_rectify(ros, 640, 480, 0.5, &rr), "");  // the files' own: alpha not used
+  const CameraIntrinsics rc[2] = {ros.left, ros.right};
+  expect_same_maps(ry, yc, rr, rc);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(rr.Q[i], ry.Q[i]);
+
+  // Kalibr: four radtan coefficients, so the rig without k3, against the
+  // OpenCV file of that rig.
+  StereoCalibration four = c;
+  four.left.D.resize(4);
+  four.right.D.resize(4);
+  StereoCalibration kal, cv4;
+  ASSERT_EQ(load_stereo_calibration(write("camchain.yaml", kalibr(four)), &kal), "");
+  std::string y4 = opencv_yaml(c);
+  const std::string d1 = numbers(c.left.D.data(), 5, ", "), d2 = numbers(c.right.D.data(), 5, ", ");
+  y4.replace(y4.find(d1), d1.size(), numbers(c.left.D.data(), 4, ", "));
+  y4.replace(y4.find(d2), d2.size(), numbers(c.right.D.data(), 4, ", "));
+  for (size_t at = y4.find("cols: 5"); at != std::string::npos; at = y4.find("cols: 5")) y4.replace(at, 7, "cols: 4");
+  ASSERT_EQ(load_stereo_calibration(write("four.yml", y4), &cv4), "");
+  StereoRectification rk, r4;
+  ASSERT_EQ(stereo_rectify(kal, 640, 480, 0.0, &rk), "");
+  ASSERT_EQ(stereo_rectify(cv4, 640, 480, 0.0, &r4), "");
+  const CameraIntrinsics kc[2] = {kal.left, kal.right}, c4[2] = {cv4.left, cv4.right};
+  expect_same_maps(rk, kc, r4, c4);
+}
+
+// Every problem is named with its file and field.
+TEST(Calibration, ProblemsNameTheFileAndTheField) {
+  const StereoCalibration c = rig();
+  StereoCalibration out;
+  auto says = [&](const std::string& spec, const std::string& part) {
+    const std::string e = load_stereo_calibration(spec, &out);
+    EXPECT_NE(e.find(part), std::string::npos) << "\"" << e << "\" should say \"" << part << "\"";
+  };
+  says(temp_path("missing.yml"), "missing.yml: cannot be read");
+  says(write("broken.yml", "M1: [1, 2\nD1: ]]\n"), "broken.yml: not valid YAML (line");
+  says(write("broken.xml", "<?xml version=\"1.0\"?>\n<opencv_storage><M1>"), "broken.xml: not valid XML");
+  std::string y = opencv_yaml(c);
+  says(write("nom2.yml", y.substr(0, y.find("M2:")) + y.substr(y.find("D2:"))), "nom2.yml: no field M2");
+  std::string bad_t = y.substr(0, y.find("T: "));
+  bad_t += yaml_matrix("T", c.T, 1, 2);
+  says(write("badt.yml", bad_t), "badt.yml: field T must hold 3 numbers, not 1x2");
+  StereoCalibration zero = c;
+  zero.T[0] = zero.T[1] = zero.T[2] = 0;
+  says(write("zero.yml", opencv_yaml(zero)), "T is zero");
+  StereoCalibration skew = c;
+  skew.R[0] = 1.2;
+  says(write("skew.yml", opencv_yaml(skew)), "R is not a rotation");
+  StereoCalibration nof = c;
+  nof.left.K[0] = -700;
+  says(write("nof.yml", opencv_yaml(nof)), "left camera's focal lengths");
+  const std::string left = write("l.yaml", ros_camera("left", c.left, c.R, c.R));
+  says(left, "needs its pair");
+  std::string k = kalibr(c);
+  says(write("omni.yaml", k.replace(k.find("pinhole"), 7, "omni")), "camera_model \"omni\" is not supported");
+  std::string fish = kalibr(c);
+  fish.replace(fish.find("radtan"), 6, "equidistant");
+  says(write("fish.yaml", fish.substr(0, fish.find("cam1:")) + "cam1:\n  camera_model: pinhole\n"),
+       "fish.yaml cam1: no field intrinsics");
+  StereoRectification r;
+  ASSERT_EQ(load_stereo_calibration(write("ok.yml", opencv_yaml(c)), &out), "");
+  EXPECT_NE(stereo_rectify(out, 1280, 720, 0.0, &r).find("for 640x480 views, these are 1280x720"), std::string::npos);
+  EXPECT_NE(stereo_rectify(out, 640, 480, 1.5, &r).find("alpha"), std::string::npos);
+}
+
+// The resampling: an identity map gives the image back; half a pixel to the
+// right averages two neighbours (rounded half up); outside is 0.
+TEST(Calibration, RemapIsIntegerBilinear) {
+  Image<uint32_t> src(4, 2);
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 4; ++x) src.at(x, y) = (x * 40u + y * 7u) * 0x01010101u;
+  Image<RemapPoint> map(4, 2);
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 4; ++x) map.at(x, y) = remap_point(x, y, 4, 2);
+  Image<uint32_t> out;
+  remap_rgba(src, map, &out);
+  EXPECT_EQ(out.pixels, src.pixels);
+  map.at(0, 0) = remap_point(0.5, 0, 4, 2);   // (0 + 40) / 2
+  map.at(1, 0) = remap_point(1.5, 0.5, 4, 2);  // (40 + 80 + 47 + 87) / 4 = 63.5 -> 64
+  map.at(2, 0) = remap_point(-0.1, 0, 4, 2);
+  map.at(3, 0) = remap_point(3, 1, 4, 2);      // the last pixel itself
+  remap_rgba(src, map, &out);
+  EXPECT_EQ(out.at(0, 0), 20u * 0x01010101u);
+  EXPECT_EQ(out.at(1, 0), 64u * 0x01010101u);
+  EXPECT_EQ(out.at(2, 0), 0u);
+  EXPECT_EQ(out.at(3, 0), src.at(3, 1));
+}
+
+}  // namespace
+}  // namespace cs

@@ -7,6 +7,8 @@
 
 #include "frame_checks.h"
 #include "matcher_debug.h"
+#include "rectify.h"
+#include "synthetic.h"
 
 namespace cs {
 
@@ -142,6 +144,7 @@ struct Matcher::Impl {
   int model_width = 0, model_height = 0;
   int frames_seen = 0;
   CoarseProbeSchedule coarse;  // the automatic coarse range (stages.h 6b)
+  Image<uint32_t> rectified[2];  // stage 0's views (Params::rectification)
 
   void restart_background() {
     for (BackgroundModel& v : model) v = BackgroundModel();
@@ -176,20 +179,28 @@ const FrameStats& Matcher::stats() const { return impl_->stats; }
 
 const Matcher::Debug& Matcher::debug() const { return impl_->debug; }
 
-std::string Matcher::process(const FrameView& left, const FrameView& right, const Outputs& out) {
+std::string Matcher::process(const FrameView& in_left, const FrameView& in_right, const Outputs& out) {
   Impl& m = *impl_;
   const Params& p = m.params;
-  std::string e = check_view_pair(left, right);
-  if (e.empty()) e = p.validate_for_size(left.width, left.height);
-  if (e.empty()) e = check_view(left, "left");
-  if (e.empty()) e = check_view(right, "right");
+  std::string e = check_view_pair(in_left, in_right);
+  if (e.empty()) e = p.validate_for_size(in_left.width, in_left.height);
+  if (e.empty()) e = check_view(in_left, "left");
+  if (e.empty()) e = check_view(in_right, "right");
   if (e.empty() && out.memory != Memory::Host)
     e = "the outputs are in device memory; the CPU reference writes host memory";
-  if (e.empty()) e = check_output(out.disparity_q4, left.width, left.height, "disparity");
-  if (e.empty()) e = check_output(out.foreground, left.width, left.height, "foreground");
-  if (e.empty()) e = check_output(out.confidence, left.width, left.height, "confidence");
+  if (e.empty()) e = check_output(out.disparity_q4, in_left.width, in_left.height, "disparity");
+  if (e.empty()) e = check_output(out.foreground, in_left.width, in_left.height, "foreground");
+  if (e.empty()) e = check_output(out.confidence, in_left.width, in_left.height, "confidence");
   if (!e.empty()) return e;
 
+  // Stage 0: the views rectified (RGBA from here on).
+  FrameView left = in_left, right = in_right;
+  if (p.rectification) {
+    rectify_view(in_left, p.rectification->map[0], m.rectified[0]);
+    rectify_view(in_right, p.rectification->map[1], m.rectified[1]);
+    left = rgba_view(m.rectified[0]);
+    right = rgba_view(m.rectified[1]);
+  }
   const int w = left.width, h = left.height;
   const bool block = p.method == Method::Block;
   const int levels = pipeline_levels(p, w, h);

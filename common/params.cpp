@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "rectify.h"
 #include "stages.h"
 
 namespace cs {
@@ -114,6 +115,12 @@ std::string Params::validate_for_size(int width, int height) const {
     std::ostringstream s;
     s << "the view size (" << width << "x" << height << ") must be at least " << kMinViewWidth << "x"
       << kMinViewHeight;
+    return s.str();
+  }
+  if (rectification && (rectification->width != width || rectification->height != height)) {
+    std::ostringstream s;
+    s << "the rectification maps are for " << rectification->width << "x" << rectification->height
+      << " views, these are " << width << "x" << height;
     return s.str();
   }
   if (max_disparity > width) {

@@ -1,5 +1,7 @@
 #include "rectify.h"
 
+#include "stages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -314,6 +316,23 @@ void remap_rgba(const Image<uint32_t>& src, const Image<RemapPoint>& map, Image<
   const auto row = [&](int y) { return &src.pixels[static_cast<size_t>(y) * src.width]; };
   for (int y = 0; y < map.height; ++y)
     for (int x = 0; x < map.width; ++x) dst->at(x, y) = remap_rgba_pixel(map.at(x, y), src.width, src.height, row);
+}
+
+std::shared_ptr<const RectificationMaps> make_rectification_maps(const StereoCalibration& c,
+                                                                 const StereoRectification& r) {
+  auto m = std::make_shared<RectificationMaps>();
+  m->width = r.width;
+  m->height = r.height;
+  m->geometry = r;
+  rectify_map(c.left, r.R1, r.P1, r.width, r.height, &m->map[0]);
+  rectify_map(c.right, r.R2, r.P2, r.width, r.height, &m->map[1]);
+  return m;
+}
+
+void rectify_view(const FrameView& in, const Image<RemapPoint>& map, Image<uint32_t>& out) {
+  Image<uint32_t> rgb;
+  convert_to_rgb(in, rgb);
+  remap_rgba(rgb, map, &out);
 }
 
 }  // namespace cs

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "calibration.h"
@@ -69,5 +70,17 @@ void undistort_point(const CameraIntrinsics& cam, double u, double v, double* x,
 
 // The resampled view (remap_rgba_pixel at every pixel of the map).
 void remap_rgba(const Image<uint32_t>& src, const Image<RemapPoint>& map, Image<uint32_t>* dst);
+
+// What the engines rectify with (Params::rectification): both views' maps
+// and the geometry they came from (focal length, baseline, Q).
+struct RectificationMaps {
+  int width = 0, height = 0;
+  Image<RemapPoint> map[2];  // left, right
+  StereoRectification geometry;
+};
+
+// The maps of a rectification of calibration `c` (stereo_rectify).
+std::shared_ptr<const RectificationMaps> make_rectification_maps(const StereoCalibration& c,
+                                                                 const StereoRectification& r);
 
 }  // namespace cs

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "remap_math.h"
 #include "stereo.h"
 #include "stereo_math.h"
 
@@ -33,6 +34,17 @@ void convert_to_gray(const FrameView& in, Image<uint8_t>& gray);
 // last pixel, x = w - 1, is the first Y of the last macropixel and takes its
 // U and V; that macropixel's second Y is padding and is never read.
 void convert_to_rgb(const FrameView& in, Image<uint32_t>& rgb);
+
+// ---------------------------------------------------------------- 0. rectification
+
+// With Params::rectification (issue 40), before stage 1: each view's colour
+// (convert_to_rgb) resampled through its map (rectify.h, 1/32 pixel):
+// out(x, y) = remap_rgba_pixel(map(x, y)) (remap_math.h: integer bilinear,
+// rounded half up, 0 where the map has no source), R,G,B,0 packed as
+// convert_to_rgb packs them. Every later stage reads these views as RGBA
+// (synthetic.h rgba_view): the matching intensity is then luma_from_rgb of the
+// rectified colour, for every input format.
+void rectify_view(const FrameView& in, const Image<RemapPoint>& map, Image<uint32_t>& out);
 
 // ---------------------------------------------------------------- 2. pyramid
 

@@ -128,6 +128,8 @@ enum class Method {
   Block = 1,
 };
 
+struct RectificationMaps;  // rectify.h
+
 // Every parameter has a default that works for a 640x480 camera pair.
 struct Params {
   Method method = Method::Progressive;
@@ -233,6 +235,11 @@ struct Params {
   // there) only while it is set, and refuses a confidence asked without it
   // by name, so that no caller reads a map that was never written.
   bool confidence = false;
+
+  // Rectification before everything else (stages.h stage 0, issue 40): each
+  // view resampled through its map (rectify.h, made from a calibration for
+  // the views' size); null: the views come rectified.
+  std::shared_ptr<const RectificationMaps> rectification;
 
   // Returns an empty string when valid, else a sentence naming the problem.
   std::string validate() const;

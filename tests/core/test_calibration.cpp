@@ -13,6 +13,8 @@
 
 #include "calibration.h"
 #include "rectify.h"
+#include "synthetic.h"
+#include "rig_scene.h"
 
 namespace cs {
 namespace {
@@ -338,6 +340,68 @@ TEST(Calibration, RemapIsIntegerBilinear) {
   EXPECT_EQ(out.at(1, 0), 64u * 0x01010101u);
   EXPECT_EQ(out.at(2, 0), 0u);
   EXPECT_EQ(out.at(3, 0), src.at(3, 1));
+}
+
+// The rig at 320x240 (its intrinsics halved).
+StereoCalibration small_rig() {
+  StereoCalibration c = rig();
+  for (CameraIntrinsics* k : {&c.left, &c.right}) {
+    for (int i : {0, 2, 4, 5}) k->K[i] /= 2;
+    k->width = 320;
+    k->height = 240;
+  }
+  return c;
+}
+
+// bad-2 (error above 2 pixels, invalid counted as bad) over the pixels at
+// least `margin` from the border whose match is inside the right view.
+double bad2(const Image<uint16_t>& q4, double truth, int margin) {
+  size_t n = 0, bad = 0;
+  for (int y = margin; y < q4.height - margin; ++y)
+    for (int x = margin + static_cast<int>(truth); x < q4.width - margin; ++x) {
+      ++n;
+      const uint16_t v = q4.at(x, y);
+      bad += v == 0 || std::fabs(v / 16.0 - truth) > 2.0;
+    }
+  return 100.0 * bad / n;
+}
+
+// A plane seen through the distorted, turned cameras: matched after
+// rectification, its disparity is f * B / Z; matched as the cameras deliver
+// the views, it is not.
+TEST(Calibration, RectifiedMatchingFindsThePlane) {
+  const StereoCalibration c = small_rig();
+  StereoRectification r;
+  ASSERT_EQ(stereo_rectify(c, 320, 240, 0.0, &r), "");
+  const double depth = r.focal() * r.baseline() / 21.0;  // 21 pixels of disparity
+  const RigScene scene = render_plane_through_rig(c, r, depth, 11);
+  EXPECT_NEAR(scene.disparity, 21.0, 1e-9);
+  Params p;
+  p.max_disparity = 48;
+  p.rectification = make_rectification_maps(c, r);
+  Image<uint16_t> q4(320, 240);
+  Outputs o;
+  o.disparity_q4 = q4.view();
+  {
+    Matcher m(p);
+    ASSERT_EQ(m.process(rgba_view(scene.left), rgba_view(scene.right), o), "");
+  }
+  const double rectified = bad2(q4, scene.disparity, 12);
+  p.rectification.reset();
+  {
+    Matcher m(p);
+    ASSERT_EQ(m.process(rgba_view(scene.left), rgba_view(scene.right), o), "");
+  }
+  const double raw = bad2(q4, scene.disparity, 12);
+  EXPECT_LT(rectified, 1.0);
+  EXPECT_GT(raw, 10 * rectified + 5.0);
+  std::printf("bad-2 rectified %.3f %%, as delivered %.3f %%\n", rectified, raw);
+  // Maps of another size are refused by name.
+  p.rectification = make_rectification_maps(c, r);
+  Matcher m(p);
+  Image<uint32_t> other(160, 120);
+  EXPECT_NE(m.process(rgba_view(other), rgba_view(other), o).find("rectification maps are for 320x240"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+#include "rig_scene.h"
+
+#include <cmath>
+
+namespace cs {
+namespace {
+
+uint32_t hash(int32_t i, int32_t j, uint32_t seed) {
+  uint32_t h = seed * 0x9E3779B9u ^ static_cast<uint32_t>(i) * 0x85EBCA6Bu ^ static_cast<uint32_t>(j) * 0xC2B2AE35u;
+  h ^= h >> 16;
+  h *= 0x7FEB352Du;
+  h ^= h >> 15;
+  h *= 0x846CA68Bu;
+  h ^= h >> 16;
+  return h;
+}
+
+// Value noise: lattice values blended bilinearly, one channel a call.
+double noise(double x, double y, uint32_t seed) {
+  const double fx = std::floor(x), fy = std::floor(y);
+  const int32_t i = static_cast<int32_t>(fx), j = static_cast<int32_t>(fy);
+  const double tx = x - fx, ty = y - fy;
+  auto at = [&](int32_t a, int32_t b) { return static_cast<double>(hash(a, b, seed) & 255u); };
+  const double top = at(i, j) * (1 - tx) + at(i + 1, j) * tx;
+  const double bottom = at(i, j + 1) * (1 - tx) + at(i + 1, j + 1) * tx;
+  return top * (1 - ty) + bottom * ty;
+}
+
+}  // namespace
+
+RigScene render_plane_through_rig(const StereoCalibration& c, const StereoRectification& r, double depth,
+                                  uint32_t seed) {
+  RigScene s;
+  s.disparity = r.focal() * r.baseline() / depth;
+  const double cell = depth / r.focal() * 2.5;  // about 2.5 rectified pixels a lattice cell
+  const double shift = r.P2[3] / r.P2[0];       // right rectified frame = left's + (shift, 0, 0)
+  const CameraIntrinsics* cams[2] = {&c.left, &c.right};
+  const double* rots[2] = {r.R1, r.R2};
+  Image<uint32_t>* out[2] = {&s.left, &s.right};
+  for (int k = 0; k < 2; ++k) {
+    *out[k] = Image<uint32_t>(r.width, r.height);
+    for (int v = 0; v < r.height; ++v)
+      for (int u = 0; u < r.width; ++u) {
+        double x, y;
+        undistort_point(*cams[k], u, v, &x, &y);
+        const double* R = rots[k];
+        const double ray[3] = {R[0] * x + R[1] * y + R[2], R[3] * x + R[4] * y + R[5], R[6] * x + R[7] * y + R[8]};
+        uint32_t px = 0;
+        if (ray[2] > 1e-9) {
+          const double t = depth / ray[2];
+          const double X = t * ray[0] - (k ? shift : 0), Y = t * ray[1];
+          uint32_t rgb[3];
+          for (int ch = 0; ch < 3; ++ch)
+            rgb[ch] = static_cast<uint32_t>(std::lround(noise(X / cell, Y / cell, seed * 3 + ch)));
+          px = rgb[0] | rgb[1] << 8 | rgb[2] << 16;
+        }
+        out[k]->at(u, v) = px;
+      }
+  }
+  return s;
+}
+
+}  // namespace cs

@@ -1,0 +1,29 @@
+// A known scene seen through a calibrated, distorted stereo rig (issue 40's
+// truth): a textured plane facing the rectified cameras at a given depth,
+// rendered into the images the real cameras deliver (lens distortion, their
+// own rotation). Rectified with the same calibration, every pixel of the
+// plane has disparity f * B / depth exactly. For tests and benchmarks; no
+// external data.
+#pragma once
+
+#include <cstdint>
+
+#include "calibration.h"
+#include "rectify.h"
+#include "stereo.h"
+
+namespace cs {
+
+struct RigScene {
+  Image<uint32_t> left, right;  // R,G,B,0 packed (rgba_view)
+  double disparity = 0;         // of every plane pixel once rectified
+};
+
+// The plane at `depth` (the calibration's unit) in the left rectified
+// camera's frame, textured with value noise of a few rectified pixels'
+// scale (colours from `seed`), seen through both cameras of `c` as `r`
+// rectifies them.
+RigScene render_plane_through_rig(const StereoCalibration& c, const StereoRectification& r, double depth,
+                                  uint32_t seed);
+
+}  // namespace cs

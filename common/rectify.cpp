@@ -313,9 +313,9 @@ void rectify_map(const CameraIntrinsics& cam, const double rect_rotation[9], con
 
 void remap_rgba(const Image<uint32_t>& src, const Image<RemapPoint>& map, Image<uint32_t>* dst) {
   *dst = Image<uint32_t>(map.width, map.height);
-  const auto row = [&](int y) { return &src.pixels[static_cast<size_t>(y) * src.width]; };
+  const auto at = [&](int x, int y) { return src.at(x, y); };
   for (int y = 0; y < map.height; ++y)
-    for (int x = 0; x < map.width; ++x) dst->at(x, y) = remap_rgba_pixel(map.at(x, y), src.width, src.height, row);
+    for (int x = 0; x < map.width; ++x) dst->at(x, y) = remap_rgba_pixel(map.at(x, y), src.width, src.height, at);
 }
 
 std::shared_ptr<const RectificationMaps> make_rectification_maps(const StereoCalibration& c,

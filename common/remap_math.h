@@ -42,16 +42,15 @@ CS_HD uint32_t remap_channel(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uin
 }
 
 // The RGBA (four 8-bit channels) value at source position p of an image of
-// width x height whose row y starts at row(y); 0 (transparent black) outside.
-template <typename RowOf>
-CS_HD uint32_t remap_rgba_pixel(RemapPoint p, int width, int height, RowOf row) {
+// width x height whose pixel (x, y) is at(x, y); 0 (transparent black)
+// outside.
+template <typename PixelAt>
+CS_HD uint32_t remap_rgba_pixel(RemapPoint p, int width, int height, PixelAt at) {
   if (p.x == kRemapOutside) return 0u;
   const int x0 = p.x >> kRemapBits, y0 = p.y >> kRemapBits;
   const uint32_t fx = static_cast<uint32_t>(p.x) & (kRemapOne - 1), fy = static_cast<uint32_t>(p.y) & (kRemapOne - 1);
   const int x1 = x0 + 1 < width ? x0 + 1 : x0, y1 = y0 + 1 < height ? y0 + 1 : y0;
-  const uint32_t* r0 = row(y0);
-  const uint32_t* r1 = row(y1);
-  const uint32_t a = r0[x0], b = r0[x1], c = r1[x0], d = r1[x1];
+  const uint32_t a = at(x0, y0), b = at(x1, y0), c = at(x0, y1), d = at(x1, y1);
   uint32_t out = 0;
   for (int s = 0; s < 32; s += 8)
     out |= remap_channel(a >> s & 255u, b >> s & 255u, c >> s & 255u, d >> s & 255u, fx, fy) << s;

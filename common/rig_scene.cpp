@@ -1,5 +1,6 @@
 #include "rig_scene.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cs {
@@ -27,6 +28,27 @@ double noise(double x, double y, uint32_t seed) {
 }
 
 }  // namespace
+
+StereoCalibration example_rig(int width, int height) {
+  StereoCalibration c;
+  const double sx = width / 640.0, sy = height / 480.0;
+  const double k1[9] = {700 * sx, 0, 322.5 * sx, 0, 705 * sy, 238.2 * sy, 0, 0, 1};
+  const double k2[9] = {690 * sx, 0, 315.1 * sx, 0, 698 * sy, 244.7 * sy, 0, 0, 1};
+  std::copy(k1, k1 + 9, c.left.K);
+  std::copy(k2, k2 + 9, c.right.K);
+  c.left.D = {-0.21, 0.05, 0.0012, -0.0008, -0.004};
+  c.right.D = {-0.19, 0.04, -0.0005, 0.0011, -0.002};
+  c.left.width = c.right.width = width;
+  c.left.height = c.right.height = height;
+  const double om[3] = {0.012, -0.021, 0.004};
+  rotation_from_vector(om, c.R);
+  c.T[0] = -0.12;
+  c.T[1] = 0.0015;
+  c.T[2] = -0.0021;
+  c.has_pose = true;
+  c.source = "the example rig";
+  return c;
+}
 
 RigScene render_plane_through_rig(const StereoCalibration& c, const StereoRectification& r, double depth,
                                   uint32_t seed) {

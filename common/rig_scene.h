@@ -14,6 +14,12 @@
 
 namespace cs {
 
+// An example rig for tests and benchmarks: two cameras 12 cm apart (the
+// right one to the right of the left), slightly turned (0.012, -0.021,
+// 0.004 rad), each with its own radial-tangential lens (k1 about -0.2),
+// for views of width x height (intrinsics scaled from 640x480).
+StereoCalibration example_rig(int width, int height);
+
 struct RigScene {
   Image<uint32_t> left, right;  // R,G,B,0 packed (rgba_view)
   double disparity = 0;         // of every plane pixel once rectified

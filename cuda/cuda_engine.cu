@@ -461,9 +461,9 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
     ~Release() { t.release(); }
   } release{t};
   t.mark("start");
-  e = m.enqueue_conversion(m.last_left, m.last_right);
+  e = m.enqueue_input(m.last_left, m.last_right);
   if (!e.empty()) return e;
-  t.mark("convert");
+  t.mark(m.params.rectification ? "rectify" : "convert");
   e = m.enqueue_body(m.stream, &t);
   if (e.empty()) e = m.enqueue_finish(&t);
   if (!e.empty()) return e;
@@ -522,7 +522,7 @@ std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
     return e;
   }
   CS_CUDA_TRY(cudaEventRecord(start, m.stream));
-  e = m.enqueue_conversion(m.last_left, m.last_right);
+  e = m.enqueue_input(m.last_left, m.last_right);
   if (!e.empty()) return e;
   CS_CUDA_TRY(cudaEventRecord(converted, m.stream));
   CS_CUDA_TRY(cudaGraphLaunch(exec, m.stream));

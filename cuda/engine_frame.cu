@@ -10,6 +10,7 @@
 #include "engine_impl.h"
 #include "frame_checks.h"
 #include "pyramid.h"
+#include "rectification.h"
 
 namespace cs::cuda {
 
@@ -22,6 +23,49 @@ ModelViews CudaEngine::Impl::model_views() const {
   m.frames_seen = frames_seen;
   m.params = background_params(params);
   return m;
+}
+
+std::string CudaEngine::Impl::input_call(const FrameView& left, const FrameView& right, KernelCall* call) {
+  if (!params.rectification) return conversion_call(left, right, call);
+  const ImageView<const RemapPoint> maps[2] = {rect_map[0].cview(), rect_map[1].cview()};
+  const ImageView<uint32_t> out[2] = {rectified[0].view(), rectified[1].view()};
+  CS_CUDA_TRY(rectify_pair_call(left, right, maps, out, call));
+  return {};
+}
+
+FrameView CudaEngine::Impl::rectified_view(int v) const {
+  FrameView f;
+  f.format = PixelFormat::RGBA;
+  f.width = rectified[v].view().width;
+  f.height = rectified[v].view().height;
+  f.plane[0] = reinterpret_cast<const uint8_t*>(rectified[v].view().data);
+  f.pitch[0] = rectified[v].view().pitch;
+  f.memory = Memory::Device;
+  return f;
+}
+
+std::string CudaEngine::Impl::prepare_rectification() {
+  const RectificationMaps* maps = params.rectification.get();
+  if (!maps) {
+    for (int v = 0; v < 2; ++v) {
+      rect_map[v].release();
+      rectified[v].release();
+    }
+    rect_source = nullptr;
+    return {};
+  }
+  if (maps == rect_source) return {};
+  CS_CUDA_TRY(cudaStreamSynchronize(stream));  // queued frames may still read the old maps
+  for (int v = 0; v < 2; ++v) {
+    const Image<RemapPoint>& m = maps->map[v];
+    CS_CUDA_TRY(rect_map[v].allocate(m.width, m.height));
+    CS_CUDA_TRY(cudaMemcpy2D(rect_map[v].view().data, rect_map[v].view().pitch, m.pixels.data(),
+                             m.width * sizeof(RemapPoint), m.width * sizeof(RemapPoint), m.height,
+                             cudaMemcpyHostToDevice));
+    CS_CUDA_TRY(rectified[v].allocate(m.width, m.height));
+  }
+  rect_source = maps;
+  return {};
 }
 
 std::string CudaEngine::Impl::conversion_call(const FrameView& left, const FrameView& right,
@@ -44,9 +88,9 @@ std::string CudaEngine::Impl::profilable() const {
   return {};
 }
 
-std::string CudaEngine::Impl::enqueue_conversion(const FrameView& left, const FrameView& right) {
+std::string CudaEngine::Impl::enqueue_input(const FrameView& left, const FrameView& right) {
   KernelCall call;
-  std::string e = conversion_call(left, right, &call);
+  std::string e = input_call(left, right, &call);
   if (!e.empty()) return e;
   CS_CUDA_TRY(call.launch(stream));
   return {};
@@ -54,6 +98,14 @@ std::string CudaEngine::Impl::enqueue_conversion(const FrameView& left, const Fr
 
 std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
   const Params& p = params;
+  if (p.rectification) {
+    // The frame's first kernel rectified the views: the conversion reads them.
+    KernelCall convert;
+    std::string e = conversion_call(rectified_view(0), rectified_view(1), &convert);
+    if (!e.empty()) return e;
+    CS_CUDA_TRY(convert.launch(s));
+    timer->mark("convert");
+  }
   for (int l = converted_levels(); l < levels; ++l)
     CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
                                         lv[l - 1].gray[1].cview(), lv[l].gray[1].view(), s));
@@ -112,6 +164,8 @@ MethodFrame CudaEngine::Impl::method_frame() const {
 }
 
 std::string CudaEngine::Impl::prepare_body() {
+  std::string e = prepare_rectification();
+  if (!e.empty()) return e;
   Params p = params;
   p.coarse_range_factor = frame_factor;
   for (int l = 0; l < levels; ++l) lv[l].range = level_range(p, l, lv[l].width);
@@ -176,7 +230,7 @@ std::string CudaEngine::Impl::enqueue_frame(const FrameView& left, const FrameVi
     if (!e.empty()) return e;
   }
   KernelCall convert, finish;
-  std::string e = conversion_call(left, right, &convert);
+  std::string e = input_call(left, right, &convert);
   if (e.empty()) e = finish_call(out, &finish);
   if (!e.empty()) return e;
   const FrameShape shape{convert.shape(), finish.shape()};

@@ -43,6 +43,7 @@
 #include "host_memory.h"
 #include "kernel_call.h"
 #include "method.h"
+#include "rectify.h"
 #include "row_copy.h"
 #include "stages.h"
 #include "upload_slots.h"
@@ -146,6 +147,11 @@ struct CudaEngine::Impl {
   uint8_t* luts = nullptr;                  // device, 3 x 768
   // Host views' way up (and host outputs' way down).
   InputStaging staging;
+  // Stage 0 (Params::rectification): the maps on the device (those of
+  // rect_source, the parameters' own), and the rectified views.
+  DeviceImage<RemapPoint> rect_map[2];
+  DeviceImage<uint32_t> rectified[2];
+  const RectificationMaps* rect_source = nullptr;
 
   // Upload ahead, and the slots the frame call in progress claimed (caller's thread).
   UploadSlots uploads;
@@ -197,15 +203,23 @@ struct CudaEngine::Impl {
   ModelViews model_views() const;
   // Intensity levels the conversion makes (the rest of the pyramid is the body's).
   int converted_levels() const { return levels < kMaxConvertLevels ? levels : kMaxConvertLevels; }
-  // The frame's conversion: level 0 and the first pyramid levels, and the
-  // frame's counters zeroed. Its input addresses change from frame to
+  // The frame's first kernel, whose input addresses change from frame to
   // frame: described (kernel_call.h) for the graph's first node or a launch.
+  // The conversion, or with rectification (Params::rectification) the
+  // rectification into `rectified`, which the body's conversion then reads.
+  std::string input_call(const FrameView& left, const FrameView& right, KernelCall* call);
+  // The conversion: level 0 and the first pyramid levels, and the frame's
+  // counters zeroed.
   std::string conversion_call(const FrameView& left, const FrameView& right, KernelCall* call);
+  FrameView rectified_view(int view) const;
+  // The maps on the device and the rectified views' buffers, for the
+  // parameters' maps (before the launches, never during a capture).
+  std::string prepare_rectification();
   // Whether the last frame can be run again by the profilers: its inputs
   // must still be the caller's (upload slots are refilled).
   std::string profilable() const;
-  // The conversion straight on the stream (profile_stages, profile_graph).
-  std::string enqueue_conversion(const FrameView& left, const FrameView& right);
+  // The frame's first kernel straight on the stream (profile_stages, profile_graph).
+  std::string enqueue_input(const FrameView& left, const FrameView& right);
   // Everything from the pyramid to the Q4 map, at fixed addresses.
   std::string enqueue_body(cudaStream_t s, StageTimer* timer);
   // What the method reads and writes, at the engine's fixed addresses.

@@ -19,27 +19,9 @@
 namespace cs {
 namespace {
 
-// The rig: two 640x480 cameras 12 cm apart (the right one to the right of
-// the left), slightly turned, each with its own radial-tangential lens.
-StereoCalibration rig() {
-  StereoCalibration c;
-  const double k1[9] = {700, 0, 322.5, 0, 705, 238.2, 0, 0, 1};
-  const double k2[9] = {690, 0, 315.1, 0, 698, 244.7, 0, 0, 1};
-  std::copy(k1, k1 + 9, c.left.K);
-  std::copy(k2, k2 + 9, c.right.K);
-  c.left.D = {-0.21, 0.05, 0.0012, -0.0008, -0.004};
-  c.right.D = {-0.19, 0.04, -0.0005, 0.0011, -0.002};
-  c.left.width = c.right.width = 640;
-  c.left.height = c.right.height = 480;
-  const double om[3] = {0.012, -0.021, 0.004};
-  rotation_from_vector(om, c.R);
-  c.T[0] = -0.12;
-  c.T[1] = 0.0015;
-  c.T[2] = -0.0021;
-  c.has_pose = true;
-  c.source = "the test rig";
-  return c;
-}
+// The rig: two 640x480 cameras 12 cm apart, slightly turned, each with its
+// own radial-tangential lens (rig_scene.h example_rig).
+StereoCalibration rig() { return example_rig(640, 480); }
 
 std::string temp_path(const std::string& name) {
   return "/tmp/cs-calib-" + std::to_string(getpid()) + "-" + name;
@@ -342,16 +324,7 @@ TEST(Calibration, RemapIsIntegerBilinear) {
   EXPECT_EQ(out.at(3, 0), src.at(3, 1));
 }
 
-// The rig at 320x240 (its intrinsics halved).
-StereoCalibration small_rig() {
-  StereoCalibration c = rig();
-  for (CameraIntrinsics* k : {&c.left, &c.right}) {
-    for (int i : {0, 2, 4, 5}) k->K[i] /= 2;
-    k->width = 320;
-    k->height = 240;
-  }
-  return c;
-}
+StereoCalibration small_rig() { return example_rig(320, 240); }
 
 // bad-2 (error above 2 pixels, invalid counted as bad) over the pixels at
 // least `margin` from the border whose match is inside the right view.

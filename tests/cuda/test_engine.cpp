@@ -25,6 +25,8 @@
 #include "gpu_test_util.h"
 #include "matcher_debug.h"
 #include "moving_objects.h"
+#include "rectify.h"
+#include "rig_scene.h"
 #include "stereo_math.h"
 #include "synthetic.h"
 
@@ -1793,6 +1795,69 @@ TEST(CudaEngine, AutomaticCoarseRangeProbesAgainAfterTheInterval) {
     const int want = i <= kCoarseProbeInterval + 1 ? 1 : 2;
     ASSERT_EQ(gpu->stats().coarse_range_factor, want) << "frame " << i;
   }
+}
+
+FrameView grey_view(const Image<uint8_t>& img) {
+  FrameView v;
+  v.format = PixelFormat::GRAY8;
+  v.width = img.width;
+  v.height = img.height;
+  v.plane[0] = img.pixels.data();
+  v.pitch[0] = img.width;
+  return v;
+}
+
+// Stage 0: a plane seen through a distorted, turned rig (rig_scene.h),
+// rectified by both engines bit for bit (the rectification's output through
+// everything after it: debug levels, Q4, stats), in colour and grey, with
+// and without the background model; and found at its true disparity.
+TEST(CudaEngine, RectificationMatchesReference) {
+  const int w = 320, h = 240;
+  const StereoCalibration rig = example_rig(w, h);
+  StereoRectification r;
+  ASSERT_EQ(stereo_rectify(rig, w, h, 0.0, &r), "");
+  const RigScene scene = render_plane_through_rig(rig, r, r.focal() * r.baseline() / 21.0, 5);
+  Image<uint8_t> grey[2];
+  for (int v = 0; v < 2; ++v) {
+    const Image<uint32_t>& c = v ? scene.right : scene.left;
+    grey[v] = Image<uint8_t>(w, h);
+    for (size_t i = 0; i < c.pixels.size(); ++i)
+      grey[v].pixels[i] = luma_from_rgb(c.pixels[i] & 255, c.pixels[i] >> 8 & 255, c.pixels[i] >> 16 & 255);
+  }
+  Params p;
+  p.max_disparity = 48;
+  p.rectification = make_rectification_maps(rig, r);
+  for (bool background : {false, true}) {
+    p.background = background;
+    p.warmup_frames = 2;
+    for (bool colour : {true, false}) {
+      SCOPED_TRACE(std::string(colour ? "RGBA" : "GRAY8") + (background ? ", background" : ""));
+      const FrameView l = colour ? rgba_view(scene.left) : grey_view(grey[0]);
+      const FrameView rv = colour ? rgba_view(scene.right) : grey_view(grey[1]);
+      Matcher cpu(p);
+      auto gpu = make(p);
+      ASSERT_TRUE(gpu);
+      for (int frame = 0; frame < 4; ++frame) compare_frame(cpu, *gpu, l, rv);
+    }
+  }
+  // The plane's disparity: 21 pixels where both views see it.
+  p.background = false;
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  std::string err;
+  const std::vector<uint16_t> q4 = process_q4(*gpu, rgba_view(scene.left), rgba_view(scene.right), &err);
+  ASSERT_EQ(err, "");
+  size_t n = 0, good = 0;
+  for (int y = 12; y < h - 12; ++y)
+    for (int x = 12 + 21; x < w - 12; ++x) {
+      ++n;
+      good += std::abs(q4[static_cast<size_t>(y) * w + x] / 16.0 - 21.0) <= 2.0;
+    }
+  EXPECT_GT(good, n * 99 / 100);
+  // Views of another size than the maps are refused by name.
+  Image<uint32_t> small(160, 120);
+  EXPECT_NE(process_q4(*gpu, rgba_view(small), rgba_view(small), &err).size(), 1u);
+  EXPECT_NE(err.find("rectification maps are for 320x240"), std::string::npos) << err;
 }
 
 }  // namespace

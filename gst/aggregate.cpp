@@ -293,6 +293,9 @@ GstFlowReturn aggregate(GstCudaStereo* self, gboolean timeout) {
     if (priv->two_pad_caps_dirty && priv->left_in.configured && priv->right_in.configured) {
       priv->two_pad_caps_dirty = false;
       if (!update_geometry(self)) ret = GST_FLOW_NOT_NEGOTIATED;
+      // What depends on the views' size (the rectification's maps) before
+      // the first pair of this geometry.
+      else if (!apply_settings(self)) ret = GST_FLOW_ERROR;
     }
     if (ret == GST_FLOW_OK) ret = aggregate_two_pads(self, left, right, timeout);
   } else if (sink) {

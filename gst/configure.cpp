@@ -56,6 +56,20 @@ bool apply_settings(GstCudaStereo* self) {
   if (geometry_dirty && (priv->packed_in.configured || priv->left_in.configured)) {
     if (!update_geometry(self)) return false;
   }
+  if (priv->geometry.valid) {
+    bool maps_changed = false;
+    const std::string e = apply_rectification(&priv->active, priv->geometry.view_width, priv->geometry.view_height,
+                                              &priv->rectification, &maps_changed);
+    if (!e.empty()) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", e.c_str()), (nullptr));
+      return false;
+    }
+    if (maps_changed) {
+      GST_INFO_OBJECT(self, "rectifying with %s: focal length %.2f px, baseline %.4f", priv->rectification.source.c_str(),
+                      priv->active.focal_px, priv->active.baseline_m);
+      params_dirty = true;
+    }
+  }
   const std::string depth_problem = depth_settings_problem(priv->active);
   if (!depth_problem.empty()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s", depth_problem.c_str()), (nullptr));

@@ -24,6 +24,7 @@
 #include "host_pin.h"
 #include "live_timing.h"
 #include "pending.h"
+#include "rectification.h"
 #include "settings.h"
 #include "stats.h"
 #include "stereo.h"
@@ -45,6 +46,7 @@ struct GstCudaStereoPrivate {
   std::unique_ptr<cs::Engine> engine;
   const char* backend_name = "";
   cs_gst::Settings active;         // the settings the engine runs with
+  cs_gst::Rectification rectification;  // the maps of active.calibration (rectification.h)
   cs_gst::PadInput packed_in, left_in, right_in;
   cs_gst::Geometry geometry;
   bool params_checked = false;     // active params validated for the geometry

@@ -35,6 +35,8 @@ enum {
   PROP_OUTPUT_MODE,
   PROP_BASELINE,
   PROP_FOCAL_LENGTH,
+  PROP_CALIBRATION,
+  PROP_RECTIFY_ALPHA,
   PROP_POST_MESSAGES,
   PROP_QOS,
   PROP_FRAMES_IN_FLIGHT,
@@ -229,6 +231,20 @@ void install_checks_and_output(const Install& in) {
                           "Focal length of the rectified views, pixels, from the stereo calibration (depth output); "
                           "0 = not set: output-mode=depth fails with an error until it is set",
                           0.0, 1e7, kDefaultFocalPx, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_CALIBRATION,
+      g_param_spec_string("calibration", "Calibration",
+                          "Stereo calibration to rectify the views with before matching, and to take baseline and "
+                          "focal-length from (unless set): an OpenCV FileStorage file (YAML or XML: M1 D1 M2 D2 R T; "
+                          "intrinsics.yml,extrinsics.yml), two ROS camera_info files (left.yaml,right.yaml) or a "
+                          "Kalibr camchain.yaml; lengths taken as metres. Empty: the views come rectified",
+                          "", playing));
+  g_object_class_install_property(
+      gobject_class, PROP_RECTIFY_ALPHA,
+      g_param_spec_double("rectify-alpha", "Rectification crop",
+                          "With a calibration (not ROS files, which fix their own): 0 = only pixels both cameras "
+                          "see (no black border), 1 = every camera pixel kept (black corners), between: scaled",
+                          0.0, 1.0, 0.0, playing));
 }
 
 // Live pipelines, frames in flight, the method and its parameters, statistics, and the reset-background signal.
@@ -407,6 +423,13 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
       case PROP_COARSE_RANGE_FACTOR: p.coarse_range_factor = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
       case PROP_FOCAL_LENGTH: s.focal_px = g_value_get_double(value); break;
+      case PROP_CALIBRATION: {
+        const gchar* v = g_value_get_string(value);
+        s.calibration = v ? v : "";
+        priv->params_dirty = true;
+        break;
+      }
+      case PROP_RECTIFY_ALPHA: s.rectify_alpha = g_value_get_double(value); priv->params_dirty = true; break;
       case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
       case PROP_QOS: s.qos = g_value_get_boolean(value); break;
       case PROP_FRAMES_IN_FLIGHT:
@@ -451,6 +474,8 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_OUTPUT_MODE: g_value_set_enum(value, s.output_mode); break;
     case PROP_BASELINE: g_value_set_double(value, s.baseline_m); break;
     case PROP_FOCAL_LENGTH: g_value_set_double(value, s.focal_px); break;
+    case PROP_CALIBRATION: g_value_set_string(value, s.calibration.c_str()); break;
+    case PROP_RECTIFY_ALPHA: g_value_set_double(value, s.rectify_alpha); break;
     case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
     case PROP_QOS: g_value_set_boolean(value, s.qos); break;
     case PROP_FRAMES_IN_FLIGHT: g_value_set_int(value, s.frames_in_flight); break;

@@ -27,6 +27,11 @@ struct Settings {
   GstCudaStereoOutputMode output_mode = GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY;
   double baseline_m = kDefaultBaselineM;
   double focal_px = kDefaultFocalPx;
+  // A stereo calibration to rectify with (rectification.h): a file, or
+  // files separated by commas (common/calibration.h); empty: the views come
+  // rectified. rectify_alpha: the crop (common/rectify.h).
+  std::string calibration;
+  double rectify_alpha = 0.0;
   bool post_messages = false;
   bool qos = true;  // skip frames that would be late (GstBaseTransform's `qos`, on as in GstVideoFilter)
   // Frames the element may hold submitted and not pushed (pending.h): with

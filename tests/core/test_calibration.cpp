@@ -54,13 +54,6 @@ std::string xml_matrix(const char* name, const double* v, int rows, int cols) {
          "</data></" + name + ">\n";
 }
 
-// As OpenCV's FileStorage writes stereoCalibrate's results.
-std::string opencv_yaml(const StereoCalibration& c) {
-  return "%YAML:1.0\n---\nimageSize: [ 640, 480 ]\n" + yaml_matrix("M1", c.left.K, 3, 3) +
-         yaml_matrix("D1", c.left.D.data(), 1, 5) + yaml_matrix("M2", c.right.K, 3, 3) +
-         yaml_matrix("D2", c.right.D.data(), 1, 5) + yaml_matrix("R", c.R, 3, 3) + yaml_matrix("T", c.T, 3, 1);
-}
-
 std::string opencv_xml(const StereoCalibration& c) {
   return "<?xml version=\"1.0\"?>\n<opencv_storage>\n<imageSize>640 480</imageSize>\n" +
          xml_matrix("M1", c.left.K, 3, 3) + xml_matrix("D1", c.left.D.data(), 1, 5) +
@@ -200,7 +193,7 @@ TEST(Calibration, AlphaChoosesTheCrop) {
 TEST(Calibration, EveryFormatGivesTheSameMaps) {
   const StereoCalibration c = rig();
   StereoCalibration yaml, xml, merged;
-  ASSERT_EQ(load_stereo_calibration(write("stereo.yml", opencv_yaml(c)), &yaml), "");
+  ASSERT_EQ(load_stereo_calibration(write("stereo.yml", opencv_calibration_yaml(c)), &yaml), "");
   ASSERT_EQ(load_stereo_calibration(write("stereo.xml", opencv_xml(c)), &xml), "");
   // stereo_calib's two files, intrinsics and extrinsics, merged.
   const std::string intr = write("intrinsics.yml", "%YAML:1.0\n" + yaml_matrix("M1", c.left.K, 3, 3) +
@@ -249,7 +242,7 @@ TEST(Calibration, EveryFormatGivesTheSameMaps) {
   four.right.D.resize(4);
   StereoCalibration kal, cv4;
   ASSERT_EQ(load_stereo_calibration(write("camchain.yaml", kalibr(four)), &kal), "");
-  std::string y4 = opencv_yaml(c);
+  std::string y4 = opencv_calibration_yaml(c);
   const std::string d1 = numbers(c.left.D.data(), 5, ", "), d2 = numbers(c.right.D.data(), 5, ", ");
   y4.replace(y4.find(d1), d1.size(), numbers(c.left.D.data(), 4, ", "));
   y4.replace(y4.find(d2), d2.size(), numbers(c.right.D.data(), 4, ", "));
@@ -273,20 +266,20 @@ TEST(Calibration, ProblemsNameTheFileAndTheField) {
   says(temp_path("missing.yml"), "missing.yml: cannot be read");
   says(write("broken.yml", "M1: [1, 2\nD1: ]]\n"), "broken.yml: not valid YAML (line");
   says(write("broken.xml", "<?xml version=\"1.0\"?>\n<opencv_storage><M1>"), "broken.xml: not valid XML");
-  std::string y = opencv_yaml(c);
+  std::string y = opencv_calibration_yaml(c);
   says(write("nom2.yml", y.substr(0, y.find("M2:")) + y.substr(y.find("D2:"))), "nom2.yml: no field M2");
   std::string bad_t = y.substr(0, y.find("T: "));
   bad_t += yaml_matrix("T", c.T, 1, 2);
   says(write("badt.yml", bad_t), "badt.yml: field T must hold 3 numbers, not 1x2");
   StereoCalibration zero = c;
   zero.T[0] = zero.T[1] = zero.T[2] = 0;
-  says(write("zero.yml", opencv_yaml(zero)), "T is zero");
+  says(write("zero.yml", opencv_calibration_yaml(zero)), "T is zero");
   StereoCalibration skew = c;
   skew.R[0] = 1.2;
-  says(write("skew.yml", opencv_yaml(skew)), "R is not a rotation");
+  says(write("skew.yml", opencv_calibration_yaml(skew)), "R is not a rotation");
   StereoCalibration nof = c;
   nof.left.K[0] = -700;
-  says(write("nof.yml", opencv_yaml(nof)), "left camera's focal lengths");
+  says(write("nof.yml", opencv_calibration_yaml(nof)), "left camera's focal lengths");
   const std::string left = write("l.yaml", ros_camera("left", c.left, c.R, c.R));
   says(left, "needs its pair");
   std::string k = kalibr(c);
@@ -296,7 +289,7 @@ TEST(Calibration, ProblemsNameTheFileAndTheField) {
   says(write("fish.yaml", fish.substr(0, fish.find("cam1:")) + "cam1:\n  camera_model: pinhole\n"),
        "fish.yaml cam1: no field intrinsics");
   StereoRectification r;
-  ASSERT_EQ(load_stereo_calibration(write("ok.yml", opencv_yaml(c)), &out), "");
+  ASSERT_EQ(load_stereo_calibration(write("ok.yml", opencv_calibration_yaml(c)), &out), "");
   EXPECT_NE(stereo_rectify(out, 1280, 720, 0.0, &r).find("for 640x480 views, these are 1280x720"), std::string::npos);
   EXPECT_NE(stereo_rectify(out, 640, 480, 1.5, &r).find("alpha"), std::string::npos);
 }

@@ -7,12 +7,17 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "encode.h"
 #include "gstcudastereometa.h"
+#include "rig_scene.h"
 #include "stereo.h"
 #include "stereo_math.h"
 #include "synthetic.h"
@@ -470,6 +475,86 @@ GST_START_TEST(test_output_depth_needs_calibration) {
   fail_unless(fraction_equal(out, GST_VIDEO_FORMAT_GRAY16_LE, kW, kH, reinterpret_cast<const uint8_t*>(&z), 2) >= 0.9);
   gst_buffer_unref(out);
   teardown(p);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- calibration (issue 40)
+
+// A plane seen through a distorted, turned rig (rig_scene.h), side by side
+// as the cameras deliver it: with `calibration` the element rectifies the
+// views and gives the plane's depth from the file's baseline and focal
+// length; a missing file, or a calibration of another size, is an error
+// naming it, and no frame is made.
+GST_START_TEST(test_calibration_rectifies_and_gives_depth) {
+  const int w = 320, h = 240;
+  const cs::StereoCalibration rig = cs::example_rig(w, h);
+  cs::StereoRectification r;
+  fail_unless(cs::stereo_rectify(rig, w, h, 0.0, &r).empty());
+  const double depth_m = r.focal() * r.baseline() / 21.0;
+  const cs::RigScene scene = cs::render_plane_through_rig(rig, r, depth_m, 3);
+  const std::string path = "/tmp/cs-gst-calib-" + std::to_string(getpid()) + ".yml";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    fail_unless(f != nullptr);
+    const std::string text = cs::opencv_calibration_yaml(rig);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  auto frame = [&]() {
+    GstBuffer* b = gst_buffer_new_allocate(nullptr, static_cast<gsize>(2 * w) * h * 4, nullptr);
+    GstMapInfo m;
+    gst_buffer_map(b, &m, GST_MAP_WRITE);
+    for (int y = 0; y < h; ++y) {
+      std::memcpy(m.data + (static_cast<size_t>(y) * 2 * w) * 4, &scene.left.at(0, y), static_cast<size_t>(w) * 4);
+      std::memcpy(m.data + (static_cast<size_t>(y) * 2 * w + w) * 4, &scene.right.at(0, y), static_cast<size_t>(w) * 4);
+    }
+    gst_buffer_unmap(b, &m);
+    stamp(b, 0);
+    return b;
+  };
+  const std::string props = "input-layout=side-by-side output-mode=depth max-disparity=48 calibration=" + path;
+  Packed p = packed_harness(props.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, 2 * w, h));
+  GstBuffer* out = gst_harness_push_and_pull(p.h, frame());
+  check_output_caps(p.h, "GRAY16_LE", w, h);
+  GstMapInfo m;
+  gst_buffer_map(out, &m, GST_MAP_READ);
+  const uint16_t* z = reinterpret_cast<const uint16_t*>(m.data);
+  size_t n = 0, near = 0;
+  for (int y = 12; y < h - 12; ++y)
+    for (int x = 12 + 21; x < w - 12; ++x, ++n)
+      near += std::fabs(z[y * w + x] - depth_m * 1000) <= depth_m * 1000 * 0.05;
+  gst_buffer_unmap(out, &m);
+  fail_unless(near >= n * 95 / 100, "only %zu of %zu pixels within 5 %% of the plane's %.0f mm", near, n,
+              depth_m * 1000);
+  gchar* got = nullptr;
+  g_object_get(p.h->element, "calibration", &got, nullptr);
+  fail_unless_equals_string(got, path.c_str());
+  g_free(got);
+  gst_buffer_unref(out);
+  teardown(p);
+
+  struct Bad {
+    std::string props;
+    int view_w, view_h;
+    std::string named;
+  } bad[] = {
+      {"input-layout=side-by-side calibration=/tmp/cs-no-such-calibration.yml", w, h,
+       "cs-no-such-calibration.yml: cannot be read"},
+      {"input-layout=side-by-side calibration=" + path, 160, 120, "is for 320x240 views, these are 160x120"},
+  };
+  for (const Bad& b : bad) {
+    Packed q = packed_harness(b.props.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, 2 * b.view_w, b.view_h));
+    GstBuffer* in = packed_frame(b.view_w, b.view_h, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, 0);
+    gst_harness_push(q.h, in);
+    const Posted e = wait_posted(q.bus, GST_MESSAGE_ERROR);
+    fail_unless(e.found, "%s: no error", b.props.c_str());
+    fail_unless(e.message.find(b.named) != std::string::npos, "'%s' does not say '%s'", e.message.c_str(),
+                b.named.c_str());
+    fail_unless(gst_harness_try_pull(q.h) == nullptr, "an output frame was made");
+    teardown(q);
+  }
+  std::remove(path.c_str());
 }
 GST_END_TEST;
 
@@ -1734,6 +1819,7 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_output_depth);
   tcase_add_test(tc, test_output_depth_refuses_colour);
   tcase_add_test(tc, test_output_depth_needs_calibration);
+  tcase_add_test(tc, test_calibration_rectifies_and_gives_depth);
   tcase_add_test(tc, test_background_alpha_mask_and_reset);
   tcase_add_test(tc, test_properties);
   tcase_add_test(tc, test_coarse_range_follows_the_scene);

@@ -87,6 +87,8 @@
 #include "content_scenes.h"
 #include "cuda_engine.h"
 #include "cuda_scoped.h"
+#include "rectify.h"
+#include "rig_scene.h"
 #include "surveillance_scene.h"
 #include "synthetic.h"
 #if CS_BENCH_FILES
@@ -107,6 +109,11 @@ struct Config {
 
 bool is_grey_scene(const std::string& s) { return s == "pair" || s == "textured" || s == "low-texture" || s == "wide-spread"; }
 bool is_background_scene(const std::string& s) { return s == "sequence"; }
+// The real pair as the example rig's distorted, turned cameras deliver it
+// (rig_scene.h deliver_through_rig): "rig" rectified by the engine (stage 0,
+// its cost), "rig-rectified" rectified here first (the same views from stage
+// 1 on, without stage 0).
+bool is_rig_scene(const std::string& s) { return s == "rig" || s == "rig-rectified"; }
 
 // Host frames of one configuration, in the engine's input format.
 struct HostFrames {
@@ -214,6 +221,30 @@ std::string host_frames(const Config& c, const Options& o, HostFrames* f) {
   // moving object for the background model).
   f->format = cs::PixelFormat::RGBA;
   f->bytes_per_pixel = 4;
+  if (is_rig_scene(c.scene)) {
+#if CS_BENCH_FILES
+    if (!o.pair) return "--scene " + c.scene + " needs --left and --right (a real pair)";
+    const cs::StereoCalibration rig = cs::example_rig(c.width, c.height);
+    cs::StereoRectification r;
+    std::string err = cs::stereo_rectify(rig, c.width, c.height, 0.0, &r);
+    if (!err.empty()) return err;
+    cs::RigScene seen = cs::deliver_through_rig(rig, r, cs::tools::area_resize(o.pair->left_rgba, c.width, c.height),
+                                                cs::tools::area_resize(o.pair->right_rgba, c.width, c.height));
+    if (c.scene == "rig-rectified") {
+      const auto maps = cs::make_rectification_maps(rig, r);
+      cs::Image<uint32_t> l, rr;
+      cs::rectify_view(cs::rgba_view(seen.left), maps->map[0], l);
+      cs::rectify_view(cs::rgba_view(seen.right), maps->map[1], rr);
+      seen.left = l;
+      seen.right = rr;
+    }
+    f->lefts.push_back(bytes_of(seen.left));
+    f->rights.push_back(bytes_of(seen.right));
+    return {};
+#else
+    return "--scene " + c.scene + " needs a build with the image tools (a real pair)";
+#endif
+  }
   const int dmax = std::max(1, c.disparities - 8);
   for (int i = 0; i < 4; ++i) {
     const cs::SyntheticPair pair =
@@ -239,7 +270,7 @@ std::string host_frames(const Config& c, const Options& o, HostFrames* f) {
 Result run(const Config& c, const Options& o) {
   Result r;
   r.c = c;
-  r.synthetic = c.scene != "pair";
+  r.synthetic = c.scene != "pair" && !is_rig_scene(c.scene);
   const bool background = is_background_scene(c.scene);
   HostFrames hf;
   if ((r.error = host_frames(c, o, &hf)) != "") return r;
@@ -250,6 +281,12 @@ Result run(const Config& c, const Options& o) {
   cs::Params p = params_of(o, c.disparities);
   p.background = background;
   p.warmup_frames = 5;
+  if (c.scene == "rig") {
+    const cs::StereoCalibration rig = cs::example_rig(c.width, c.height);
+    cs::StereoRectification rect;
+    if ((r.error = cs::stereo_rectify(rig, c.width, c.height, 0.0, &rect)) != "") return r;
+    p.rectification = cs::make_rectification_maps(rig, rect);
+  }
   std::string err;
   auto engine = cs::cuda::CudaEngine::create(p, -1, &err);
   if (!engine) {
@@ -500,6 +537,8 @@ int main(int argc, char** argv) {
       "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N] [--levels N]   (matching parameters, A/B runs)\n"
       "         [--method progressive|block] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
+      "          rig (the files as the example rig's distorted cameras deliver them, rectified by the engine),\n"
+      "          rig-rectified (the same views rectified beforehand: rig's frames without the rectification),\n"
       "          slanted, sequence (synthetic, RGBA; sequence runs the background model),\n"
       "          surveillance (the files in colour with objects on --fractions of the frame, default\n"
       "          0,5,10,25,50,75,100 percent: background model on against off)\n";
@@ -561,7 +600,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> scenes = split(args.text("scene"));
   for (const std::string& s : scenes)
-    if (!is_grey_scene(s) && s != "slanted" && s != "sequence" && s != "surveillance")
+    if (!is_grey_scene(s) && !is_rig_scene(s) && s != "slanted" && s != "sequence" && s != "surveillance")
       Args::add(error, "--scene: unknown scene '" + s + "'");
   if (!have_pair && std::count(scenes.begin(), scenes.end(), "pair"))
     Args::add(error, "--scene pair needs --left and --right");
@@ -591,7 +630,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    if (surveillance)
+    if (surveillance || std::any_of(scenes.begin(), scenes.end(), is_rig_scene))
       for (auto [path, img] :
            {std::pair{args.text("left"), &source.left_rgba}, std::pair{args.text("right"), &source.right_rgba}}) {
         const std::string err = cs::tools::read_rgba(path, *img);

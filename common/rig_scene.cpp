@@ -105,4 +105,40 @@ RigScene render_plane_through_rig(const StereoCalibration& c, const StereoRectif
   return s;
 }
 
+RigScene deliver_through_rig(const StereoCalibration& c, const StereoRectification& r, const Image<uint32_t>& left,
+                             const Image<uint32_t>& right) {
+  RigScene s;
+  const CameraIntrinsics* cams[2] = {&c.left, &c.right};
+  const double* rots[2] = {r.R1, r.R2};
+  const double* projs[2] = {r.P1, r.P2};
+  const Image<uint32_t>* in[2] = {&left, &right};
+  Image<uint32_t>* out[2] = {&s.left, &s.right};
+  for (int k = 0; k < 2; ++k) {
+    const Image<uint32_t>& src = *in[k];
+    *out[k] = Image<uint32_t>(r.width, r.height);
+    for (int v = 0; v < r.height; ++v)
+      for (int u = 0; u < r.width; ++u) {
+        double x, y;
+        undistort_point(*cams[k], u, v, &x, &y);
+        const double* R = rots[k];
+        const double q[3] = {R[0] * x + R[1] * y + R[2], R[3] * x + R[4] * y + R[5], R[6] * x + R[7] * y + R[8]};
+        if (!(q[2] > 1e-9)) continue;
+        const double* P = projs[k];
+        const double ru = P[0] * q[0] / q[2] + P[2], rv = P[5] * q[1] / q[2] + P[6];
+        if (!(ru >= 0 && rv >= 0 && ru <= src.width - 1 && rv <= src.height - 1)) continue;
+        const int x0 = static_cast<int>(ru), y0 = static_cast<int>(rv);
+        const int x1 = std::min(x0 + 1, src.width - 1), y1 = std::min(y0 + 1, src.height - 1);
+        const double fx = ru - x0, fy = rv - y0;
+        uint32_t px = 0;
+        for (int ch = 0; ch < 24; ch += 8) {
+          auto at = [&](int xx, int yy) { return static_cast<double>(src.at(xx, yy) >> ch & 255u); };
+          const double val = (at(x0, y0) * (1 - fx) + at(x1, y0) * fx) * (1 - fy) + (at(x0, y1) * (1 - fx) + at(x1, y1) * fx) * fy;
+          px |= static_cast<uint32_t>(std::lround(val)) << ch;
+        }
+        out[k]->at(u, v) = px;
+      }
+  }
+  return s;
+}
+
 }  // namespace cs

@@ -37,4 +37,11 @@ struct RigScene {
 RigScene render_plane_through_rig(const StereoCalibration& c, const StereoRectification& r, double depth,
                                   uint32_t seed);
 
+// A rectified pair (real content, e.g. a Middlebury pair) as the rig's
+// cameras would deliver it: each camera pixel takes the rectified view's
+// colour (bilinear, in double) where `r` maps it, 0 outside. Rectified with
+// the same calibration it gives the pair back, up to resampling.
+RigScene deliver_through_rig(const StereoCalibration& c, const StereoRectification& r, const Image<uint32_t>& left,
+                             const Image<uint32_t>& right);
+
 }  // namespace cs

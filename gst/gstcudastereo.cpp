@@ -105,6 +105,15 @@
  * is missing instead of guessing. Every output buffer carries a
  * GstCudaStereoMeta (gstcudastereometa.h); the `stats` property sums up.
  *
+ * Cameras that deliver unrectified views: `calibration` names the stereo
+ * calibration (an OpenCV FileStorage YAML or XML file, two ROS camera_info
+ * files as left.yaml,right.yaml, or a Kalibr camchain.yaml; lengths in
+ * metres); the element then rectifies both views before matching
+ * (`rectify-alpha` chooses the crop) and output-mode=depth takes baseline and
+ * focal-length from the file unless they are set. A file that is missing,
+ * malformed or for another view size stops the element with an error naming
+ * the file and the field.
+ *
  * Confidence: output-mode=confidence gives GRAY8 frames of a per-pixel
  * confidence, derived from the matching costs of the pixel's left view:
  * floor(255 * (rival - best) / rival), where best is the cost of its

@@ -28,6 +28,12 @@
  * and, only when depth is TRUE, what the millimetres were computed from:
  *   baseline             gdouble   metres (the element's `baseline`)
  *   focal-length         gdouble   pixels (the element's `focal-length`)
+ * and, only when the element rectifies (its `calibration`):
+ *   rectification-q      GstValueArray of 16 gdouble: OpenCV's Q, row-major,
+ *                        taking (x, y, disparity in pixels, 1) of the left
+ *                        rectified view to the homogeneous 3-D point in its
+ *                        camera's frame (metres): divide the output's values
+ *                        by `scale` first
  *
  * Both metas describe the frame as cudastereo made it. Buffer copies keep
  * them; a transform that says it changes the frame drops them. Elements that

@@ -9,6 +9,7 @@
 #include "error_text.h"
 #include "gstcudastereometa.h"
 #include "live.h"
+#include "rectify.h"
 #include "stats.h"
 #if HAVE_GST_CUDA
 #include <gst/cuda/gstcudamemory.h>
@@ -205,7 +206,19 @@ static GstFlowReturn finish_output(GstCudaStereo* self, const PendingOutput& p, 
   meta->confidence = confidence_output(active);
   meta->placeholder = placeholder;
   meta->frame_index = fs.frame_index;
-  gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, active.baseline_m, active.focal_px);
+  GstCustomMeta* custom = gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, active.baseline_m, active.focal_px);
+  // With a calibration: its Q, for reprojecting to 3-D (gstcudastereometa.h).
+  if (custom && active.params.rectification) {
+    GValue q = G_VALUE_INIT;
+    gst_value_array_init(&q, 16);
+    for (double v : active.params.rectification->geometry.Q) {
+      GValue d = G_VALUE_INIT;
+      g_value_init(&d, G_TYPE_DOUBLE);
+      g_value_set_double(&d, v);
+      gst_value_array_append_and_take_value(&q, &d);
+    }
+    gst_structure_take_value(gst_custom_meta_get_structure(custom), "rectification-q", &q);
+  }
 
   record_output(self, placeholder, fs);
   if (!placeholder) note_processing_time(self, processing_ns);

@@ -526,6 +526,13 @@ GST_START_TEST(test_calibration_rectifies_and_gives_depth) {
   gst_buffer_unmap(out, &m);
   fail_unless(near >= n * 95 / 100, "only %zu of %zu pixels within 5 %% of the plane's %.0f mm", near, n,
               depth_m * 1000);
+  // The meta carries Q: focal length and 1 / baseline where OpenCV puts them.
+  GstCustomMeta* custom = gst_buffer_get_custom_meta(out, GST_CUDA_STEREO_CUSTOM_META_NAME);
+  fail_unless(custom != nullptr);
+  const GValue* q = gst_structure_get_value(gst_custom_meta_get_structure(custom), "rectification-q");
+  fail_unless(q != nullptr && gst_value_array_get_size(q) == 16, "no rectification-q of 16 numbers");
+  fail_unless(std::fabs(g_value_get_double(gst_value_array_get_value(q, 11)) - r.focal()) < 1e-9);
+  fail_unless(std::fabs(g_value_get_double(gst_value_array_get_value(q, 14)) - 1 / r.baseline()) < 1e-9);
   gchar* got = nullptr;
   g_object_get(p.h->element, "calibration", &got, nullptr);
   fail_unless_equals_string(got, path.c_str());

@@ -43,6 +43,7 @@
 #include "matcher_debug.h"
 #include "stereo.h"
 #include "stages.h"
+#include "synthetic.h"
 
 using namespace cs;
 
@@ -243,20 +244,11 @@ int main(int argc, char** argv) {
     }
     *img = tools::area_resize(*img, width, height);
   }
-  auto view = [](const Image<uint8_t>& g) {
-    FrameView v;
-    v.format = PixelFormat::GRAY8;
-    v.width = g.width;
-    v.height = g.height;
-    v.plane[0] = g.pixels.data();
-    v.pitch[0] = g.width;
-    return v;
-  };
   Image<uint16_t> q4(width, height);
   Outputs o;
   o.disparity_q4 = q4.view();
   auto run = [&](Matcher& m) {
-    const std::string e = m.process(view(gl), view(gr), o);
+    const std::string e = m.process(gray_view(gl), gray_view(gr), o);
     if (!e.empty()) std::fprintf(stderr, "cs-refine-work: %s\n", e.c_str());
     return e.empty();
   };

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "calibration.h"
 #include "rectify.h"
@@ -48,6 +49,21 @@ std::string read_file(const std::string& path, std::string* text) {
   *text = s.str();
   if (text->empty()) return path + ": is empty";
   return {};
+}
+
+// A map of rows, cols and data (a matrix as OpenCV's opencv-matrix and
+// ROS's camera_info write it, in YAML or XML) becomes that matrix.
+void as_matrix(Value* v) {
+  const auto r = v->children.find("rows"), c = v->children.find("cols"), d = v->children.find("data");
+  if (r == v->children.end() || c == v->children.end() || d == v->children.end() || r->second.numbers.size() != 1 ||
+      c->second.numbers.size() != 1 || !d->second.numeric)
+    return;
+  Value m;
+  m.rows = static_cast<int>(r->second.numbers[0]);
+  m.cols = static_cast<int>(c->second.numbers[0]);
+  m.numbers = d->second.numbers;
+  m.numeric = true;
+  *v = std::move(m);
 }
 
 // ---- YAML (yaml-cpp)
@@ -92,17 +108,7 @@ Value from_yaml(const YAML::Node& n) {
   if (n.IsMap()) {
     v.is_map = true;
     for (const auto& kv : n) v.children[kv.first.as<std::string>()] = from_yaml(kv.second);
-    // A matrix as OpenCV (!!opencv-matrix) and ROS write it: rows, cols, data.
-    const auto r = v.children.find("rows"), c = v.children.find("cols"), d = v.children.find("data");
-    if (r != v.children.end() && c != v.children.end() && d != v.children.end() && r->second.numeric &&
-        c->second.numeric && d->second.numeric && r->second.numbers.size() == 1 && c->second.numbers.size() == 1) {
-      Value m;
-      m.rows = static_cast<int>(r->second.numbers[0]);
-      m.cols = static_cast<int>(c->second.numbers[0]);
-      m.numbers = d->second.numbers;
-      m.numeric = true;
-      return m;
-    }
+    as_matrix(&v);
   }
   return v;
 }
@@ -155,16 +161,7 @@ Value from_xml(xmlNode* n) {
   v.is_map = true;
   for (xmlNode* c = n->children; c; c = c->next)
     if (c->type == XML_ELEMENT_NODE) v.children[reinterpret_cast<const char*>(c->name)] = from_xml(c);
-  const auto r = v.children.find("rows"), co = v.children.find("cols"), d = v.children.find("data");
-  if (r != v.children.end() && co != v.children.end() && d != v.children.end() && r->second.numbers.size() == 1 &&
-      co->second.numbers.size() == 1 && d->second.numeric) {
-    Value m;
-    m.rows = static_cast<int>(r->second.numbers[0]);
-    m.cols = static_cast<int>(co->second.numbers[0]);
-    m.numbers = d->second.numbers;
-    m.numeric = true;
-    return m;
-  }
+  as_matrix(&v);
   return v;
 }
 

@@ -172,4 +172,14 @@ FrameView rgba_view(const Image<uint32_t>& rgba) {
   return v;
 }
 
+FrameView gray_view(const Image<uint8_t>& gray) {
+  FrameView v;
+  v.format = PixelFormat::GRAY8;
+  v.width = gray.width;
+  v.height = gray.height;
+  v.plane[0] = gray.pixels.data();
+  v.pitch[0] = gray.width;
+  return v;
+}
+
 }  // namespace cs

@@ -42,5 +42,7 @@ SyntheticPair make_sequence_frame(int width, int height, int index, int d_backgr
 
 // A FrameView over packed RGBA pixels.
 FrameView rgba_view(const Image<uint32_t>& rgba);
+// A FrameView over GRAY8 pixels.
+FrameView gray_view(const Image<uint8_t>& gray);
 
 }  // namespace cs

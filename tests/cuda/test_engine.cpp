@@ -1213,13 +1213,7 @@ TEST(CudaEngine, GraphNodesFollowEachFramesBuffers) {
     DeviceImage<uint8_t> device_rgba[2], device_gray[2];
     FrameView host(PixelFormat f, const SyntheticPair& s, int v) const {
       if (f == PixelFormat::RGBA) return rgba_view(v == 0 ? s.left_rgba : s.right_rgba);
-      FrameView g;
-      g.format = PixelFormat::GRAY8;
-      g.width = w;
-      g.height = h;
-      g.plane[0] = gray[v].pixels.data();
-      g.pitch[0] = w;
-      return g;
+      return gray_view(gray[v]);
     }
     FrameView device(PixelFormat f, const SyntheticPair& s, int v) const {
       FrameView d = host(f, s, v);
@@ -1797,16 +1791,6 @@ TEST(CudaEngine, AutomaticCoarseRangeProbesAgainAfterTheInterval) {
   }
 }
 
-FrameView grey_view(const Image<uint8_t>& img) {
-  FrameView v;
-  v.format = PixelFormat::GRAY8;
-  v.width = img.width;
-  v.height = img.height;
-  v.plane[0] = img.pixels.data();
-  v.pitch[0] = img.width;
-  return v;
-}
-
 // Stage 0: a plane seen through a distorted, turned rig (rig_scene.h),
 // rectified by both engines bit for bit (the rectification's output through
 // everything after it: debug levels, Q4, stats), in colour and grey, with
@@ -1832,8 +1816,8 @@ TEST(CudaEngine, RectificationMatchesReference) {
     p.warmup_frames = 2;
     for (bool colour : {true, false}) {
       SCOPED_TRACE(std::string(colour ? "RGBA" : "GRAY8") + (background ? ", background" : ""));
-      const FrameView l = colour ? rgba_view(scene.left) : grey_view(grey[0]);
-      const FrameView rv = colour ? rgba_view(scene.right) : grey_view(grey[1]);
+      const FrameView l = colour ? rgba_view(scene.left) : gray_view(grey[0]);
+      const FrameView rv = colour ? rgba_view(scene.right) : gray_view(grey[1]);
       Matcher cpu(p);
       auto gpu = make(p);
       ASSERT_TRUE(gpu);

@@ -171,4 +171,26 @@ void encode_output(ImageView<const uint16_t> disparity_q4, const ImageView<const
   }
 }
 
+void output_frame_size(ViewsOutput views, int width, int height, int* out_width, int* out_height) {
+  *out_width = views == ViewsOutput::SideBySide ? 2 * width : width;
+  *out_height = views == ViewsOutput::TopBottom ? 2 * height : height;
+}
+
+void encode_views(ImageView<const uint32_t> left, ImageView<const uint32_t> right, const EncodeParams& params,
+                  uint8_t* dst, std::ptrdiff_t dst_pitch) {
+  const int w = left.width, h = left.height;
+  for (int v = 0; v < 2; ++v) {
+    const ImageView<const uint32_t>& in = v == 0 ? left : right;
+    const bool beside = params.views == ViewsOutput::SideBySide;
+    uint8_t* base = dst + (v == 0 ? 0 : beside ? static_cast<std::ptrdiff_t>(w) * 4 : h * dst_pitch);
+    for (int y = 0; y < h; ++y) {
+      uint8_t* row = base + y * dst_pitch;
+      for (int x = 0; x < w; ++x) {
+        const uint32_t px = view_output_pixel(in.data ? in.row(y)[x] : 0u, params.format);
+        std::memcpy(row + 4 * x, &px, 4);
+      }
+    }
+  }
+}
+
 }  // namespace cs

@@ -8,6 +8,8 @@
 
 #include "engine.h"
 #include "frame_checks.h"
+#include "rectify.h"
+#include "stages.h"
 
 namespace cs {
 
@@ -24,9 +26,10 @@ class CpuEngine final : public Engine {
   std::string process(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                       const OutputFrame& out) override {
     if (out.memory != Memory::Host) return "the output frame is in device memory; the CPU engine writes host memory";
-    std::string e = check_output_frame(out, left.width, left.height, encode.format);
+    std::string e = check_output_frame(out, left.width, left.height, encode);
     if (e.empty()) e = check_encode_params(encode);
     if (!e.empty()) return e;
+    if (encode.views != ViewsOutput::None) return output_views(left, right, encode, out);
     if (disparity_.width != left.width || disparity_.height != left.height) {
       disparity_ = Image<uint16_t>(left.width, left.height);
       foreground_ = Image<uint8_t>(left.width, left.height);
@@ -38,6 +41,7 @@ class CpuEngine final : public Engine {
     if (encode.format == OutputFormat::Confidence) o.confidence = confidence_.view();
     e = matcher_.process(left, right, o);
     if (!e.empty()) return e;
+    views_only_ = false;
     const ImageView<const uint8_t> mask = static_cast<const Image<uint8_t>&>(foreground_).view();
     const ImageView<const uint8_t> confidence = static_cast<const Image<uint8_t>&>(confidence_).view();
     encode_output(static_cast<const Image<uint16_t>&>(disparity_).view(), &mask, encode, out.data, out.pitch,
@@ -47,13 +51,46 @@ class CpuEngine final : public Engine {
 
   void reset_background() override { matcher_.reset_background(); }
 
-  FrameStats stats() const override { return matcher_.stats(); }
+  FrameStats stats() const override { return views_only_ ? views_stats_ : matcher_.stats(); }
 
  private:
+  // The views as matching sees them (stage 0, or the colour of stage 1),
+  // nothing matched: the background model neither tested nor updated.
+  std::string output_views(const FrameView& left, const FrameView& right, const EncodeParams& encode,
+                           const OutputFrame& out) {
+    std::string e = check_view_pair(left, right);
+    if (e.empty()) e = check_view_planes(left, "left");
+    if (e.empty()) e = check_view_planes(right, "right");
+    if (!e.empty()) return e;
+    const RectificationMaps* maps = matcher_.params().rectification.get();
+    if (maps && (maps->map[0].width != left.width || maps->map[0].height != left.height))
+      return "the rectification maps are for " + std::to_string(maps->map[0].width) + "x" +
+             std::to_string(maps->map[0].height) + " views, these are " + std::to_string(left.width) + "x" +
+             std::to_string(left.height);
+    const FrameView* in[2] = {&left, &right};
+    for (int v = 0; v < 2; ++v) {
+      if (maps)
+        rectify_view(*in[v], maps->map[v], views_[v]);
+      else
+        convert_to_rgb(*in[v], views_[v]);
+    }
+    encode_views(static_cast<const Image<uint32_t>&>(views_[0]).view(),
+                 static_cast<const Image<uint32_t>&>(views_[1]).view(), encode, out.data, out.pitch);
+    views_stats_ = FrameStats();
+    views_stats_.frame_index = ++views_frames_;
+    views_stats_.foreground_fraction = 0.0;  // nothing tested
+    views_only_ = true;
+    return {};
+  }
+
   Matcher matcher_;
   Image<uint16_t> disparity_;
   Image<uint8_t> foreground_;
   Image<uint8_t> confidence_;
+  Image<uint32_t> views_[2];
+  bool views_only_ = false;  // the last frame output the views (stats)
+  FrameStats views_stats_;
+  uint64_t views_frames_ = 0;
 };
 
 // Frames in flight on the CPU: a worker thread runs the submitted frames one

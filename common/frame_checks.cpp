@@ -73,11 +73,17 @@ std::string check_view_planes(const FrameView& v, const char* name) {
   return {};
 }
 
-std::string check_output_frame(const OutputFrame& out, int width, int height, OutputFormat format) {
+std::string check_output_frame(const OutputFrame& out, int width, int height, const EncodeParams& encode) {
   if (out.data == nullptr) return "the output frame has no data (null)";
   std::ostringstream s;
-  if (out.width != width || out.height != height) {
+  const OutputFormat format = encode.format;
+  int ow, oh;
+  output_frame_size(encode.views, width, height, &ow, &oh);
+  if (out.width != ow || out.height != oh) {
     s << "the output frame is " << out.width << "x" << out.height << " but the views are " << width << "x" << height;
+    if (encode.views != ViewsOutput::None)
+      s << " (both views " << (encode.views == ViewsOutput::SideBySide ? "side by side" : "one above the other")
+        << ": " << ow << "x" << oh << ")";
     return s.str();
   }
   const int bpp = output_bytes_per_pixel(format);
@@ -97,6 +103,8 @@ std::string check_encode_params(const EncodeParams& encode) {
     if (!focal) return "depth output needs the focal length (pixels, of the rectified views), which is not set";
   }
   if (encode.max_disparity <= 0) return "the encoder's max-disparity must be positive";
+  if (encode.views != ViewsOutput::None && output_bytes_per_pixel(encode.format) != 4)
+    return std::string("the views are output in RGBA, BGRA, RGBx or BGRx, not ") + output_format_name(encode.format);
   return {};
 }
 

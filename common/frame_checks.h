@@ -23,8 +23,9 @@ PlaneShape plane_shape(const FrameView& v);
 std::string check_view_pair(const FrameView& left, const FrameView& right);
 // Every plane a view's format needs is there, with a pitch of at least a row.
 std::string check_view_planes(const FrameView& v, const char* name);
-// An output frame of width x height in `format`: data, size and pitch.
-std::string check_output_frame(const OutputFrame& out, int width, int height, OutputFormat format);
+// An output frame for views of width x height as `encode` says (its size,
+// output_frame_size; its format's pixels): data, size and pitch.
+std::string check_output_frame(const OutputFrame& out, int width, int height, const EncodeParams& encode);
 // Encoder settings the output needs (depth: baseline and focal length).
 std::string check_encode_params(const EncodeParams& encode);
 

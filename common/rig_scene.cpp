@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace cs {
 namespace {
@@ -28,29 +27,7 @@ double noise(double x, double y, uint32_t seed) {
   return top * (1 - ty) + bottom * ty;
 }
 
-std::string numbers(const double* v, size_t n) {
-  std::string s;
-  char buf[40];
-  for (size_t i = 0; i < n; ++i) {
-    std::snprintf(buf, sizeof buf, "%.17g", v[i]);
-    s += (i ? ", " : "") + std::string(buf);
-  }
-  return s;
-}
-
-std::string yaml_matrix(const char* name, const double* v, size_t rows, size_t cols) {
-  return std::string(name) + ": !!opencv-matrix\n   rows: " + std::to_string(rows) + "\n   cols: " +
-         std::to_string(cols) + "\n   dt: d\n   data: [ " + numbers(v, rows * cols) + " ]\n";
-}
-
 }  // namespace
-
-std::string opencv_calibration_yaml(const StereoCalibration& c) {
-  return "%YAML:1.0\n---\nimageSize: [ " + std::to_string(c.left.width) + ", " + std::to_string(c.left.height) +
-         " ]\n" + yaml_matrix("M1", c.left.K, 3, 3) + yaml_matrix("D1", c.left.D.data(), 1, c.left.D.size()) +
-         yaml_matrix("M2", c.right.K, 3, 3) + yaml_matrix("D2", c.right.D.data(), 1, c.right.D.size()) +
-         yaml_matrix("R", c.R, 3, 3) + yaml_matrix("T", c.T, 3, 1);
-}
 
 StereoCalibration example_rig(int width, int height) {
   StereoCalibration c;

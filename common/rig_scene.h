@@ -10,6 +10,7 @@
 #include <string>
 
 #include "calibration.h"
+#include "calibration_text.h"  // the rig written as a file
 #include "rectify.h"
 #include "stereo.h"
 
@@ -20,10 +21,6 @@ namespace cs {
 // 0.004 rad), each with its own radial-tangential lens (k1 about -0.2),
 // for views of width x height (intrinsics scaled from 640x480).
 StereoCalibration example_rig(int width, int height);
-
-// The calibration as OpenCV's FileStorage writes stereoCalibrate's results
-// (YAML: imageSize, M1 D1 M2 D2 R T), every number to 17 digits.
-std::string opencv_calibration_yaml(const StereoCalibration& c);
 
 struct RigScene {
   Image<uint32_t> left, right;  // R,G,B,0 packed (rgba_view)

@@ -12,7 +12,7 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
                                 const OutputFrame& out) {
   Impl& m = *impl_;
   const Impl::FrameSlots upload_slots(m, left, right);
-  std::string e = check_output_frame(out, left.width, left.height, encode.format);
+  std::string e = check_output_frame(out, left.width, left.height, encode);
   if (!e.empty()) return e;
   const int bpp = output_bytes_per_pixel(encode.format);
   if (out.memory == Memory::Device) {
@@ -95,7 +95,7 @@ std::string CudaEngine::enqueue_here(const FrameView& left, const FrameView& rig
   if (left.memory != Memory::Device || right.memory != Memory::Device)
     return "enqueue() takes views in device memory; use process() for host memory";
   if (out.memory != Memory::Device) return "enqueue() writes device memory; use process() for a host output";
-  std::string e = check_output_frame(out, left.width, left.height, encode.format);
+  std::string e = check_output_frame(out, left.width, left.height, encode);
   if (!e.empty()) return e;
   const int bpp = output_bytes_per_pixel(encode.format);
   if (bpp > 1 && ((reinterpret_cast<uintptr_t>(out.data) | static_cast<uintptr_t>(out.pitch)) % bpp) != 0)
@@ -207,7 +207,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
   } else {
     // As process() with a pinned output, without its wait.
     const Impl::FrameSlots upload_slots(m, left, right);
-    e = check_output_frame(out, left.width, left.height, encode.format);
+    e = check_output_frame(out, left.width, left.height, encode);
     if (e.empty()) e = check_encode_params(encode);
     if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
     const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);

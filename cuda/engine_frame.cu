@@ -307,6 +307,7 @@ std::string CudaEngine::Impl::run_frame(const FrameView& left, const FrameView& 
                                         const FrameOutput& out) {
   std::string e = ensure_device();
   if (e.empty()) e = check_frame(left, right);
+  if (e.empty() && out.views.views != ViewsOutput::None) return run_views_frame(left, right, caller, out);
   // The method's coarse range for the frame (its last probe's, read before
   // anything the probe reads may change).
   if (e.empty())
@@ -358,6 +359,33 @@ std::string CudaEngine::Impl::run_frame(const FrameView& left, const FrameView& 
   return {};
 }
 
+std::string CudaEngine::Impl::run_views_frame(const FrameView& left, const FrameView& right, cudaStream_t caller,
+                                              const FrameOutput& out) {
+  std::string e = prepare_rectification();
+  if (!e.empty()) return e;
+  if (caller) {
+    CS_CUDA_TRY(cudaEventRecord(ev_caller, caller));
+    CS_CUDA_TRY(cudaStreamWaitEvent(stream, ev_caller, 0));
+  }
+  FrameView dl, dr;
+  e = staging.stage(left, right, &dl, &dr, copier, stream);
+  if (e.empty()) e = uploads.wait_uploaded(frame_slots, stream);
+  if (!e.empty()) return e;
+  if (out.wait_before) CS_CUDA_TRY(cudaStreamWaitEvent(stream, out.wait_before, 0));
+  e = before_output();
+  if (!e.empty()) return e;
+  // Nothing matched: the frame's counts (stats) are zero.
+  CS_CUDA_TRY(cudaMemsetAsync(counters, 0, sizeof(FrameCounters), stream));
+  const ImageView<const RemapPoint> maps[2] = {rect_map[0].cview(), rect_map[1].cview()};
+  CS_CUDA_TRY(enqueue_views_output(dl, dr, params.rectification ? maps : nullptr, out.views, out.encode.dst,
+                                   out.encode.pitch, stream));
+  uploads.give_back(&frame_slots, stream);
+  FrameStats st;
+  st.frame_index = ++frame_index;
+  pending = st;
+  return {};
+}
+
 std::string CudaEngine::Impl::before_output() {
   if (peer && peer->output_recorded) CS_CUDA_TRY(cudaStreamWaitEvent(stream, peer->ev_output, 0));
   return {};
@@ -378,6 +406,12 @@ std::string CudaEngine::Impl::finish_caller(cudaStream_t caller) {
 FrameOutput CudaEngine::Impl::output_to(const EncodeParams& encode, uint8_t* dst, std::ptrdiff_t pitch, int w,
                                         int h) const {
   FrameOutput o;
+  if (encode.views != ViewsOutput::None) {
+    o.views = encode;
+    o.encode.dst = dst;
+    o.encode.pitch = pitch;
+    return o;
+  }
   if (encode.format == OutputFormat::Confidence) return o;
   if (encode.format == OutputFormat::DisparityQ4) {
     o.q4 = {reinterpret_cast<uint16_t*>(dst), w, h, pitch};

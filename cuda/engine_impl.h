@@ -66,10 +66,13 @@ struct EngineLevel {
 // Where a frame's finish writes (run_frame): a caller's Q4 map (q4), or
 // another encoding of it (encode), or neither: the engine's own Q4 map
 // (disparity_q4); after wait_before (if set) has happened on the stream.
+// With views (output-mode=rectified): the views themselves into
+// encode.dst (run_views_frame), nothing matched.
 struct FrameOutput {
   ImageView<uint16_t> q4;
   EncodeTarget encode;
   cudaEvent_t wait_before = nullptr;
+  EncodeParams views;  // views.views != ViewsOutput::None: the views
 };
 
 // A frame's statistics: the host-side part completed from its counters.
@@ -255,6 +258,11 @@ struct CudaEngine::Impl {
   // are then in device memory, in stream order.
   std::string run_frame(const FrameView& left, const FrameView& right, cudaStream_t caller,
                         const FrameOutput& out = {});
+  // A frame of out.views: the inputs, the views (rectified when the
+  // engine rectifies) written into the output; no conversion, model or
+  // matching.
+  std::string run_views_frame(const FrameView& left, const FrameView& right, cudaStream_t caller,
+                              const FrameOutput& out);
   // Output writes in enqueue order across the two sets of frames in flight:
   // before them, wait for the other set's latest; after them, mark ours.
   std::string before_output();

@@ -6,6 +6,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <cstdint>
+
+#include "encode.h"
 #include "kernel_call.h"
 #include "remap_math.h"
 #include "stereo.h"
@@ -16,5 +20,13 @@ namespace cs::cuda {
 // maps); out: R,G,B,0 packed, the maps' size.
 cudaError_t rectify_pair_call(const FrameView& left, const FrameView& right, const ImageView<const RemapPoint> map[2],
                               const ImageView<uint32_t> out[2], KernelCall* call);
+
+// The views as matching sees them into an output frame (encode.h
+// encode_views; encode.views and encode.format say how): rectified through
+// `maps` (both views'), or their colour as stage 1 reads it when maps is
+// null. dst: device memory, 4-byte aligned, as is pitch.
+cudaError_t enqueue_views_output(const FrameView& left, const FrameView& right,
+                                 const ImageView<const RemapPoint>* maps, const EncodeParams& encode, uint8_t* dst,
+                                 std::ptrdiff_t pitch, cudaStream_t stream);
 
 }  // namespace cs::cuda

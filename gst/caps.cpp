@@ -13,6 +13,8 @@ static const char* output_formats_text(GstCudaStereoOutputMode mode) {
   switch (mode) {
     case GST_CUDA_STEREO_OUTPUT_MODE_DEPTH: return "GRAY16_LE (output-mode=depth gives depth in GRAY16_LE only)";
     case GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE: return "GRAY8 (output-mode=confidence gives GRAY8 only)";
+    case GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED:
+      return "RGBA, BGRA, RGBx or BGRx (output-mode=rectified gives the views in these only)";
     default: return "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx";
   }
 }
@@ -22,30 +24,35 @@ static const char* output_formats_text(GstCudaStereoOutputMode mode) {
 static GstCaps* output_caps(GstCudaStereo* self) {
   GstCudaStereoPrivate* priv = PRIV(self);
   bool depth, confidence;
+  cs::ViewsOutput views;
+  const Geometry& g = priv->geometry;
   {
     std::lock_guard<std::mutex> guard(priv->lock);
     depth = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
     confidence = confidence_output(priv->settings);
+    views = views_output(priv->settings, g.top_bottom());
   }
-  const Geometry& g = priv->geometry;
+  int width, height;
+  cs::output_frame_size(views, g.view_width, g.view_height, &width, &height);
   GstCaps* caps;
-  if (depth) {
+  if (views != cs::ViewsOutput::None) {
+    caps = gst_caps_from_string("video/x-raw, format=(string)" CUDA_OUTPUT_FORMATS);
+  } else if (depth) {
     caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "GRAY16_LE", nullptr);
   } else if (confidence) {
     caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "GRAY8", nullptr);
   } else {
     caps = gst_caps_from_string("video/x-raw, format=(string)" OUTPUT_FORMATS);
   }
-  gst_caps_set_simple(caps, "width", G_TYPE_INT, g.view_width, "height", G_TYPE_INT, g.view_height,
-                      "pixel-aspect-ratio", GST_TYPE_FRACTION, g.par_n, g.par_d, "framerate", GST_TYPE_FRACTION,
-                      g.fps_n, g.fps_d, nullptr);
+  gst_caps_set_simple(caps, "width", G_TYPE_INT, width, "height", G_TYPE_INT, height, "pixel-aspect-ratio",
+                      GST_TYPE_FRACTION, g.par_n, g.par_d, "framerate", GST_TYPE_FRACTION, g.fps_n, g.fps_d, nullptr);
 #if HAVE_GST_CUDA
   if (priv->engine_ctx && !depth && !confidence) {
     // The CUDA engine can write device memory: offer it first, in the
     // formats GStreamer's CUDA allocator can hold.
     GstCaps* device = gst_caps_from_string(GST_VIDEO_CAPS_MAKE_WITH_FEATURES(GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY,
                                                                              CUDA_OUTPUT_FORMATS));
-    gst_caps_set_simple(device, "width", G_TYPE_INT, g.view_width, "height", G_TYPE_INT, g.view_height,
+    gst_caps_set_simple(device, "width", G_TYPE_INT, width, "height", G_TYPE_INT, height,
                         "pixel-aspect-ratio", GST_TYPE_FRACTION, g.par_n, g.par_d, "framerate", GST_TYPE_FRACTION,
                         g.fps_n, g.fps_d, nullptr);
     gst_caps_append(device, caps);
@@ -107,11 +114,12 @@ bool negotiated_src_caps(GstCudaStereo* self, GstCaps* caps) {
   GstCudaStereoPrivate* priv = PRIV(self);
   GstVideoInfo info;
   if (!gst_video_info_from_caps(&info, caps)) return false;
-  bool depth, confidence;
+  bool depth, confidence, views;
   {
     std::lock_guard<std::mutex> guard(priv->lock);
     depth = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
     confidence = confidence_output(priv->settings);
+    views = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED;
   }
   switch (GST_VIDEO_INFO_FORMAT(&info)) {
     case GST_VIDEO_FORMAT_GRAY16_LE:
@@ -128,6 +136,7 @@ bool negotiated_src_caps(GstCudaStereo* self, GstCaps* caps) {
   }
   if (depth && priv->out_format != cs::OutputFormat::DepthMm) return false;
   if (confidence && priv->out_format != cs::OutputFormat::Confidence) return false;
+  if (views && cs::output_bytes_per_pixel(priv->out_format) != 4) return false;
   priv->out_info = info;
   priv->out_configured = true;
 #if HAVE_GST_CUDA

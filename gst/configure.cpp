@@ -70,7 +70,12 @@ bool apply_settings(GstCudaStereo* self) {
       params_dirty = true;
     }
   }
-  const std::string depth_problem = depth_settings_problem(priv->active);
+  std::string depth_problem = rectified_settings_problem(priv->active);
+  // With a calibration, depth's baseline and focal length come from it once
+  // the views' size is known (two pads: when their caps are both in, and
+  // this runs again before the first pair).
+  const bool from_calibration = !priv->active.calibration.empty() && !priv->geometry.valid;
+  if (depth_problem.empty() && !from_calibration) depth_problem = depth_settings_problem(priv->active);
   if (!depth_problem.empty()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s", depth_problem.c_str()), (nullptr));
     return false;

@@ -32,9 +32,13 @@ struct Geometry {
   int view_width = 0, view_height = 0;
   int par_n = 1, par_d = 1, fps_n = 0, fps_d = 1;
 
+  // One view above the other in a packed frame (output-mode=rectified
+  // packs its output so).
+  bool top_bottom() const { return packed && layout == Layout::TopBottom; }
+
   bool same_output_as(const Geometry& o) const {
     return valid == o.valid && view_width == o.view_width && view_height == o.view_height && par_n == o.par_n &&
-           par_d == o.par_d && fps_n == o.fps_n && fps_d == o.fps_d;
+           par_d == o.par_d && fps_n == o.fps_n && fps_d == o.fps_d && top_bottom() == o.top_bottom();
   }
 };
 

@@ -113,6 +113,10 @@
  * focal-length from the file unless they are set. A file that is missing,
  * malformed or for another view size stops the element with an error naming
  * the file and the field.
+ * output-mode=rectified shows the views after rectification instead of a
+ * disparity map (RGBA, BGRA, RGBx or BGRx, left first, side by side or one
+ * above the other as the input packs them; nothing is matched): to check a
+ * calibration, rows of the two views must line up.
  *
  * Confidence: output-mode=confidence gives GRAY8 frames of a per-pixel
  * confidence, derived from the matching costs of the pixel's left view:

@@ -24,6 +24,7 @@ static gboolean cuda_stereo_meta_init(GstMeta* meta, gpointer, GstBuffer*) {
   m->frame_index = 0;
   m->confidence = FALSE;
   m->matched_fraction = 1.0;
+  m->rectified_views = FALSE;
   return TRUE;
 }
 
@@ -82,7 +83,8 @@ GstCustomMeta* gst_buffer_add_cuda_stereo_custom_meta(GstBuffer* buffer, const G
                     G_TYPE_INT, meta->levels, "backend", G_TYPE_STRING, meta->backend, "depth", G_TYPE_BOOLEAN,
                     meta->depth, "placeholder", G_TYPE_BOOLEAN, meta->placeholder, "frame-index", G_TYPE_UINT64,
                     static_cast<guint64>(meta->frame_index), "confidence", G_TYPE_BOOLEAN, meta->confidence,
-                    "matched-fraction", G_TYPE_DOUBLE, meta->matched_fraction, nullptr);
+                    "matched-fraction", G_TYPE_DOUBLE, meta->matched_fraction, "rectified-views", G_TYPE_BOOLEAN,
+                    meta->rectified_views, nullptr);
   // Outside depth mode the element's baseline and focal length may be mere
   // defaults, and nothing in the buffer was computed from them.
   if (meta->depth)

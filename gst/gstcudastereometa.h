@@ -25,6 +25,7 @@
  *   placeholder          gboolean  TRUE: an all-invalid stand-in frame
  *   frame-index          guint64   frames processed since start/model reset
  *   matched-fraction     gdouble   as GstCudaStereoMeta.matched_fraction
+ *   rectified-views      gboolean  as GstCudaStereoMeta.rectified_views
  * and, only when depth is TRUE, what the millimetres were computed from:
  *   baseline             gdouble   metres (the element's `baseline`)
  *   focal-length         gdouble   pixels (the element's `focal-length`)
@@ -73,6 +74,10 @@ typedef struct {
                              * levels matched): what the background model
                              * left to match; 1.0 without it, 0 for a
                              * placeholder */
+  gboolean rectified_views; /* TRUE when output-mode=rectified: the frame
+                             * holds the two rectified views in colour, left
+                             * first (scale and the disparity fields do not
+                             * apply; nothing was matched) */
 } GstCudaStereoMeta;
 
 GType gst_cuda_stereo_meta_api_get_type (void);

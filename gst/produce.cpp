@@ -149,12 +149,12 @@ static GstFlowReturn start_output(GstCudaStereo* self, const cs::FrameView* left
     GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not map the output buffer"), (nullptr));
     return GST_FLOW_ERROR;
   }
-  const cs::EncodeParams enc = encode_params(priv->active, priv->out_format);
+  cs::EncodeParams enc = encode_params(priv->active, priv->out_format);
+  enc.views = views_output(priv->active, priv->geometry.top_bottom());
   cs::OutputFrame dst;
   dst.data = static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&p->out, 0));
   dst.pitch = GST_VIDEO_FRAME_PLANE_STRIDE(&p->out, 0);
-  dst.width = priv->geometry.view_width;
-  dst.height = priv->geometry.view_height;
+  cs::output_frame_size(enc.views, priv->geometry.view_width, priv->geometry.view_height, &dst.width, &dst.height);
   dst.memory = out_device ? cs::Memory::Device : cs::Memory::Host;
   p->submitted = std::chrono::steady_clock::now();
   if (!placeholder) {
@@ -171,6 +171,10 @@ static GstFlowReturn start_output(GstCudaStereo* self, const cs::FrameView* left
       return GST_FLOW_ERROR;
     }
     p->engine = true;
+  } else if (enc.views != cs::ViewsOutput::None) {
+    // No pair: both views black.
+    const cs::ImageView<const uint32_t> none{nullptr, priv->geometry.view_width, priv->geometry.view_height, 0};
+    cs::encode_views(none, none, enc, dst.data, dst.pitch);
   } else {
     cs::encode_output(static_cast<const cs::Image<uint16_t>&>(priv->invalid_q4).view(), nullptr, enc, dst.data, dst.pitch);
   }
@@ -204,6 +208,7 @@ static GstFlowReturn finish_output(GstCudaStereo* self, const PendingOutput& p, 
   meta->backend = g_intern_string(priv->backend_name);
   meta->depth = active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
   meta->confidence = confidence_output(active);
+  meta->rectified_views = active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED;
   meta->placeholder = placeholder;
   meta->frame_index = fs.frame_index;
   GstCustomMeta* custom = gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, active.baseline_m, active.focal_px);
@@ -255,7 +260,7 @@ GstFlowReturn produce(GstCudaStereo* self, const cs::FrameView* left, const cs::
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                       ("No output format could be agreed with downstream for %dx%d views: cudastereo gives "
                        "GRAY16_LE, GRAY8, RGBA, BGRA, RGBx or BGRx (GRAY16_LE only with output-mode=depth, GRAY8 "
-                       "only with output-mode=confidence); put videoconvert after it or ask for one of these",
+                       "only with output-mode=confidence, no GRAY with output-mode=rectified); put videoconvert after it or ask for one of these",
                        priv->geometry.view_width, priv->geometry.view_height),
                       (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;

@@ -217,7 +217,9 @@ void install_checks_and_output(const Install& in) {
                         "one away). Confidence is "
                         "an output mode so that it is a plain GRAY8 stream any element or appsink takes at full "
                         "resolution; for disparity and confidence of the same frames, tee the input into two "
-                        "elements. Changing it renegotiates",
+                        "elements; or rectified (the two views after the `calibration`'s rectification, left first, "
+                        "side by side or one above the other as the input packs them: RGBA, BGRA, RGBx or BGRx, twice "
+                        "a view's width or height; nothing is matched). Changing it renegotiates",
                         gst_cuda_stereo_output_mode_get_type(), GST_CUDA_STEREO_OUTPUT_MODE_DISPARITY, playing));
   g_object_class_install_property(
       gobject_class, PROP_BASELINE,

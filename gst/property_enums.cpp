@@ -84,6 +84,10 @@ GType gst_cuda_stereo_output_mode_get_type(void) {
       {GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE,
        "Confidence of each pixel's disparity, GRAY8: 0 = invalid or another disparity fits as well, 255 = unique",
        "confidence"},
+      {GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED,
+       "The two views after rectification, left first, packed as the input packs them (two pads: side by side); "
+       "RGBA, BGRA, RGBx or BGRx; needs calibration",
+       "rectified"},
       {0, nullptr, nullptr}};
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoOutputMode", values));
   return type;

@@ -50,6 +50,14 @@ cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format);
 // the engine told through Params::confidence.
 bool confidence_output(const Settings& s);
 
+// output-mode=rectified: how the output frame holds the two views (as the
+// input packs them; two pads: side by side); ViewsOutput::None otherwise.
+cs::ViewsOutput views_output(const Settings& s, bool top_bottom_input);
+
+// What output-mode=rectified lacks (a calibration to rectify with); empty
+// when it can run.
+std::string rectified_settings_problem(const Settings& s);
+
 // What output-mode=depth lacks, in the user's words; empty when it can run.
 // Depth from an uncalibrated guess would look plausible and be wrong.
 std::string depth_settings_problem(const Settings& s);

@@ -12,6 +12,9 @@
 #include <string>
 
 #include "calibration.h"
+#include "calibration_text.h"
+#include "engine.h"
+#include "stages.h"
 #include "rectify.h"
 #include "synthetic.h"
 #include "rig_scene.h"
@@ -59,33 +62,6 @@ std::string opencv_xml(const StereoCalibration& c) {
          xml_matrix("M1", c.left.K, 3, 3) + xml_matrix("D1", c.left.D.data(), 1, 5) +
          xml_matrix("M2", c.right.K, 3, 3) + xml_matrix("D2", c.right.D.data(), 1, 5) + xml_matrix("R", c.R, 3, 3) +
          xml_matrix("T", c.T, 3, 1) + "</opencv_storage>\n";
-}
-
-std::string kalibr_camera(const char* name, const CameraIntrinsics& k) {
-  const double in[4] = {k.K[0], k.K[4], k.K[2], k.K[5]};
-  return std::string(name) + ":\n  camera_model: pinhole\n  intrinsics: [" + numbers(in, 4, ", ") +
-         "]\n  distortion_model: radtan\n  distortion_coeffs: [" + numbers(k.D.data(), 4, ", ") +
-         "]\n  resolution: [640, 480]\n  rostopic: /" + name + "/image_raw\n";
-}
-
-// Kalibr's radtan has four coefficients: the rig without k3.
-std::string kalibr(const StereoCalibration& c) {
-  std::string t = "  T_cn_cnm1:\n";
-  for (int r = 0; r < 4; ++r) {
-    const double row[4] = {r < 3 ? c.R[3 * r] : 0, r < 3 ? c.R[3 * r + 1] : 0, r < 3 ? c.R[3 * r + 2] : 0,
-                           r < 3 ? c.T[r] : 1};
-    t += "  - [" + numbers(row, 4, ", ") + "]\n";
-  }
-  return kalibr_camera("cam0", c.left) + kalibr_camera("cam1", c.right) + t;
-}
-
-std::string ros_camera(const char* name, const CameraIntrinsics& k, const double* r, const double* p) {
-  return std::string("image_width: 640\nimage_height: 480\ncamera_name: ") + name +
-         "\ncamera_matrix:\n  rows: 3\n  cols: 3\n  data: [" + numbers(k.K, 9, ", ") +
-         "]\ndistortion_model: plumb_bob\ndistortion_coefficients:\n  rows: 1\n  cols: 5\n  data: [" +
-         numbers(k.D.data(), 5, ", ") + "]\nrectification_matrix:\n  rows: 3\n  cols: 3\n  data: [" +
-         numbers(r, 9, ", ") + "]\nprojection_matrix:\n  rows: 3\n  cols: 4\n  data: [" + numbers(p, 12, ", ") +
-         "]\n";
 }
 
 void expect_same_maps(const StereoRectification& a, const CameraIntrinsics* ca, const StereoRectification& b,
@@ -225,8 +201,8 @@ TEST(Calibration, EveryFormatGivesTheSameMaps) {
 
   // ROS: the rectification above written into two camera_info files.
   StereoCalibration ros;
-  const std::string left = write("left.yaml", ros_camera("left", c.left, ry.R1, ry.P1));
-  const std::string right = write("right.yaml", ros_camera("right", c.right, ry.R2, ry.P2));
+  const std::string left = write("left.yaml", ros_camera_info_yaml(c, ry, 0));
+  const std::string right = write("right.yaml", ros_camera_info_yaml(c, ry, 1));
   ASSERT_EQ(load_stereo_calibration(left + ", " + right, &ros), "");
   EXPECT_TRUE(ros.has_rectification);
   StereoRectification rr;
@@ -241,7 +217,12 @@ TEST(Calibration, EveryFormatGivesTheSameMaps) {
   four.left.D.resize(4);
   four.right.D.resize(4);
   StereoCalibration kal, cv4;
-  ASSERT_EQ(load_stereo_calibration(write("camchain.yaml", kalibr(four)), &kal), "");
+  std::string why;
+  EXPECT_EQ(kalibr_camchain_yaml(c, &why), "");  // k3 is not 0
+  EXPECT_NE(why.find("four coefficients"), std::string::npos);
+  const std::string chain = kalibr_camchain_yaml(four, &why);
+  ASSERT_EQ(why, "");
+  ASSERT_EQ(load_stereo_calibration(write("camchain.yaml", chain), &kal), "");
   std::string y4 = opencv_calibration_yaml(c);
   const std::string d1 = numbers(c.left.D.data(), 5, ", "), d2 = numbers(c.right.D.data(), 5, ", ");
   y4.replace(y4.find(d1), d1.size(), numbers(c.left.D.data(), 4, ", "));
@@ -280,11 +261,17 @@ TEST(Calibration, ProblemsNameTheFileAndTheField) {
   StereoCalibration nof = c;
   nof.left.K[0] = -700;
   says(write("nof.yml", opencv_calibration_yaml(nof)), "left camera's focal lengths");
-  const std::string left = write("l.yaml", ros_camera("left", c.left, c.R, c.R));
+  StereoRectification own;
+  ASSERT_EQ(stereo_rectify(c, 640, 480, 0.0, &own), "");
+  const std::string left = write("l.yaml", ros_camera_info_yaml(c, own, 0));
   says(left, "needs its pair");
-  std::string k = kalibr(c);
+  StereoCalibration four = c;  // Kalibr's radtan: four coefficients
+  four.left.D.resize(4);
+  four.right.D.resize(4);
+  std::string why;
+  std::string k = kalibr_camchain_yaml(four, &why);
   says(write("omni.yaml", k.replace(k.find("pinhole"), 7, "omni")), "camera_model \"omni\" is not supported");
-  std::string fish = kalibr(c);
+  std::string fish = kalibr_camchain_yaml(four, &why);
   fish.replace(fish.find("radtan"), 6, "equidistant");
   says(write("fish.yaml", fish.substr(0, fish.find("cam1:")) + "cam1:\n  camera_model: pinhole\n"),
        "fish.yaml cam1: no field intrinsics");
@@ -368,6 +355,68 @@ TEST(Calibration, RectifiedMatchingFindsThePlane) {
   Image<uint32_t> other(160, 120);
   EXPECT_NE(m.process(rgba_view(other), rgba_view(other), o).find("rectification maps are for 320x240"),
             std::string::npos);
+}
+
+// output-mode=rectified's engine side: the CPU engine writes both views as
+// stage 0 makes them (or as stage 1 reads them without maps), left first,
+// beside each other or one above the other, in the output's byte order.
+TEST(Calibration, EngineOutputsTheViews) {
+  const StereoCalibration c = small_rig();
+  StereoRectification r;
+  ASSERT_EQ(stereo_rectify(c, 320, 240, 0.0, &r), "");
+  const RigScene scene = render_plane_through_rig(c, r, r.focal() * r.baseline() / 21.0, 5);
+  const FrameView in[2] = {rgba_view(scene.left), rgba_view(scene.right)};
+  Params p;
+  p.max_disparity = 48;
+  p.rectification = make_rectification_maps(c, r);
+  for (bool maps : {true, false}) {
+    Params q = p;
+    if (!maps) q.rectification.reset();
+    std::unique_ptr<Engine> e = make_cpu_engine(q);
+    Image<uint32_t> want[2];
+    for (int v = 0; v < 2; ++v) {
+      if (maps)
+        rectify_view(in[v], q.rectification->map[v], want[v]);
+      else
+        convert_to_rgb(in[v], want[v]);
+    }
+    for (ViewsOutput layout : {ViewsOutput::SideBySide, ViewsOutput::TopBottom})
+      for (OutputFormat f : {OutputFormat::RGBA, OutputFormat::BGRx}) {
+        EncodeParams enc;
+        enc.format = f;
+        enc.views = layout;
+        const bool sbs = layout == ViewsOutput::SideBySide;
+        Image<uint32_t> out(sbs ? 640 : 320, sbs ? 240 : 480, 0x12345678u);
+        OutputFrame o{reinterpret_cast<uint8_t*>(out.pixels.data()), out.width * 4, out.width, out.height};
+        ASSERT_EQ(e->process(in[0], in[1], enc, o), "");
+        size_t differ = 0;
+        for (int v = 0; v < 2; ++v)
+          for (int y = 0; y < 240; ++y)
+            for (int x = 0; x < 320; ++x) {
+              const uint32_t rgb = want[v].at(x, y);
+              const uint32_t r8 = rgb & 255, g8 = rgb >> 8 & 255, b8 = rgb >> 16 & 255;
+              const uint32_t px = f == OutputFormat::RGBA ? (r8 | g8 << 8 | b8 << 16 | 255u << 24)
+                                                          : (b8 | g8 << 8 | r8 << 16 | 255u << 24);
+              differ += out.at(x + (sbs && v ? 320 : 0), y + (!sbs && v ? 240 : 0)) != px;
+            }
+        EXPECT_EQ(differ, 0u) << (maps ? "rectified " : "as delivered ") << (sbs ? "side by side " : "top-bottom ")
+                              << output_format_name(f);
+        EXPECT_EQ(e->stats().matched_pixels, 0u);
+      }
+  }
+  // Rectified views differ from the views as delivered (the rig turns and
+  // distorts them), and the output's size and format are checked.
+  std::unique_ptr<Engine> e = make_cpu_engine(p);
+  EncodeParams enc;
+  enc.format = OutputFormat::RGBA;
+  enc.views = ViewsOutput::SideBySide;
+  Image<uint32_t> out(320, 240);
+  OutputFrame o{reinterpret_cast<uint8_t*>(out.pixels.data()), 320 * 4, 320, 240};
+  EXPECT_NE(e->process(in[0], in[1], enc, o).find("both views side by side: 640x240"), std::string::npos);
+  Image<uint8_t> gray(640, 240);
+  enc.format = OutputFormat::Gray8;
+  OutputFrame g{gray.pixels.data(), 640, 640, 240};
+  EXPECT_NE(e->process(in[0], in[1], enc, g).find("RGBA, BGRA, RGBx or BGRx"), std::string::npos);
 }
 
 }  // namespace

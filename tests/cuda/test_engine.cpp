@@ -1844,5 +1844,66 @@ TEST(CudaEngine, RectificationMatchesReference) {
   EXPECT_NE(err.find("rectification maps are for 320x240"), std::string::npos) << err;
 }
 
+// output-mode=rectified's engine side: both views rectified (or as read,
+// without maps) into the output, beside or above each other, the same bytes
+// as the CPU engine, from host frames (process) and device frames into
+// device memory (enqueue); frames of views and of disparity alternate on
+// one engine without disturbing each other.
+TEST(CudaEngine, ViewsOutputMatchesCpuEngine) {
+  const int w = 320, h = 240;
+  const StereoCalibration rig = example_rig(w, h);
+  StereoRectification r;
+  ASSERT_EQ(stereo_rectify(rig, w, h, 0.0, &r), "");
+  SyntheticPair pair;
+  const RigScene scene = render_plane_through_rig(rig, r, r.focal() * r.baseline() / 21.0, 6);
+  pair.left_rgba = scene.left;
+  pair.right_rgba = scene.right;
+  std::vector<DeviceImage<uint32_t>> planes;
+  std::vector<FrameView> lefts, rights;
+  upload_pairs({pair}, &planes, &lefts, &rights);
+  const FrameView l = rgba_view(scene.left), rv = rgba_view(scene.right);
+  Params p;
+  p.max_disparity = 48;
+  p.rectification = make_rectification_maps(rig, r);
+  for (bool maps : {true, false}) {
+    Params q = p;
+    if (!maps) q.rectification.reset();
+    auto cpu = make_cpu_engine(q);
+    auto gpu = make(q);
+    ASSERT_TRUE(gpu);
+    for (ViewsOutput layout : {ViewsOutput::SideBySide, ViewsOutput::TopBottom})
+      for (OutputFormat f : {OutputFormat::RGBA, OutputFormat::BGRx}) {
+        SCOPED_TRACE(std::string(maps ? "rectified " : "as read ") +
+                     (layout == ViewsOutput::SideBySide ? "side by side " : "top-bottom ") + output_format_name(f));
+        EncodeParams ep;
+        ep.format = f;
+        ep.views = layout;
+        int ow, oh;
+        output_frame_size(layout, w, h, &ow, &oh);
+        Image<uint32_t> want(ow, oh, 1), got(ow, oh, 2);
+        OutputFrame wo{reinterpret_cast<uint8_t*>(want.pixels.data()), ow * 4, ow, oh, Memory::Host};
+        OutputFrame go{reinterpret_cast<uint8_t*>(got.pixels.data()), ow * 4, ow, oh, Memory::Host};
+        ASSERT_EQ(cpu->process(l, rv, ep, wo), "");
+        ASSERT_EQ(gpu->process(l, rv, ep, go), "");
+        EXPECT_TRUE(same_image(want, got)) << "process";
+        EXPECT_EQ(gpu->stats().matched_pixels, 0u);
+        // A disparity frame between (the reference's), then the views from
+        // device memory.
+        std::string err;
+        const std::vector<uint16_t> q4 = process_q4(*gpu, l, rv, &err);
+        ASSERT_EQ(err, "");
+        std::vector<uint16_t> q4_cpu(q4.size());
+        OutputFrame qo{reinterpret_cast<uint8_t*>(q4_cpu.data()), w * 2, w, h, Memory::Host};
+        ASSERT_EQ(cpu->process(l, rv, EncodeParams(), qo), "");
+        EXPECT_TRUE(q4 == q4_cpu) << "the disparity frame between";
+        auto dev = make_device<uint32_t>(ow, oh);
+        OutputFrame d{reinterpret_cast<uint8_t*>(dev.view().data), dev.view().pitch, ow, oh, Memory::Device};
+        ASSERT_EQ(gpu->enqueue(lefts[0], rights[0], ep, d, nullptr), "");
+        ASSERT_EQ(gpu->synchronize(), "");
+        EXPECT_TRUE(same_image(want, download(dev))) << "enqueue";
+      }
+  }
+}
+
 }  // namespace
 }  // namespace cs::cuda::test

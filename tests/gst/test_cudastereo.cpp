@@ -17,7 +17,9 @@
 
 #include "encode.h"
 #include "gstcudastereometa.h"
+#include "rectify.h"
 #include "rig_scene.h"
+#include "stages.h"
 #include "stereo.h"
 #include "stereo_math.h"
 #include "synthetic.h"
@@ -480,65 +482,140 @@ GST_END_TEST;
 
 // ---------------------------------------------------------------- calibration (issue 40)
 
+namespace {
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/cs-gst-calib-" + std::to_string(getpid()) + "-" + name;
+  FILE* f = std::fopen(path.c_str(), "w");
+  fail_unless(f != nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+// Both views of `scene` packed as the cameras deliver them (RGBA).
+GstBuffer* rig_frame(const cs::RigScene& scene, bool top_bottom) {
+  const int w = scene.left.width, h = scene.left.height;
+  const int fw = top_bottom ? w : 2 * w, fh = top_bottom ? 2 * h : h;
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, static_cast<gsize>(fw) * fh * 4, nullptr);
+  GstMapInfo m;
+  gst_buffer_map(b, &m, GST_MAP_WRITE);
+  for (int v = 0; v < 2; ++v)
+    for (int y = 0; y < h; ++y) {
+      const size_t at = top_bottom ? (static_cast<size_t>(y + v * h) * w) : (static_cast<size_t>(y) * fw + v * w);
+      std::memcpy(m.data + at * 4, &(v ? scene.right : scene.left).at(0, y), static_cast<size_t>(w) * 4);
+    }
+  gst_buffer_unmap(b, &m);
+  stamp(b, 0);
+  return b;
+}
+
+std::vector<uint8_t> pull_bytes(GstHarness* h, GstBuffer* in, GstBuffer** out_keep = nullptr) {
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  fail_unless(out != nullptr);
+  GstMapInfo m;
+  gst_buffer_map(out, &m, GST_MAP_READ);
+  std::vector<uint8_t> bytes(m.data, m.data + m.size);
+  gst_buffer_unmap(out, &m);
+  if (out_keep)
+    *out_keep = out;
+  else
+    gst_buffer_unref(out);
+  return bytes;
+}
+
+}  // namespace
+
 // A plane seen through a distorted, turned rig (rig_scene.h), side by side
-// as the cameras deliver it: with `calibration` the element rectifies the
-// views and gives the plane's depth from the file's baseline and focal
-// length; a missing file, or a calibration of another size, is an error
-// naming it, and no frame is made.
+// as the cameras deliver it, its calibration in each of the three formats
+// (OpenCV YAML, a ROS camera_info pair, a Kalibr camchain; k3 = 0 so that
+// Kalibr's radtan holds it): with `calibration` the element rectifies the
+// views and finds the plane's disparity (bad-2 against the truth) and its
+// depth from the file's baseline and focal length (error in mm), the same
+// bytes from every format; a missing file, or a calibration of another
+// size, is an error naming it, and no frame is made.
 GST_START_TEST(test_calibration_rectifies_and_gives_depth) {
   const int w = 320, h = 240;
-  const cs::StereoCalibration rig = cs::example_rig(w, h);
+  cs::StereoCalibration rig = cs::example_rig(w, h);
+  rig.left.D.resize(4);
+  rig.right.D.resize(4);
   cs::StereoRectification r;
   fail_unless(cs::stereo_rectify(rig, w, h, 0.0, &r).empty());
   const double depth_m = r.focal() * r.baseline() / 21.0;
   const cs::RigScene scene = cs::render_plane_through_rig(rig, r, depth_m, 3);
-  const std::string path = "/tmp/cs-gst-calib-" + std::to_string(getpid()) + ".yml";
-  {
-    FILE* f = std::fopen(path.c_str(), "w");
-    fail_unless(f != nullptr);
-    const std::string text = cs::opencv_calibration_yaml(rig);
-    std::fwrite(text.data(), 1, text.size(), f);
-    std::fclose(f);
-  }
-  auto frame = [&]() {
-    GstBuffer* b = gst_buffer_new_allocate(nullptr, static_cast<gsize>(2 * w) * h * 4, nullptr);
-    GstMapInfo m;
-    gst_buffer_map(b, &m, GST_MAP_WRITE);
-    for (int y = 0; y < h; ++y) {
-      std::memcpy(m.data + (static_cast<size_t>(y) * 2 * w) * 4, &scene.left.at(0, y), static_cast<size_t>(w) * 4);
-      std::memcpy(m.data + (static_cast<size_t>(y) * 2 * w + w) * 4, &scene.right.at(0, y), static_cast<size_t>(w) * 4);
+  std::string why;
+  const std::string path = write_text("stereo.yml", cs::opencv_calibration_yaml(rig));
+  const std::string ros_left = write_text("left.yaml", cs::ros_camera_info_yaml(rig, r, 0));
+  const std::string ros_right = write_text("right.yaml", cs::ros_camera_info_yaml(rig, r, 1));
+  const std::string kalibr = write_text("camchain.yaml", cs::kalibr_camchain_yaml(rig, &why));
+  fail_unless(why.empty(), "%s", why.c_str());
+  const std::string formats[3] = {path, ros_left + "," + ros_right, kalibr};
+  // Pixels at least 12 from the border whose match is inside the right view.
+  auto inside = [&](int x, int y) { return y >= 12 && y < h - 12 && x >= 12 + 21 && x < w - 12; };
+
+  std::vector<uint8_t> first_depth, first_disparity;
+  for (const std::string& files : formats) {
+    // Disparity: bad-2 against the truth (21 px everywhere on the plane).
+    const std::string props = "input-layout=side-by-side max-disparity=48 calibration=" + files;
+    Packed d = packed_harness(props.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, 2 * w, h));
+    const std::vector<uint8_t> q4 = pull_bytes(d.h, rig_frame(scene, false));
+    check_output_caps(d.h, "GRAY16_LE", w, h);
+    teardown(d);
+    size_t n = 0, bad = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        if (inside(x, y)) {
+          uint16_t v;
+          std::memcpy(&v, &q4[(static_cast<size_t>(y) * w + x) * 2], 2);
+          ++n;
+          bad += v == 0 || std::fabs(v / 16.0 - scene.disparity) > 2.0;
+        }
+    fail_unless(bad * 100 <= n, "%s: bad-2 %.2f %% (more than 1 %%)", files.c_str(), 100.0 * bad / n);
+
+    // Depth: the millimetres from the file's baseline and focal length.
+    const std::string depth_props = props + " output-mode=depth";
+    Packed p = packed_harness(depth_props.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, 2 * w, h));
+    GstBuffer* out = nullptr;
+    const std::vector<uint8_t> z = pull_bytes(p.h, rig_frame(scene, false), &out);
+    check_output_caps(p.h, "GRAY16_LE", w, h);
+    double sum = 0;
+    size_t valid = 0, near = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        if (inside(x, y)) {
+          uint16_t v;
+          std::memcpy(&v, &z[(static_cast<size_t>(y) * w + x) * 2], 2);
+          if (v == 0) continue;
+          ++valid;
+          sum += std::fabs(v - depth_m * 1000);
+          near += std::fabs(v - depth_m * 1000) <= depth_m * 1000 * 0.05;
+        }
+    fail_unless(valid * 100 >= n * 99, "%s: only %zu of %zu pixels have a depth", files.c_str(), valid, n);
+    fail_unless(near * 100 >= valid * 99, "%s: only %zu of %zu depths within 5 %% of the plane's %.0f mm",
+                files.c_str(), near, valid, depth_m * 1000);
+    fail_unless(sum / valid <= depth_m * 1000 * 0.01, "%s: mean depth error %.1f mm at %.0f mm", files.c_str(),
+                sum / valid, depth_m * 1000);
+    if (first_depth.empty()) {
+      first_depth = z;
+      first_disparity = q4;
+    } else {
+      fail_unless(z == first_depth, "%s: the depth differs from the OpenCV file's", files.c_str());
+      fail_unless(q4 == first_disparity, "%s: the disparity differs from the OpenCV file's", files.c_str());
     }
-    gst_buffer_unmap(b, &m);
-    stamp(b, 0);
-    return b;
-  };
-  const std::string props = "input-layout=side-by-side output-mode=depth max-disparity=48 calibration=" + path;
-  Packed p = packed_harness(props.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, 2 * w, h));
-  GstBuffer* out = gst_harness_push_and_pull(p.h, frame());
-  check_output_caps(p.h, "GRAY16_LE", w, h);
-  GstMapInfo m;
-  gst_buffer_map(out, &m, GST_MAP_READ);
-  const uint16_t* z = reinterpret_cast<const uint16_t*>(m.data);
-  size_t n = 0, near = 0;
-  for (int y = 12; y < h - 12; ++y)
-    for (int x = 12 + 21; x < w - 12; ++x, ++n)
-      near += std::fabs(z[y * w + x] - depth_m * 1000) <= depth_m * 1000 * 0.05;
-  gst_buffer_unmap(out, &m);
-  fail_unless(near >= n * 95 / 100, "only %zu of %zu pixels within 5 %% of the plane's %.0f mm", near, n,
-              depth_m * 1000);
-  // The meta carries Q: focal length and 1 / baseline where OpenCV puts them.
-  GstCustomMeta* custom = gst_buffer_get_custom_meta(out, GST_CUDA_STEREO_CUSTOM_META_NAME);
-  fail_unless(custom != nullptr);
-  const GValue* q = gst_structure_get_value(gst_custom_meta_get_structure(custom), "rectification-q");
-  fail_unless(q != nullptr && gst_value_array_get_size(q) == 16, "no rectification-q of 16 numbers");
-  fail_unless(std::fabs(g_value_get_double(gst_value_array_get_value(q, 11)) - r.focal()) < 1e-9);
-  fail_unless(std::fabs(g_value_get_double(gst_value_array_get_value(q, 14)) - 1 / r.baseline()) < 1e-9);
-  gchar* got = nullptr;
-  g_object_get(p.h->element, "calibration", &got, nullptr);
-  fail_unless_equals_string(got, path.c_str());
-  g_free(got);
-  gst_buffer_unref(out);
-  teardown(p);
+    // The meta carries Q: focal length and 1 / baseline where OpenCV puts them.
+    GstCustomMeta* custom = gst_buffer_get_custom_meta(out, GST_CUDA_STEREO_CUSTOM_META_NAME);
+    fail_unless(custom != nullptr);
+    const GValue* q = gst_structure_get_value(gst_custom_meta_get_structure(custom), "rectification-q");
+    fail_unless(q != nullptr && gst_value_array_get_size(q) == 16, "no rectification-q of 16 numbers");
+    fail_unless(std::fabs(g_value_get_double(gst_value_array_get_value(q, 11)) - r.focal()) < 1e-9);
+    fail_unless(std::fabs(g_value_get_double(gst_value_array_get_value(q, 14)) - 1 / r.baseline()) < 1e-9);
+    gchar* got = nullptr;
+    g_object_get(p.h->element, "calibration", &got, nullptr);
+    fail_unless_equals_string(got, files.c_str());
+    g_free(got);
+    gst_buffer_unref(out);
+    teardown(p);
+  }
 
   struct Bad {
     std::string props;
@@ -561,6 +638,63 @@ GST_START_TEST(test_calibration_rectifies_and_gives_depth) {
     fail_unless(gst_harness_try_pull(q.h) == nullptr, "an output frame was made");
     teardown(q);
   }
+  for (const char* f : {path.c_str(), ros_left.c_str(), ros_right.c_str(), kalibr.c_str()}) std::remove(f);
+}
+GST_END_TEST;
+
+// output-mode=rectified: the two views after rectification, left first,
+// packed as the input packs them (side by side: 2 W x H; top-bottom:
+// W x 2 H), in the negotiated RGBA/BGRA/RGBx/BGRx, alpha 255; the meta says
+// so. Without a calibration it is an error naming the property.
+GST_START_TEST(test_output_rectified_views) {
+  const int w = 160, h = 120;
+  const cs::StereoCalibration rig = cs::example_rig(w, h);
+  cs::StereoRectification r;
+  fail_unless(cs::stereo_rectify(rig, w, h, 0.0, &r).empty());
+  const cs::RigScene scene = cs::render_plane_through_rig(rig, r, r.focal() * r.baseline() / 9.0, 4);
+  const std::string path = write_text("views.yml", cs::opencv_calibration_yaml(rig));
+  const std::shared_ptr<const cs::RectificationMaps> maps = cs::make_rectification_maps(rig, r);
+  cs::Image<uint32_t> want[2];
+  cs::rectify_view(cs::rgba_view(scene.left), maps->map[0], want[0]);
+  cs::rectify_view(cs::rgba_view(scene.right), maps->map[1], want[1]);
+  for (bool tb : {false, true})
+    for (const char* format : {"RGBA", "BGRx"}) {
+      const std::string props = std::string("input-layout=") + (tb ? "top-bottom" : "side-by-side") +
+                                " output-mode=rectified calibration=" + path;
+      Packed p = packed_harness(props.c_str(), caps_string(GST_VIDEO_FORMAT_RGBA, tb ? w : 2 * w, tb ? 2 * h : h),
+                                (std::string("video/x-raw,format=") + format).c_str());
+      GstBuffer* out = nullptr;
+      const std::vector<uint8_t> bytes = pull_bytes(p.h, rig_frame(scene, tb), &out);
+      check_output_caps(p.h, format, tb ? w : 2 * w, tb ? 2 * h : h);
+      const int ow = tb ? w : 2 * w;
+      const bool bgr = format[0] == 'B';
+      size_t differ = 0;
+      for (int v = 0; v < 2; ++v)
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x) {
+            const uint32_t c = want[v].at(x, y);
+            const uint8_t rgb[3] = {static_cast<uint8_t>(c), static_cast<uint8_t>(c >> 8),
+                                    static_cast<uint8_t>(c >> 16)};
+            const uint8_t* px = &bytes[(static_cast<size_t>(y + (tb ? v * h : 0)) * ow + x + (tb ? 0 : v * w)) * 4];
+            differ += px[0] != rgb[bgr ? 2 : 0] || px[1] != rgb[1] || px[2] != rgb[bgr ? 0 : 2] || px[3] != 255;
+          }
+      fail_unless(differ == 0, "%s %s: %zu pixels differ from the rectified views", tb ? "top-bottom" : "side-by-side",
+                  format, differ);
+      GstCudaStereoMeta* m = gst_buffer_get_cuda_stereo_meta(out);
+      fail_unless(m != nullptr && m->rectified_views && m->matched_fraction == 0.0);
+      gst_buffer_unref(out);
+      teardown(p);
+    }
+  // Without a calibration there is nothing to rectify with.
+  Packed q = packed_harness("input-layout=side-by-side output-mode=rectified",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * w, h), "video/x-raw,format=RGBA");
+  gst_harness_push(q.h, rig_frame(scene, false));
+  const Posted e = wait_posted(q.bus, GST_MESSAGE_ERROR);
+  fail_unless(e.found && e.message.find("output-mode=rectified") != std::string::npos &&
+                  e.message.find("calibration") != std::string::npos,
+              "no error naming calibration: '%s'", e.message.c_str());
+  fail_unless(gst_harness_try_pull(q.h) == nullptr, "an output frame was made");
+  teardown(q);
   std::remove(path.c_str());
 }
 GST_END_TEST;
@@ -1827,6 +1961,7 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_output_depth_refuses_colour);
   tcase_add_test(tc, test_output_depth_needs_calibration);
   tcase_add_test(tc, test_calibration_rectifies_and_gives_depth);
+  tcase_add_test(tc, test_output_rectified_views);
   tcase_add_test(tc, test_background_alpha_mask_and_reset);
   tcase_add_test(tc, test_properties);
   tcase_add_test(tc, test_coarse_range_follows_the_scene);

@@ -15,12 +15,15 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/video/video.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "gstcudastereometa.h"
 #include "pipeline_helpers.h"
+#include "rig_scene.h"
 #include "synthetic.h"
 
 using pipeline_helpers::by_name;
@@ -383,8 +386,13 @@ GST_END_TEST;
 GST_START_TEST(test_cuda_matches_cpu_system_memory) {
   const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_GRAY8,
                                     GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_NV12};
+  // A calibration of the example rig for these views (issue 40): rectified
+  // before matching, depth from the file, and the rectified views themselves.
+  const std::string calibration = "/tmp/cs-cuda-calib-" + std::to_string(getpid()) + ".yml";
+  g_file_set_contents(calibration.c_str(), cs::opencv_calibration_yaml(cs::example_rig(kW, kH)).c_str(), -1,
+                      nullptr);
   struct Case {
-    const char* props;
+    std::string props;
     const char* out_caps;
   } cases[] = {
       {"subpixel=true", "video/x-raw,format=GRAY16_LE"},
@@ -392,20 +400,23 @@ GST_START_TEST(test_cuda_matches_cpu_system_memory) {
       {"background=true warmup-frames=2", "video/x-raw,format=GRAY16_LE"},
       {"colormap=jet alpha-mask=true background=true warmup-frames=1", "video/x-raw,format=RGBA"},
       {"output-mode=depth baseline=0.1 focal-length=400", "video/x-raw,format=GRAY16_LE"},
+      {"output-mode=depth calibration=" + calibration, "video/x-raw,format=GRAY16_LE"},
+      {"output-mode=rectified calibration=" + calibration, "video/x-raw,format=BGRx"},
   };
   for (GstVideoFormat fmt : formats) {
     for (const Case& c : cases) {
       // Different planes per frame, so a stale frame would show.
       const Frames fr{fmt, {5, 9, 9, 3}, 100};
       std::string cuda_backend, cpu_backend;
-      const std::vector<Bytes> cuda = run_harness("auto", fr, c.props, c.out_caps, &cuda_backend);
-      const std::vector<Bytes> cpu = run_harness("cpu", fr, c.props, c.out_caps, &cpu_backend);
+      const std::vector<Bytes> cuda = run_harness("auto", fr, c.props.c_str(), c.out_caps, &cuda_backend);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, c.props.c_str(), c.out_caps, &cpu_backend);
       fail_unless_equals_string(cuda_backend.c_str(), "cuda");
       fail_unless_equals_string(cpu_backend.c_str(), "cpu");
       const std::string what = std::string(gst_video_format_to_string(fmt)) + " " + c.props;
       expect_identical(cuda, cpu, what.c_str());
     }
   }
+  g_unlink(calibration.c_str());
   // And the answer is right, not only equal: the plane at d = 5.
   const Frames fr{GST_VIDEO_FORMAT_RGBA, {5}, 7};
   const std::vector<Bytes> out = run_harness("cuda", fr, "subpixel=false", "video/x-raw,format=GRAY16_LE", nullptr);

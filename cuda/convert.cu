@@ -19,6 +19,7 @@ struct Views {
   FrameView in[2];
   ImageView<uint8_t> gray[2][kMaxConvertLevels];
   ModelViews model;  // the background model (the kModel forms)
+  ImageView<const RemapPoint> map[2];  // stage 0's maps (the kRemap forms)
   int levels;       // intensity levels made: level 0, then its pyramid
   bool words;       // 4-byte pixels on 4-byte aligned rows: one load a pixel
   bool quads;       // ... on 16-byte aligned rows: one load for four pixels
@@ -35,8 +36,9 @@ __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (
 // block's pixels of levels 1 and 2 from them (stages.h downsample: each the
 // average4 of its 2 x 2 block one level finer), so the first pyramid levels
 // cost no pass of their own. A level's pixel exists where its 2 x 2 block
-// does: level l + 1 is level l's width / 2 x height / 2.
-template <PixelFormat F>
+// does: level l + 1 is level l's width / 2 x height / 2. With kRemap each
+// level-0 pixel is the rectified view's (stage 0 fused: rectified_rgb).
+template <PixelFormat F, bool kRemap>
 __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x, int block_y) {
   const FrameView& in = w.in[z];
   const int bx = block_x * kThreadsX + threadIdx.x, by = block_y * kThreadsY + threadIdx.y;
@@ -49,8 +51,8 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
   const bool full = x + kSide <= in.width;
   // Where the block lies inside the frame on aligned rows, all its rows are
   // loaded first, one wide load a row (loads cannot pass the stores below).
-  const bool whole =
-      full && y + kSide <= in.height && (kPacked4 ? w.quads : k422 ? w.pairs : kLuma8 && w.words);
+  const bool whole = !kRemap && full && y + kSide <= in.height &&
+                     (kPacked4 ? w.quads : k422 ? w.pairs : kLuma8 && w.words);
   uint4 quad[kSide];
   uint2 pair[kSide];  // two macropixels: the block's four pixels of a row
   uint32_t word[kSide];
@@ -85,7 +87,9 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
 #pragma unroll
       for (int k = 0; k < kSide; ++k)
         if (x + k < in.width)
-          gray[r] |= static_cast<uint32_t>(convert_one<F, false>(in, w.words, x + k, yy, nullptr)) << (8 * k);
+          gray[r] |= static_cast<uint32_t>(kRemap ? luma_of(rectified_rgb<F>(in, w.words, w.map[z], x + k, yy))
+                                                  : convert_one<F, false>(in, w.words, x + k, yy, nullptr))
+                     << (8 * k);
     }
     uint8_t* out = drow(w.gray[z][0], yy) + x;
     if (full && w.gray_words) {
@@ -121,8 +125,9 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
 // 3 of row y: each pixel's colour (as convert_to_rgb) through
 // background_pixel, the model words read two at a time and written where
 // they changed, and the four raw bits gathered by the warp into the row's
-// words (ModelViews::raw). Every lane of the warp calls it.
-template <PixelFormat F>
+// words (ModelViews::raw). Every lane of the warp calls it. With kRemap the
+// colours are the rectified view's (rectified_rgb).
+template <PixelFormat F, bool kRemap>
 __device__ __forceinline__ void model_row4(const Views& w, int z, int x, int y) {
   const FrameView& in = w.in[z];
   const bool row_in = y < in.height;
@@ -134,7 +139,11 @@ __device__ __forceinline__ void model_row4(const Views& w, int z, int x, int y) 
     constexpr bool kPacked4 = L.bytes == 4 && F != PixelFormat::GRAY8 && F != PixelFormat::I420 &&
                               F != PixelFormat::NV12 && F != PixelFormat::YUY2 && F != PixelFormat::UYVY;
     uint32_t colour[kSide] = {0, 0, 0, 0};
-    if (kPacked4 && n == kSide && w.quads) {
+    if (kRemap) {
+#pragma unroll
+      for (int k = 0; k < kSide; ++k)
+        if (k < n) colour[k] = rectified_rgb<F>(in, w.words, w.map[z], x + k, y);
+    } else if (kPacked4 && n == kSide && w.quads) {
       const uint4 q = __ldg(reinterpret_cast<const uint4*>(in.plane[0] + y * in.pitch[0] + x * 4));
       const uint32_t px[kSide] = {q.x, q.y, q.z, q.w};
 #pragma unroll
@@ -178,23 +187,23 @@ __device__ __forceinline__ void model_row4(const Views& w, int z, int x, int y) 
 // times the threads (a thread's 16 pixels through the model took 65 us a
 // 1080p pair on the H200 against 11 us for the intensity). The input is read
 // by both; blockIdx.z picks the view.
-template <PixelFormat F, bool kModel>
+template <PixelFormat F, bool kModel, bool kRemap>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
   const int z = blockIdx.z;
   if ((blockIdx.x | blockIdx.y | z) == 0)
     for (int i = threadIdx.x + threadIdx.y * kThreadsX; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
   if (!kModel || static_cast<int>(blockIdx.y) < w.convert_rows) {
-    convert_block<F>(w, z, blockIdx.x, blockIdx.y);
+    convert_block<F, kRemap>(w, z, blockIdx.x, blockIdx.y);
     return;
   }
   const int x = (blockIdx.x * kThreadsX + threadIdx.x) * kSide;
   const int y = (static_cast<int>(blockIdx.y) - w.convert_rows) * kThreadsY + threadIdx.y;
-  model_row4<F>(w, z, x, y);
+  model_row4<F, kRemap>(w, z, x, y);
 }
 
 // The launch of w's kernel for `count` views (blockIdx.z): the form for
 // the input format and for whether the background model runs.
-template <bool kModel>
+template <bool kModel, bool kRemap>
 cudaError_t describe(const Views& w, int count, KernelCall* call) {
   const dim3 block(kThreadsX, kThreadsY);
   dim3 grid = grid_for((w.in[0].width + kSide - 1) / kSide, (w.in[0].height + kSide - 1) / kSide, block);
@@ -205,7 +214,7 @@ cudaError_t describe(const Views& w, int count, KernelCall* call) {
   if (kModel) grid.y += (w.in[0].height + kThreadsY - 1) / kThreadsY;
   switch (w.in[0].format) {
 #define CS_FORMAT(F) \
-  case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kModel>, grid, block, 0, v); break;
+  case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kModel, kRemap>, grid, block, 0, v); break;
     CS_FOR_EACH_PIXEL_FORMAT(CS_FORMAT)
 #undef CS_FORMAT
     default: return cudaErrorInvalidValue;
@@ -213,10 +222,11 @@ cudaError_t describe(const Views& w, int count, KernelCall* call) {
   return cudaSuccess;
 }
 
-// model: the background model's views, or null (the model off).
+// model: the background model's views, or null (the model off); maps:
+// count views' rectification maps, or null (none).
 cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
                            const ModelViews* model, int count, KernelCall* call, unsigned long long* clear = nullptr,
-                           int clear_words = 0) {
+                           int clear_words = 0, const ImageView<const RemapPoint>* maps = nullptr) {
   if (levels < 1 || levels > kMaxConvertLevels || clear_words < 0 || (clear_words > 0 && !clear))
     return cudaErrorInvalidValue;
   Views w{};
@@ -244,12 +254,17 @@ cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const*
           r.width != (in[i].width + 31) / 32 || r.height != in[i].height)
         return cudaErrorInvalidValue;
     }
+    if (maps) {
+      if (maps[i].width != in[i].width || maps[i].height != in[i].height) return cudaErrorInvalidValue;
+      w.map[i] = maps[i];
+    }
     w.words = w.words && rows_aligned(in[i].plane[0], in[i].pitch[0], 4);
     w.quads = w.quads && rows_aligned(in[i].plane[0], in[i].pitch[0], 16);
     w.pairs = w.pairs && rows_aligned(in[i].plane[0], in[i].pitch[0], 8);
     w.gray_words = w.gray_words && rows_aligned(gray[i][0].data, gray[i][0].pitch, 4);
   }
-  return model ? describe<true>(w, count, call) : describe<false>(w, count, call);
+  if (maps) return model ? describe<true, true>(w, count, call) : describe<false, true>(w, count, call);
+  return model ? describe<true, false>(w, count, call) : describe<false, false>(w, count, call);
 }
 
 cudaError_t launch_described(cudaError_t described, const KernelCall& call, cudaStream_t stream) {
@@ -267,20 +282,23 @@ cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const 
 
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                               const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
-                              KernelCall* call, unsigned long long* clear, int clear_words) {
+                              KernelCall* call, unsigned long long* clear, int clear_words,
+                              const ImageView<const RemapPoint>* maps) {
   if (left.format != right.format || left.width != right.width || left.height != right.height)
     return cudaErrorInvalidValue;
   const FrameView in[2] = {left, right};
   const ImageView<uint8_t>* gray[2] = {gray_left, gray_right};
-  return describe_views(in, gray, levels, model, 2, call, clear, clear_words);
+  return describe_views(in, gray, levels, model, 2, call, clear, clear_words, maps);
 }
 
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                                  const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
-                                 cudaStream_t stream, unsigned long long* clear, int clear_words) {
+                                 cudaStream_t stream, unsigned long long* clear, int clear_words,
+                                 const ImageView<const RemapPoint>* maps) {
   KernelCall call;
   return launch_described(
-      convert_pair_call(left, right, gray_left, gray_right, levels, model, &call, clear, clear_words), call, stream);
+      convert_pair_call(left, right, gray_left, gray_right, levels, model, &call, clear, clear_words, maps), call,
+      stream);
 }
 
 }  // namespace cs::cuda

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "kernel_call.h"
+#include "remap_math.h"
 #include "stereo.h"
 
 namespace cs::cuda {
@@ -25,10 +26,14 @@ cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const 
 // are level l, width >> l x height >> l; with model, both views' background
 // test and update (view 0 left, 1 right). The kernel also zeroes clear[0,
 // clear_words) (the frame's counters: the frame's first kernel resets them,
-// so its graph needs no memset node).
+// so its graph needs no memset node). maps (null: none): both views'
+// rectification maps, the views' size: stage 0 (stages.h rectify_view)
+// fused, every pixel read through its map, so that the intensity and the
+// model's colour are the rectified view's and no rectified copy is made.
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                                  const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
-                                 cudaStream_t stream, unsigned long long* clear = nullptr, int clear_words = 0);
+                                 cudaStream_t stream, unsigned long long* clear = nullptr, int clear_words = 0,
+                                 const ImageView<const RemapPoint>* maps = nullptr);
 
 // The launch enqueue_convert_pair above makes, with the same checks, as a
 // description (kernel_call.h): the engine launches it or writes it into the
@@ -36,6 +41,7 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
 // model (on or off) and the size; the rest are arguments.
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                               const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
-                              KernelCall* call, unsigned long long* clear = nullptr, int clear_words = 0);
+                              KernelCall* call, unsigned long long* clear = nullptr, int clear_words = 0,
+                              const ImageView<const RemapPoint>* maps = nullptr);
 
 }  // namespace cs::cuda

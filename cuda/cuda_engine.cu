@@ -463,7 +463,7 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
   t.mark("start");
   e = m.enqueue_input(m.last_left, m.last_right);
   if (!e.empty()) return e;
-  t.mark(m.params.rectification ? "rectify" : "convert");
+  t.mark(m.params.rectification ? "rectify+convert" : "convert");
   e = m.enqueue_body(m.stream, &t);
   if (e.empty()) e = m.enqueue_finish(&t);
   if (!e.empty()) return e;

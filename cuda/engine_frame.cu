@@ -25,32 +25,11 @@ ModelViews CudaEngine::Impl::model_views() const {
   return m;
 }
 
-std::string CudaEngine::Impl::input_call(const FrameView& left, const FrameView& right, KernelCall* call) {
-  if (!params.rectification) return conversion_call(left, right, call);
-  const ImageView<const RemapPoint> maps[2] = {rect_map[0].cview(), rect_map[1].cview()};
-  const ImageView<uint32_t> out[2] = {rectified[0].view(), rectified[1].view()};
-  CS_CUDA_TRY(rectify_pair_call(left, right, maps, out, call));
-  return {};
-}
-
-FrameView CudaEngine::Impl::rectified_view(int v) const {
-  FrameView f;
-  f.format = PixelFormat::RGBA;
-  f.width = rectified[v].view().width;
-  f.height = rectified[v].view().height;
-  f.plane[0] = reinterpret_cast<const uint8_t*>(rectified[v].view().data);
-  f.pitch[0] = rectified[v].view().pitch;
-  f.memory = Memory::Device;
-  return f;
-}
 
 std::string CudaEngine::Impl::prepare_rectification() {
   const RectificationMaps* maps = params.rectification.get();
   if (!maps) {
-    for (int v = 0; v < 2; ++v) {
-      rect_map[v].release();
-      rectified[v].release();
-    }
+    for (int v = 0; v < 2; ++v) rect_map[v].release();
     rect_source = nullptr;
     return {};
   }
@@ -62,21 +41,22 @@ std::string CudaEngine::Impl::prepare_rectification() {
     CS_CUDA_TRY(cudaMemcpy2D(rect_map[v].view().data, rect_map[v].view().pitch, m.pixels.data(),
                              m.width * sizeof(RemapPoint), m.width * sizeof(RemapPoint), m.height,
                              cudaMemcpyHostToDevice));
-    CS_CUDA_TRY(rectified[v].allocate(m.width, m.height));
   }
   rect_source = maps;
   return {};
 }
 
-std::string CudaEngine::Impl::conversion_call(const FrameView& left, const FrameView& right,
-                                              KernelCall* call) {
+std::string CudaEngine::Impl::input_call(const FrameView& left, const FrameView& right, KernelCall* call) {
   ImageView<uint8_t> gray[2][kMaxConvertLevels];
   for (int l = 0; l < converted_levels(); ++l)
     for (int v = 0; v < 2; ++v) gray[v][l] = lv[l].gray[v].view();
   const ModelViews model = model_views();
+  // With a calibration, stage 0 is fused: every pixel read through its map.
+  const ImageView<const RemapPoint> maps[2] = {rect_map[0].cview(), rect_map[1].cview()};
   CS_CUDA_TRY(convert_pair_call(left, right, gray[0], gray[1], converted_levels(),
                                 params.background ? &model : nullptr, call,
-                                reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords));
+                                reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords,
+                                params.rectification ? maps : nullptr));
   return {};
 }
 
@@ -98,14 +78,6 @@ std::string CudaEngine::Impl::enqueue_input(const FrameView& left, const FrameVi
 
 std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
   const Params& p = params;
-  if (p.rectification) {
-    // The frame's first kernel rectified the views: the conversion reads them.
-    KernelCall convert;
-    std::string e = conversion_call(rectified_view(0), rectified_view(1), &convert);
-    if (!e.empty()) return e;
-    CS_CUDA_TRY(convert.launch(s));
-    timer->mark("convert");
-  }
   for (int l = converted_levels(); l < levels; ++l)
     CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
                                         lv[l - 1].gray[1].cview(), lv[l].gray[1].view(), s));

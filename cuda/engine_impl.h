@@ -151,9 +151,8 @@ struct CudaEngine::Impl {
   // Host views' way up (and host outputs' way down).
   InputStaging staging;
   // Stage 0 (Params::rectification): the maps on the device (those of
-  // rect_source, the parameters' own), and the rectified views.
+  // rect_source, the parameters' own); the conversion reads through them.
   DeviceImage<RemapPoint> rect_map[2];
-  DeviceImage<uint32_t> rectified[2];
   const RectificationMaps* rect_source = nullptr;
 
   // Upload ahead, and the slots the frame call in progress claimed (caller's thread).
@@ -208,14 +207,11 @@ struct CudaEngine::Impl {
   int converted_levels() const { return levels < kMaxConvertLevels ? levels : kMaxConvertLevels; }
   // The frame's first kernel, whose input addresses change from frame to
   // frame: described (kernel_call.h) for the graph's first node or a launch.
-  // The conversion, or with rectification (Params::rectification) the
-  // rectification into `rectified`, which the body's conversion then reads.
+  // The conversion: level 0 and the first pyramid levels (read through the
+  // maps with rectification, Params::rectification: stage 0 fused), the
+  // background model's test and update, and the frame's counters zeroed.
   std::string input_call(const FrameView& left, const FrameView& right, KernelCall* call);
-  // The conversion: level 0 and the first pyramid levels, and the frame's
-  // counters zeroed.
-  std::string conversion_call(const FrameView& left, const FrameView& right, KernelCall* call);
-  FrameView rectified_view(int view) const;
-  // The maps on the device and the rectified views' buffers, for the
+  // The maps on the device, for the
   // parameters' maps (before the launches, never during a capture).
   std::string prepare_rectification();
   // Whether the last frame can be run again by the profilers: its inputs

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "cuda_util.h"
+#include "remap_math.h"
 #include "stereo.h"
 #include "stereo_math.h"
 
@@ -106,6 +108,25 @@ __device__ __forceinline__ uint8_t convert_one(const FrameView& in, bool words, 
   }
   if (kRgb) *rgb = pack_rgb(r, g, b);
   return luma_from_rgb(r, g, b);
+}
+
+// Stage 0 (stages.h rectify_view) at pixel (x, y) of the rectified view:
+// the colours of the four source pixels of `in` around map(x, y) (as
+// convert_one reads them) blended as remap_rgba_pixel says; R,G,B,0 packed.
+template <PixelFormat F>
+__device__ __forceinline__ uint32_t rectified_rgb(const FrameView& in, bool words,
+                                                  const ImageView<const RemapPoint>& map, int x, int y) {
+  const auto at = [&](int sx, int sy) {
+    uint32_t rgb = 0;
+    convert_one<F, true>(in, words, sx, sy, &rgb);
+    return rgb;
+  };
+  return remap_rgba_pixel(drow(map, y)[x], in.width, in.height, at);
+}
+
+// The matching intensity of a colour packed as pack_rgb packs it.
+__device__ __forceinline__ uint8_t luma_of(uint32_t rgb) {
+  return luma_from_rgb(rgb & 255u, rgb >> 8 & 255u, rgb >> 16 & 255u);
 }
 
 }  // namespace cs::cuda

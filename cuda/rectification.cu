@@ -8,36 +8,6 @@ namespace {
 
 constexpr int kThreadsX = 32, kThreadsY = 8;
 
-struct RectifyViews {
-  FrameView in[2];
-  ImageView<const RemapPoint> map[2];
-  ImageView<uint32_t> out[2];
-  bool words;  // 4-byte pixels on 4-byte aligned rows: one load a pixel
-};
-
-// Rectified pixel (x, y) of `in`: the four source pixels' colours (as
-// convert_to_rgb reads them) blended as remap_rgba_pixel says.
-template <PixelFormat F>
-__device__ __forceinline__ uint32_t rectified_rgb(const FrameView& in, bool words,
-                                                  const ImageView<const RemapPoint>& map, int x, int y) {
-  const auto at = [&](int sx, int sy) {
-    uint32_t rgb = 0;
-    convert_one<F, true>(in, words, sx, sy, &rgb);
-    return rgb;
-  };
-  return remap_rgba_pixel(drow(map, y)[x], in.width, in.height, at);
-}
-
-// A thread a rectified pixel, blockIdx.z the view.
-template <PixelFormat F>
-__global__ void __launch_bounds__(kThreadsX * kThreadsY) rectify_kernel(RectifyViews v) {
-  const int view = blockIdx.z;
-  const int x = blockIdx.x * kThreadsX + threadIdx.x, y = blockIdx.y * kThreadsY + threadIdx.y;
-  const ImageView<uint32_t>& out = v.out[view];
-  if (x >= out.width || y >= out.height) return;
-  drow(out, y)[x] = rectified_rgb<F>(v.in[view], v.words, v.map[view], x, y);
-}
-
 struct ViewsArgs {
   FrameView in[2];
   ImageView<const RemapPoint> map[2];
@@ -102,32 +72,6 @@ cudaError_t enqueue_views_output(const FrameView& left, const FrameView& right,
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
-}
-
-cudaError_t rectify_pair_call(const FrameView& left, const FrameView& right, const ImageView<const RemapPoint> map[2],
-                              const ImageView<uint32_t> out[2], KernelCall* call) {
-  if (left.format != right.format || left.width != right.width || left.height != right.height) return cudaErrorInvalidValue;
-  RectifyViews v;
-  v.in[0] = left;
-  v.in[1] = right;
-  v.words = rows_aligned(left.plane[0], left.pitch[0], 4) && rows_aligned(right.plane[0], right.pitch[0], 4);
-  for (int k = 0; k < 2; ++k) {
-    if (map[k].width != left.width || map[k].height != left.height || out[k].width != left.width ||
-        out[k].height != left.height)
-      return cudaErrorInvalidValue;
-    v.map[k] = map[k];
-    v.out[k] = out[k];
-  }
-  const dim3 block(kThreadsX, kThreadsY);
-  const dim3 grid((left.width + kThreadsX - 1) / kThreadsX, (left.height + kThreadsY - 1) / kThreadsY, 2);
-  switch (left.format) {
-#define CS_FORMAT(F) \
-  case PixelFormat::F: call->set(rectify_kernel<PixelFormat::F>, grid, block, 0, v); break;
-    CS_FOR_EACH_PIXEL_FORMAT(CS_FORMAT)
-#undef CS_FORMAT
-    default: return cudaErrorInvalidValue;
-  }
-  return cudaSuccess;
 }
 
 }  // namespace cs::cuda

@@ -1,7 +1,7 @@
-// Stage 0 on the GPU (stages.h rectify_view): both views resampled through
-// their maps into RGBA, one launch, the frame's first kernel when the engine
-// rectifies (its input changes from frame to frame: described as a
-// KernelCall, kernel_call.h).
+// output-mode=rectified on the GPU (encode.h encode_views): the views as
+// matching sees them, rectified (stage 0, stages.h rectify_view) or not,
+// written into the output frame. Within a matched frame stage 0 is fused
+// into the conversion (convert.h: each pixel read through its map).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,16 +10,10 @@
 #include <cstdint>
 
 #include "encode.h"
-#include "kernel_call.h"
 #include "remap_math.h"
 #include "stereo.h"
 
 namespace cs::cuda {
-
-// left and right in any input format (device memory, the same size as the
-// maps); out: R,G,B,0 packed, the maps' size.
-cudaError_t rectify_pair_call(const FrameView& left, const FrameView& right, const ImageView<const RemapPoint> map[2],
-                              const ImageView<uint32_t> out[2], KernelCall* call);
 
 // The views as matching sees them into an output frame (encode.h
 // encode_views; encode.views and encode.format say how): rectified through

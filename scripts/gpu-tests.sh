@@ -47,7 +47,7 @@ CK_VERBOSITY=verbose step gst-reliability-cuda 900 "$B/tests/gst/test-gst-cudast
 step launch-lines 150 bash tests/gst/launch-lines.sh gst/gstcudastereo.cpp
 step usb-cameras 150 bash tests/gst/usb-cameras.sh examples/usb-cameras.sh
 step embed 60 "$B/examples/cs-embed" 40
-step memcheck-engine 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_engine" --gtest_filter='*Pipeline*:*Background*'
+step memcheck-engine 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_engine" --gtest_filter='*Pipeline*:*Background*:*Rectification*:*ViewsOutput*'
 # Racecheck runs the matching tests about 100 times slower (the forced
 # generic-kernel runs included): one step per test keeps each in its limit.
 # MatchFullRangeAndRefine's 14 cases take longer than a step under racecheck:

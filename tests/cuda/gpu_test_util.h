@@ -53,6 +53,9 @@ DeviceImage<T> make_device(int w, int h, uint8_t poison = 0xA5) {
   DeviceImage<T> d;
   EXPECT_EQ(d.allocate(w, h), cudaSuccess);
   EXPECT_EQ(cudaMemset2D(d.view().data, d.view().pitch, poison, w * sizeof(T), h), cudaSuccess);
+  // The memset runs on the legacy stream, which the engine's non-blocking
+  // streams do not wait for: done before the image is handed out.
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return d;
 }
 

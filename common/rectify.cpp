@@ -216,6 +216,15 @@ std::string stereo_rectify(const StereoCalibration& c, int width, int height, do
     std::copy(c.R2, c.R2 + 9, r.R2);
     std::copy(c.P1, c.P1 + 12, r.P1);
     std::copy(c.P2, c.P2 + 12, r.P2);
+    const auto differ = [](double a, double b) { return std::fabs(a - b) > 1e-6 * std::fabs(a); };
+    if (differ(r.P1[0], r.P2[0]) || differ(r.P1[5], r.P2[5]))
+      return c.source + ": the two projection_matrix focal lengths differ (" + std::to_string(r.P1[0]) + " and " +
+             std::to_string(r.P2[0]) + "): not a rectified pair";
+    // One principal point for both (what the matcher's non-negative range
+    // and depth = f B / d take): a right view whose cx or cy differs is
+    // shifted onto the left one's, so that disparity 0 is at infinity.
+    r.P2[2] = r.P1[2];
+    r.P2[6] = r.P1[6];
     fill_q(&r);
     *out = r;
     return {};

@@ -43,8 +43,8 @@ struct StereoRectification {
   double Q[16] = {};
   double focal() const { return P1[0]; }
   double baseline() const { return -P2[3] / P2[0]; }
-  // The disparity of a point at infinity: 0 with our rectification, the
-  // principal points' difference with a ROS pair's own.
+  // The disparity of a point at infinity: always 0 here (one principal
+  // point for both views, stereo_rectify).
   double disparity_offset() const { return P1[2] - P2[2]; }
 };
 
@@ -52,7 +52,9 @@ constexpr double kDefaultRectifyAlpha = 0.0;
 
 // The rectification of views of width x height (a calibration that states
 // its size must be of this one). Uses the file's own rectification where it
-// fixes one (ROS), else computes it (alpha in [0, 1]). Empty on success, else
+// fixes one (ROS; a right principal point other than the left's is moved
+// onto it, which shifts the right rectified view, so that disparity 0 is at
+// infinity here too), else computes it (alpha in [0, 1]). Empty on success, else
 // the reason.
 std::string stereo_rectify(const StereoCalibration& c, int width, int height, double alpha,
                            StereoRectification* out);

@@ -210,6 +210,26 @@ TEST(Calibration, EveryFormatGivesTheSameMaps) {
   const CameraIntrinsics rc[2] = {ros.left, ros.right};
   expect_same_maps(ry, yc, rr, rc);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(rr.Q[i], ry.Q[i]);
+  // A ROS pair whose right principal point differs (disparity at infinity
+  // cx1 - cx2 as written): moved onto the left one's, the same maps.
+  StereoRectification shifted_r = ry;
+  shifted_r.P2[2] += 3.25;
+  shifted_r.P2[6] -= 0.5;
+  StereoCalibration shifted;
+  const std::string right_shifted = write("right-shifted.yaml", ros_camera_info_yaml(c, shifted_r, 1));
+  ASSERT_EQ(load_stereo_calibration(left + "," + right_shifted, &shifted), "");
+  StereoRectification rs;
+  ASSERT_EQ(stereo_rectify(shifted, 640, 480, 0.0, &rs), "");
+  EXPECT_EQ(rs.disparity_offset(), 0.0);
+  const CameraIntrinsics sc[2] = {shifted.left, shifted.right};
+  expect_same_maps(ry, yc, rs, sc);
+  // Focal lengths that differ: not a rectified pair.
+  StereoRectification other_f = ry;
+  other_f.P2[0] *= 1.01;
+  StereoCalibration bad_f;
+  ASSERT_EQ(load_stereo_calibration(left + "," + write("right-f.yaml", ros_camera_info_yaml(c, other_f, 1)), &bad_f),
+            "");
+  EXPECT_NE(stereo_rectify(bad_f, 640, 480, 0.0, &rs).find("focal lengths differ"), std::string::npos);
 
   // Kalibr: four radtan coefficients, so the rig without k3, against the
   // OpenCV file of that rig.

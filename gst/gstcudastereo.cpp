@@ -253,6 +253,7 @@
 #include "live.h"
 #include "produce.h"
 #include "properties.h"
+#include "rectification.h"
 
 // This file is the glue: the type, its pads and class, and the GObject and
 // GstAggregator calls, each handing its work to the unit that does it:
@@ -473,6 +474,11 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
     std::lock_guard<std::mutex> guard(priv->lock);
     s = priv->settings;
     priv->stats = cs_gst::Stats();
+  }
+  const std::string calibration_problem = cs_gst::check_calibration_files(s.calibration);
+  if (!calibration_problem.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", calibration_problem.c_str()), (nullptr));
+    return FALSE;
   }
   if (!cs_gst::open_engine(self, s)) return FALSE;
   {

@@ -2,6 +2,17 @@
 
 namespace cs_gst {
 
+std::string check_calibration_files(const std::string& spec) {
+  if (spec.empty()) return {};
+#if CS_HAVE_CALIBRATION
+  cs::StereoCalibration c;
+  const std::string e = cs::load_stereo_calibration(spec, &c);
+  return e.empty() ? e : "calibration: " + e;
+#else
+  return "calibration: this build reads no calibration files (yaml-cpp and libxml2 were missing when it was built)";
+#endif
+}
+
 std::string apply_rectification(Settings* s, int width, int height, Rectification* r, bool* changed) {
   *changed = false;
   if (s->calibration.empty()) {

@@ -30,4 +30,10 @@ struct Rectification {
 // the file and the field.
 std::string apply_rectification(Settings* s, int width, int height, Rectification* r, bool* changed);
 
+// Reads the files `spec` names (calibration.h), so that a missing or
+// malformed file stops the element when it starts, before any caps; what
+// depends on the views' size is checked by apply_rectification. Empty when
+// readable (or spec is empty), else the reason naming the file and the field.
+std::string check_calibration_files(const std::string& spec);
+
 }  // namespace cs_gst

@@ -617,13 +617,26 @@ GST_START_TEST(test_calibration_rectifies_and_gives_depth) {
     teardown(p);
   }
 
+  // A file that cannot be read stops the element as it starts, before any caps.
+  {
+    GstElement* e = make_element("input-layout=side-by-side calibration=/tmp/cs-no-such-calibration.yml");
+    GstBus* bus = gst_bus_new();
+    gst_element_set_bus(e, bus);
+    fail_unless(gst_element_set_state(e, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE, "the element started");
+    const Posted posted = wait_posted(bus, GST_MESSAGE_ERROR);
+    fail_unless(posted.found && posted.message.find("cs-no-such-calibration.yml: cannot be read") != std::string::npos,
+                "'%s' does not name the file", posted.message.c_str());
+    gst_element_set_state(e, GST_STATE_NULL);
+    gst_object_unref(e);
+    gst_bus_set_flushing(bus, TRUE);
+    gst_object_unref(bus);
+  }
+  // One of another size: when the caps say the views' size.
   struct Bad {
     std::string props;
     int view_w, view_h;
     std::string named;
   } bad[] = {
-      {"input-layout=side-by-side calibration=/tmp/cs-no-such-calibration.yml", w, h,
-       "cs-no-such-calibration.yml: cannot be read"},
       {"input-layout=side-by-side calibration=" + path, 160, 120, "is for 320x240 views, these are 160x120"},
   };
   for (const Bad& b : bad) {

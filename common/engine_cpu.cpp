@@ -58,15 +58,14 @@ class CpuEngine final : public Engine {
   // nothing matched: the background model neither tested nor updated.
   std::string output_views(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                            const OutputFrame& out) {
+    // The checks of a matched frame (the maps' size among them), as the
+    // CUDA engine makes them for its views frames.
     std::string e = check_view_pair(left, right);
+    if (e.empty()) e = matcher_.params().validate_for_size(left.width, left.height);
     if (e.empty()) e = check_view_planes(left, "left");
     if (e.empty()) e = check_view_planes(right, "right");
     if (!e.empty()) return e;
     const RectificationMaps* maps = matcher_.params().rectification.get();
-    if (maps && (maps->map[0].width != left.width || maps->map[0].height != left.height))
-      return "the rectification maps are for " + std::to_string(maps->map[0].width) + "x" +
-             std::to_string(maps->map[0].height) + " views, these are " + std::to_string(left.width) + "x" +
-             std::to_string(left.height);
     const FrameView* in[2] = {&left, &right};
     for (int v = 0; v < 2; ++v) {
       if (maps)

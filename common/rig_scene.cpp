@@ -27,6 +27,16 @@ double noise(double x, double y, uint32_t seed) {
   return top * (1 - ty) + bottom * ty;
 }
 
+// The ray of camera pixel (u, v) in the camera's rectified frame (its lens
+// undone, then its rectifying rotation R), not normalised.
+void rectified_ray(const CameraIntrinsics& cam, const double R[9], int u, int v, double ray[3]) {
+  double x, y;
+  undistort_point(cam, u, v, &x, &y);
+  ray[0] = R[0] * x + R[1] * y + R[2];
+  ray[1] = R[3] * x + R[4] * y + R[5];
+  ray[2] = R[6] * x + R[7] * y + R[8];
+}
+
 }  // namespace
 
 StereoCalibration example_rig(int width, int height) {
@@ -63,10 +73,8 @@ RigScene render_plane_through_rig(const StereoCalibration& c, const StereoRectif
     *out[k] = Image<uint32_t>(r.width, r.height);
     for (int v = 0; v < r.height; ++v)
       for (int u = 0; u < r.width; ++u) {
-        double x, y;
-        undistort_point(*cams[k], u, v, &x, &y);
-        const double* R = rots[k];
-        const double ray[3] = {R[0] * x + R[1] * y + R[2], R[3] * x + R[4] * y + R[5], R[6] * x + R[7] * y + R[8]};
+        double ray[3];
+        rectified_ray(*cams[k], rots[k], u, v, ray);
         uint32_t px = 0;
         if (ray[2] > 1e-9) {
           const double t = depth / ray[2];
@@ -95,10 +103,8 @@ RigScene deliver_through_rig(const StereoCalibration& c, const StereoRectificati
     *out[k] = Image<uint32_t>(r.width, r.height);
     for (int v = 0; v < r.height; ++v)
       for (int u = 0; u < r.width; ++u) {
-        double x, y;
-        undistort_point(*cams[k], u, v, &x, &y);
-        const double* R = rots[k];
-        const double q[3] = {R[0] * x + R[1] * y + R[2], R[3] * x + R[4] * y + R[5], R[6] * x + R[7] * y + R[8]};
+        double q[3];
+        rectified_ray(*cams[k], rots[k], u, v, q);
         if (!(q[2] > 1e-9)) continue;
         const double* P = projs[k];
         const double ru = P[0] * q[0] / q[2] + P[2], rv = P[5] * q[1] / q[2] + P[6];

@@ -119,7 +119,7 @@ bool negotiated_src_caps(GstCudaStereo* self, GstCaps* caps) {
     std::lock_guard<std::mutex> guard(priv->lock);
     depth = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
     confidence = confidence_output(priv->settings);
-    views = priv->settings.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED;
+    views = rectified_output(priv->settings);
   }
   switch (GST_VIDEO_INFO_FORMAT(&info)) {
     case GST_VIDEO_FORMAT_GRAY16_LE:

@@ -475,7 +475,7 @@ static gboolean gst_cuda_stereo_start(GstAggregator* agg) {
     s = priv->settings;
     priv->stats = cs_gst::Stats();
   }
-  const std::string calibration_problem = cs_gst::check_calibration_files(s.calibration);
+  const std::string calibration_problem = cs_gst::read_calibration_files(s.calibration, &priv->rectification);
   if (!calibration_problem.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", calibration_problem.c_str()), (nullptr));
     return FALSE;

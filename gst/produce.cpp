@@ -208,7 +208,7 @@ static GstFlowReturn finish_output(GstCudaStereo* self, const PendingOutput& p, 
   meta->backend = g_intern_string(priv->backend_name);
   meta->depth = active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_DEPTH;
   meta->confidence = confidence_output(active);
-  meta->rectified_views = active.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED;
+  meta->rectified_views = rectified_output(active);
   meta->placeholder = placeholder;
   meta->frame_index = fs.frame_index;
   GstCustomMeta* custom = gst_buffer_add_cuda_stereo_custom_meta(outbuf, meta, active.baseline_m, active.focal_px);

@@ -23,13 +23,15 @@ cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format) {
 
 bool confidence_output(const Settings& s) { return s.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_CONFIDENCE; }
 
+bool rectified_output(const Settings& s) { return s.output_mode == GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED; }
+
 cs::ViewsOutput views_output(const Settings& s, bool top_bottom_input) {
-  if (s.output_mode != GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED) return cs::ViewsOutput::None;
+  if (!rectified_output(s)) return cs::ViewsOutput::None;
   return top_bottom_input ? cs::ViewsOutput::TopBottom : cs::ViewsOutput::SideBySide;
 }
 
 std::string rectified_settings_problem(const Settings& s) {
-  if (s.output_mode != GST_CUDA_STEREO_OUTPUT_MODE_RECTIFIED || !s.calibration.empty()) return "";
+  if (!rectified_output(s) || !s.calibration.empty()) return "";
   return "output-mode=rectified shows the views after rectification, and no `calibration` is set to rectify with: "
          "set calibration to your stereo calibration file (OpenCV YAML/XML, two ROS camera_info files or a Kalibr "
          "camchain)";

@@ -50,6 +50,9 @@ cs::EncodeParams encode_params(const Settings& s, cs::OutputFormat format);
 // the engine told through Params::confidence.
 bool confidence_output(const Settings& s);
 
+// output-mode=rectified: the two rectified views, nothing matched.
+bool rectified_output(const Settings& s);
+
 // output-mode=rectified: how the output frame holds the two views (as the
 // input packs them; two pads: side by side); ViewsOutput::None otherwise.
 cs::ViewsOutput views_output(const Settings& s, bool top_bottom_input);

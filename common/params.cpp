@@ -54,13 +54,13 @@ bool window_variant_known(WindowVariant w) {
          w == WindowVariant::Best4;
 }
 
-bool method_known(Method m) { return m == Method::Progressive || m == Method::Block; }
+bool method_known(Method m) { return m == Method::Progressive || m == Method::Block || m == Method::Cross; }
 
 }  // namespace
 
 std::string Params::validate() const {
   if (!method_known(method))
-    return say("method", static_cast<int>(method), "must be 0 (progressive) or 1 (block)");
+    return say("method", static_cast<int>(method), "must be 0 (progressive), 1 (block) or 2 (cross)");
   if (min_disparity < 0) return say("min-disparity", min_disparity, "must not be negative");
   if (max_disparity <= min_disparity) {
     std::ostringstream s;
@@ -102,6 +102,14 @@ std::string Params::validate() const {
   if (match_block_size < kMinMatchBlockSize || match_block_size > kMaxMatchBlockSize || match_block_size % 2 == 0)
     return say("block-size", match_block_size, "must be odd and between ", kMinMatchBlockSize, " and ",
                kMaxMatchBlockSize);
+  if (cross_tau < 0 || cross_tau > kMaxCrossTau)
+    return say("cross-tau", cross_tau, "must be between 0 and ", kMaxCrossTau);
+  if (cross_arm_length < 1 || cross_arm_length > kMaxCrossArm)
+    return say("cross-arm-length", cross_arm_length, "must be between 1 and ", kMaxCrossArm);
+  if (cross_truncation < 1 || cross_truncation > kMaxCrossTruncation)
+    return say("cross-truncation", cross_truncation, "must be between 1 and ", kMaxCrossTruncation);
+  if (sample_restore < 1 || sample_restore > kMaxSampleRestore)
+    return say("sample-restore", sample_restore, "must be 1 (off), 2 or ", kMaxSampleRestore);
   if (uniqueness_ratio < -1 || uniqueness_ratio > kMaxUniquenessRatio)
     return say("uniqueness-ratio", uniqueness_ratio,
                "must be -1 (the method's default), 0 (off) or a percentage up to ", kMaxUniquenessRatio);
@@ -164,7 +172,7 @@ int resolve_levels(const Params& p, int width, int height) {
 }
 
 int pipeline_levels(const Params& p, int width, int height) {
-  if (p.method == Method::Block) return 1;
+  if (p.method == Method::Block || p.method == Method::Cross) return 1;
   return resolve_levels(p, width, height);
 }
 

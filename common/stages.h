@@ -478,4 +478,139 @@ void finish_block_disparity(const BlockWinners& winners, const Image<int16_t>& d
 // confidence_map (above) with the winners' best and rival.
 void block_confidence(const BlockWinners& winners, const Image<int16_t>& disparity, Image<uint8_t>& confidence);
 
+// ================================================================ method cross
+//
+// Cross-based aggregation with bitwise fast voting (Zhang, Lu, Yang,
+// Lafruit, Lauwereins, Van Gool 2011; ../seeds 004). Its input is each
+// view's colour at full size: stage 1's convert_to_rgb (stage 0's views
+// with a calibration), channels R, G, B = bytes 0, 1, 2 (GRAY8: the three
+// equal). The background model (stage 3), when on, gives the level-0 masks.
+// Steps: cross_arms (both views), cross_match (aggregation, winner-takes-
+// all, uniqueness, the offered right map), cross_reliable (the check),
+// cross_vote (restoration and refinement), cross_median, then
+// finish_cross_disparity and cross_confidence. Everything is integer.
+// Parameters (Params): tau = cross_tau, L = cross_arm_length, T =
+// cross_truncation, S = sample_restore, the range [range.lo, range.hi) =
+// level_range at level 0.
+
+// ---------------------------------------------------------------- C1. arms
+
+// A pixel's cross: four arm lengths, left, right, up, down (the paper's
+// h-, h+, v-, v+). phi(p, q) = 1 when q lies outside the image or
+// max_c |I_c(p) - I_c(q)| > tau, else 0. The right arm is the smallest i >=
+// 0 with phi(p, (x + i + 1, y)) = phi(p, (x + i + 2, y)) = 1 (eq. 1: the arm
+// stops before two differing pixels in a row, so one noisy pixel does not
+// cut it), capped at L; the image's edge counts as differing, so an arm
+// never leaves the image. Left, up and down likewise with (x - i - 1, y),
+// (x - i - 2, y); (x, y - i - 1) ...; (x, y + i + 1) ....
+// Packed in 32 bits: left | right << 8 | up << 16 | down << 24 (cross_arm).
+void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint32_t>& arms);
+inline int cross_arm(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }  // 0 left 1 right 2 up 3 down
+
+// ---------------------------------------------------------------- C2. samples (sample-and-restore)
+
+// The initial map is matched at samples: left sample (i, j), 0 <= i < Ws =
+// ceil(w / S), 0 <= j < Hs = ceil(h / S), is full-size pixel (S i, S j). The
+// right view keeps every column of the sampled rows (the paper's W x H / S
+// right image), so disparities stay whole pixels of the full size: sample
+// (i, j) at disparity d matches right pixel (S i - d, S j). A sample's arms,
+// in samples, are its pixel's arms / S (integer division), in both views;
+// S = 1 is the plain method.
+
+// ---------------------------------------------------------------- C3. aggregation
+
+// Pixel cost of left sample (i, j) at d: e = min(T, sum over R, G, B of
+// |L_c(S i, S j) - R_c(S i - d, S j)|).
+// For a sample q = (i', j') with S i' - d >= 0 the horizontal overlap is
+// hm = min(left arm of L(S i', S j'), left arm of R(S i' - d, S j')) / S,
+// hp likewise with the right arms; H(q, d) = sum of e(k, j', d) for k = i' - hm .. i' + hp, N_H(q, d) =
+// hm + hp + 1. For the anchor p = (i, j) with vm, vp the min of the two
+// views' up and down arms (/ S) at L(S i, S j) and R(S i - d, S j): C(p, d)
+// = sum of H((i, k), d) for k = j - vm .. j + vp, N(p, d) = sum of their
+// N_H. So the region U_d(p) is the union, over the rows of the anchor's
+// vertical overlap, of each row's horizontal overlap (the paper's
+// horizontal pass, then vertical); the arms keep every pixel read inside
+// both images. C < 2^20, N <= 33 * 33.
+// Costs are normalised by their region's size: (C1, N1) is lower than (C2,
+// N2) iff C1 * N2 < C2 * N1 (64-bit, no division; cross_cost_less); equal
+// products are equal costs.
+// Admissible d: in the range, S i - d >= 0, and with masks both the left
+// pixel (S i, S j) and the right pixel (S i - d, S j) foreground.
+struct CrossCost {
+  int32_t sum = -1;    // C; -1: none
+  int32_t pixels = 0;  // N
+};
+inline bool cross_cost_less(CrossCost a, CrossCost b) {
+  return static_cast<int64_t>(a.sum) * b.pixels < static_cast<int64_t>(b.sum) * a.pixels;
+}
+CrossCost cross_cost(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_right, const Image<uint32_t>& arms_left,
+                     const Image<uint32_t>& arms_right, int i, int j, int d, int truncation, int sample);
+
+// ---------------------------------------------------------------- C4. winners
+
+// Per left sample: the admissible d of lowest normalised cost, ties to the
+// smaller d (-1 when none); best = its cost; rival = the lowest cost over
+// the admissible d with |d - winner| >= 2 (sum -1: none). Uniqueness
+// (uniqueness_ratio r > 0, B3's rule on normalised costs): the winner
+// becomes -1 unless there is no rival or rival.sum * best.pixels * 100 >
+// best.sum * rival.pixels * (100 + r).
+// The right map (w x Hs) is offered, as stage 7's: each sample's winner d
+// (before uniqueness) offers its cost to right pixel (S i - d, j); a right
+// pixel takes the lowest offer, ties to the smaller d, and is -1 where none
+// came. (One cost volume: the right view's own search would find the same
+// costs; the offers keep it to one sweep and one write a sample.)
+struct CrossWinners {
+  Image<int16_t> raw;         // Ws x Hs: winners before uniqueness
+  Image<int16_t> disparity;   // Ws x Hs: after uniqueness
+  Image<CrossCost> best, rival;  // Ws x Hs
+  Image<int16_t> right;       // w x Hs: the offered map
+};
+void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_right, const Image<uint32_t>& arms_left,
+                 const Image<uint32_t>& arms_right, const Image<uint8_t>* mask_left, const Image<uint8_t>* mask_right,
+                 Range range, int truncation, int sample, int uniqueness_ratio, CrossWinners& out);
+
+// ---------------------------------------------------------------- C5. reliability
+
+// A sample's disparity dl >= 0 is reliable iff lr_check is off, or the
+// right map's dr at (S i - dl, j) is >= 0 and |dl - dr| <= lr_tolerance;
+// unreliable ones become -1. reliable: Ws x Hs.
+void cross_reliable(const CrossWinners& winners, int sample, bool lr_check, int tolerance,
+                    Image<int16_t>& reliable);
+
+// ---------------------------------------------------------------- C6. voting
+
+// Bitwise fast voting (section IV) at full size over each pixel's own
+// region U(p) of the left view (its full-size arms, no overlap, no
+// division). The estimate at pixel (x, y) is reliable(x / S, y / S) when x
+// and y are multiples of S, none otherwise (SAR's stuffing), and none where
+// it is -1. For every pixel q: n_H(q) = the estimates on its horizontal arm
+// (x from q.x - left arm to q.x + right arm), b_H^l(q) = those whose bit l
+// is 1, l = 0 .. kCrossVoteBits - 1; for p: n = sum of n_H((p.x, y)) over
+// y = p.y - up arm .. p.y + down arm, B^l likewise. d* = sum of 2^l over the
+// l with 2 B^l > n (eq. 8: a strict majority). voted(p) = -1 when n = 0, d*
+// lies outside the range, or (masks) p is background; else d*.
+constexpr int kCrossVoteBits = 12;  // disparities < kMaxDisparity = 4096
+void cross_vote(const Image<uint32_t>& arms_left, const Image<int16_t>& reliable, int sample, Range range,
+                const Image<uint8_t>* mask_left, Image<int16_t>& voted);
+
+// ---------------------------------------------------------------- C7. median
+
+// out(x, y) = the median (5th smallest) of voted at (clamp(x + a),
+// clamp(y + b)), a, b in {-1, 0, 1}, reads clamped to the image and -1
+// counted as a value; -1 where (masks) the left pixel is background.
+void cross_median(const Image<int16_t>& voted, const Image<uint8_t>* mask_left, Image<int16_t>& out);
+
+// ---------------------------------------------------------------- C8. output
+
+// Whole pixels (the voting chooses integers; `subpixel` does not apply):
+// disparity_q4 = d * 16 where d > 0, else 0.
+// Confidence: 0 where d < 0; else, where the pixel's sample (x / S, y / S)
+// has a raw winner w with |d - w| <= 1, confidence_from_costs on its
+// normalised best and rival: floor(255 * (r.sum * b.pixels - b.sum *
+// r.pixels) / (r.sum * b.pixels)), 0 without a rival or with r.sum = 0;
+// 0 where the vote overruled the sample's own match (|d - w| > 1 or no w).
+void finish_cross_disparity(const Image<int16_t>& disparity, ImageView<uint16_t> disparity_q4);
+void cross_confidence(const CrossWinners& winners, const Image<int16_t>& disparity, int sample,
+                      Image<uint8_t>& confidence);
+
 }  // namespace cs

@@ -126,6 +126,12 @@ enum class Method {
   // CUDA SDK stereo sample, Stam 2008), with Tweddle's (2009) left-right
   // check, uniqueness test and sub-pixel parabola.
   Block = 1,
+  // Cross-based aggregation with bitwise fast voting (Zhang et al. 2011):
+  // colour crosses, truncated absolute differences aggregated over the
+  // overlap of both views' regions, winner-takes-all, a left-right check,
+  // bitwise voting of the reliable estimates, a 3x3 median; sample-and-
+  // restore trades accuracy for speed (stages.h, method cross).
+  Cross = 2,
 };
 
 struct RectificationMaps;  // rectify.h
@@ -220,6 +226,16 @@ struct Params {
   // half size 7 and 9 are best (bad-2 11.9 / 12.0 %), full size 11 and 13
   // (14.6 / 14.5 %); 9 is within 0.7 points at both (bench/README.md).
   int match_block_size = 9;
+  // Method Cross (stages.h C1 .. C8), the paper's defaults: the colour
+  // threshold of the arms (tau, max channel difference, 0 .. 255), their
+  // longest reach (L, 1 .. kMaxCrossArm), the truncation of the per-pixel
+  // cost (T, sum of the three channels' differences, 1 .. 765) and the
+  // sample-and-restore factor (S: 1 off, 2, 3; the initial map is matched on
+  // every S-th pixel of every S-th row and restored by the voting).
+  int cross_tau = 20;
+  int cross_arm_length = 16;
+  int cross_truncation = 60;
+  int sample_restore = 1;
   // Keep a pixel only when its best cost is clearly lower than the best cost
   // more than one disparity away (stages.h, passes_uniqueness): the
   // percentage by which that rival must exceed the best, 0 = off, up to
@@ -292,6 +308,13 @@ constexpr int kMaxUniquenessRatio = 1000;
 // of the pixels with ground truth at 1.37 % valid-only bad-2 (StereoBM:
 // 62.4 %, 1.86 %); 60 keeps 72.3 % at 1.87 %.
 constexpr int kBlockUniquenessRatio = 80;
+// Method cross's limits (Params): an arm reaches at most 16 pixels (the
+// paper's L; the GPU tile's apron), so a region holds at most 33 x 33
+// pixels and an aggregated cost at most 33 * 33 * 765 < 2^20.
+constexpr int kMaxCrossArm = 16;
+constexpr int kMaxCrossTau = 255;
+constexpr int kMaxCrossTruncation = 765;
+constexpr int kMaxSampleRestore = 3;
 
 // The uniqueness ratio in force: uniqueness_ratio, or for -1 the method's
 // default (0 for progressive, kBlockUniquenessRatio for block).
@@ -299,8 +322,9 @@ int resolve_uniqueness_ratio(const Params& p);
 
 // Levels actually used for a view of width x height (resolves levels = 0).
 int resolve_levels(const Params& p, int width, int height);
-// Levels the pipeline builds: resolve_levels, except method block, which
-// matches at full size only (1; the background model works at full size).
+// Levels the pipeline builds: resolve_levels, except methods block and
+// cross, which match at full size only (1; the background model works at
+// full size).
 int pipeline_levels(const Params& p, int width, int height);
 
 // ---------------------------------------------------------------- results

@@ -40,7 +40,8 @@ std::string check_output(const ImageView<T>& v, int width, int height, const cha
   return {};
 }
 
-// The matching of each method, from the grey views (and masks) in dbg.
+// The matching of each method, from the views (grey; method cross: colour)
+// and masks in dbg.
 void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   for (int l = 0; l < levels; ++l) {
     LevelDebug& ld = dbg.levels[l];
@@ -100,6 +101,32 @@ void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   dbg.costs.best = b.winners.best;
   dbg.costs.rival = b.winners.rival;
   block_confidence(b.winners, l0.disparity_left, dbg.confidence);
+}
+
+// Method cross (stages.h C1 .. C8) on the colour views in levels[0].
+void match_cross(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
+  LevelDebug& l0 = dbg.levels[0];
+  CrossDebug& c = dbg.cross;
+  const int S = p.sample_restore;
+  l0.range = level_range(p, 0, l0.rgb_left.width);
+  const Image<uint8_t>* mask_l = p.background ? &l0.mask_left : nullptr;
+  const Image<uint8_t>* mask_r = p.background ? &l0.mask_right : nullptr;
+  cross_arms(l0.rgb_left, p.cross_tau, p.cross_arm_length, c.arms_left);
+  cross_arms(l0.rgb_right, p.cross_tau, p.cross_arm_length, c.arms_right);
+  cross_match(l0.rgb_left, l0.rgb_right, c.arms_left, c.arms_right, mask_l, mask_r, l0.range, p.cross_truncation, S,
+              resolve_uniqueness_ratio(p), c.winners);
+  cross_reliable(c.winners, S, p.lr_check, p.lr_tolerance, c.reliable);
+  cross_vote(c.arms_left, c.reliable, S, l0.range, mask_l, c.voted);
+  cross_median(c.voted, mask_l, c.disparity);
+  // The samples' maps are level 0's only where the samples are its pixels.
+  if (S == 1) {
+    l0.raw_left = c.winners.raw;
+    l0.raw_right = c.winners.right;
+    l0.disparity_right = l0.raw_right;
+  }
+  l0.disparity_left = c.disparity;
+  finish_cross_disparity(l0.disparity_left, q4);
+  cross_confidence(c.winners, l0.disparity_left, S, dbg.confidence);
 }
 
 }  // namespace
@@ -202,7 +229,8 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
     right = rgba_view(m.rectified[1]);
   }
   const int w = left.width, h = left.height;
-  const bool block = p.method == Method::Block;
+  // Methods block and cross match level 0 alone (pipeline_levels).
+  const bool single_level = p.method != Method::Progressive;
   const int levels = pipeline_levels(p, w, h);
   Debug& dbg = m.debug;
   dbg.levels.assign(levels, LevelDebug());
@@ -217,6 +245,11 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
   FrameStats st;
   st.levels = levels;
   st.frame_index = m.stats.frame_index + 1;
+  // The colour of both views: the background model's input and method cross's.
+  if (p.background || p.method == Method::Cross) {
+    convert_to_rgb(left, dbg.levels[0].rgb_left);
+    convert_to_rgb(right, dbg.levels[0].rgb_right);
+  }
   if (p.background) {
     if (m.model_width != w || m.model_height != h) {
       m.restart_background();
@@ -225,8 +258,6 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
     }
     const BackgroundParams bp = background_params(p);
     LevelDebug& l0 = dbg.levels[0];
-    convert_to_rgb(left, l0.rgb_left);
-    convert_to_rgb(right, l0.rgb_right);
     Image<uint8_t> raw;
     l0.tests_left = background_view(m.model[0], l0.rgb_left, bp, m.frames_seen, 0, raw);
     clean_mask(raw, p.morph_radius, l0.mask_left);
@@ -242,7 +273,7 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
     if (m.frames_seen < INT_MAX) ++m.frames_seen;
   }
   // The matching work: left pixels given candidates at the levels matched.
-  for (int l = 0; l < (block ? 1 : levels); ++l) {
+  for (int l = 0; l < (single_level ? 1 : levels); ++l) {
     const LevelDebug& ld = dbg.levels[l];
     const uint64_t full = static_cast<uint64_t>(ld.gray_left.width) * ld.gray_left.height;
     st.matched_pixels_full += full;
@@ -259,15 +290,17 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
     q4 = q4_owned.view();
   }
   dbg.block = BlockDebug();
+  dbg.cross = CrossDebug();
   dbg.costs = SweepCosts();
-  const bool auto_coarse = !block && p.coarse_range_factor == kAutoCoarseRangeFactor && levels > 1;
+  const bool auto_coarse = !single_level && p.coarse_range_factor == kAutoCoarseRangeFactor && levels > 1;
   Params pe = p;  // the factor this frame uses
   if (auto_coarse) pe.coarse_range_factor = m.coarse.begin_frame(w, h, levels, p);
-  if (block)
-    match_block(pe, dbg, q4);
-  else
-    match_progressive(pe, levels, dbg, q4);
-  st.coarse_range_factor = block ? 1 : std::max(pe.coarse_range_factor, 1);
+  switch (p.method) {
+    case Method::Block: match_block(pe, dbg, q4); break;
+    case Method::Cross: match_cross(pe, dbg, q4); break;
+    case Method::Progressive: match_progressive(pe, levels, dbg, q4); break;
+  }
+  st.coarse_range_factor = single_level ? 1 : std::max(pe.coarse_range_factor, 1);
   if (auto_coarse) {
     if (m.coarse.probe_due(w, h, levels, p)) {
       const LevelDebug& top = dbg.levels[levels - 1];

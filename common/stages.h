@@ -550,7 +550,8 @@ CrossCost cross_cost(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb
 
 // Per left sample: the admissible d of lowest normalised cost, ties to the
 // smaller d (-1 when none); best = its cost; rival = the lowest cost over
-// the admissible d with |d - winner| >= 2 (sum -1: none). Uniqueness
+// the admissible d with |d - winner| >= 2 (sum -1: none; among equal
+// normalised costs the smaller d's sum and size). Uniqueness
 // (uniqueness_ratio r > 0, B3's rule on normalised costs): the winner
 // becomes -1 unless there is no rival or rival.sum * best.pixels * 100 >
 // best.sum * rival.pixels * (100 + r).

@@ -20,6 +20,7 @@ struct Views {
   ImageView<uint8_t> gray[2][kMaxConvertLevels];
   ModelViews model;  // the background model (the kModel forms)
   ImageView<const RemapPoint> map[2];  // stage 0's maps (the kRemap forms)
+  ImageView<uint32_t> colour[2];       // level-0 colour (convert_to_rgb), data == nullptr: none
   int levels;       // intensity levels made: level 0, then its pyramid
   bool words;       // 4-byte pixels on 4-byte aligned rows: one load a pixel
   bool quads;       // ... on 16-byte aligned rows: one load for four pixels
@@ -98,6 +99,24 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
 #pragma unroll
       for (int k = 0; k < kSide; ++k)
         if (x + k < in.width) out[k] = static_cast<uint8_t>(byte_of(gray[r], k));
+    }
+  }
+  // The colour a method matches (method cross): convert_to_rgb's packing,
+  // the rectified view's with kRemap.
+  if (w.colour[z].data) {
+#pragma unroll
+    for (int r = 0; r < kSide; ++r) {
+      const int yy = y + r;
+      if (yy >= in.height) break;
+      uint32_t* out = drow(w.colour[z], yy) + x;
+#pragma unroll
+      for (int k = 0; k < kSide; ++k) {
+        if (x + k >= in.width) break;
+        uint32_t c = 0;
+        if (kRemap) c = rectified_rgb<F>(in, w.words, w.map[z], x + k, yy);
+        else convert_one<F, true>(in, w.words, x + k, yy, &c);
+        out[k] = c;
+      }
     }
   }
   if (w.levels < 2) return;
@@ -226,7 +245,8 @@ cudaError_t describe(const Views& w, int count, KernelCall* call) {
 // count views' rectification maps, or null (none).
 cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const* gray, int levels,
                            const ModelViews* model, int count, KernelCall* call, unsigned long long* clear = nullptr,
-                           int clear_words = 0, const ImageView<const RemapPoint>* maps = nullptr) {
+                           int clear_words = 0, const ImageView<const RemapPoint>* maps = nullptr,
+                           const ImageView<uint32_t>* colour = nullptr) {
   if (levels < 1 || levels > kMaxConvertLevels || clear_words < 0 || (clear_words > 0 && !clear))
     return cudaErrorInvalidValue;
   Views w{};
@@ -258,6 +278,10 @@ cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const*
       if (maps[i].width != in[i].width || maps[i].height != in[i].height) return cudaErrorInvalidValue;
       w.map[i] = maps[i];
     }
+    if (colour) {
+      if (colour[i].width != in[i].width || colour[i].height != in[i].height) return cudaErrorInvalidValue;
+      w.colour[i] = colour[i];
+    }
     w.words = w.words && rows_aligned(in[i].plane[0], in[i].pitch[0], 4);
     w.quads = w.quads && rows_aligned(in[i].plane[0], in[i].pitch[0], 16);
     w.pairs = w.pairs && rows_aligned(in[i].plane[0], in[i].pitch[0], 8);
@@ -283,12 +307,12 @@ cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const 
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                               const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
                               KernelCall* call, unsigned long long* clear, int clear_words,
-                              const ImageView<const RemapPoint>* maps) {
+                              const ImageView<const RemapPoint>* maps, const ImageView<uint32_t>* colour) {
   if (left.format != right.format || left.width != right.width || left.height != right.height)
     return cudaErrorInvalidValue;
   const FrameView in[2] = {left, right};
   const ImageView<uint8_t>* gray[2] = {gray_left, gray_right};
-  return describe_views(in, gray, levels, model, 2, call, clear, clear_words, maps);
+  return describe_views(in, gray, levels, model, 2, call, clear, clear_words, maps, colour);
 }
 
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,

@@ -30,6 +30,8 @@ cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const 
 // rectification maps, the views' size: stage 0 (stages.h rectify_view)
 // fused, every pixel read through its map, so that the intensity and the
 // model's colour are the rectified view's and no rectified copy is made.
+// colour (null: none): both views' level-0 colour as convert_to_rgb packs
+// it (a method that matches colour: method cross), the views' size.
 cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                                  const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
                                  cudaStream_t stream, unsigned long long* clear = nullptr, int clear_words = 0,
@@ -42,6 +44,7 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                               const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
                               KernelCall* call, unsigned long long* clear = nullptr, int clear_words = 0,
-                              const ImageView<const RemapPoint>* maps = nullptr);
+                              const ImageView<const RemapPoint>* maps = nullptr,
+                              const ImageView<uint32_t>* colour = nullptr);
 
 }  // namespace cs::cuda

@@ -78,9 +78,24 @@ std::string CudaEngine::Impl::configure(int w, int h) {
   levels = nl;
   std::string e = allocate_background();
   if (e.empty()) e = allocate_confidence();
+  if (e.empty()) e = allocate_colour();
   if (!e.empty()) return e;
   buffers_ready = true;
   return restart_background();
+}
+
+std::string CudaEngine::Impl::allocate_colour() {
+  if (lv.empty()) return {};
+  DeviceImage<uint32_t>* colour = lv[0].colour;
+  if (!method->needs_colour()) {
+    if (!colour[0].empty()) {
+      CS_CUDA_TRY(cudaStreamSynchronize(stream));  // queued frames may still read it
+      for (int v = 0; v < 2; ++v) colour[v].release();
+    }
+  } else if (colour[0].empty()) {
+    for (int v = 0; v < 2; ++v) CS_CUDA_TRY(colour[v].allocate(width, height));
+  }
+  return {};
 }
 
 std::string CudaEngine::Impl::allocate_confidence() {
@@ -332,6 +347,7 @@ std::string CudaEngine::set_params(const Params& params) {
   if (m.buffers_ready) {
     e = m.allocate_background();
     if (e.empty()) e = m.allocate_confidence();
+    if (e.empty()) e = m.allocate_colour();
     if (!e.empty()) return e;
   }
   if (m.twin) {
@@ -566,7 +582,7 @@ size_t CudaEngine::device_bytes() const {
   size_t n = m.disparity_q4.bytes() + m.confidence.bytes() + m.all_foreground.bytes() + m.encoded.bytes() +
              m.method->device_bytes();
   for (const EngineLevel& L : m.lv)
-    for (int v = 0; v < 2; ++v) n += L.gray[v].bytes() + L.mask[v].bytes() + L.occupancy[v].bytes();
+    for (int v = 0; v < 2; ++v) n += L.gray[v].bytes() + L.mask[v].bytes() + L.occupancy[v].bytes() + L.colour[v].bytes();
   for (int v = 0; v < 2; ++v) n += m.model[v].bytes() + m.raw_test[v].bytes();
   n += m.mask_dirty.bytes();
   n += m.staging.device_bytes() + m.uploads.device_bytes();

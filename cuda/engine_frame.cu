@@ -53,10 +53,11 @@ std::string CudaEngine::Impl::input_call(const FrameView& left, const FrameView&
   const ModelViews model = model_views();
   // With a calibration, stage 0 is fused: every pixel read through its map.
   const ImageView<const RemapPoint> maps[2] = {rect_map[0].cview(), rect_map[1].cview()};
+  const ImageView<uint32_t> colour[2] = {lv[0].colour[0].view(), lv[0].colour[1].view()};
   CS_CUDA_TRY(convert_pair_call(left, right, gray[0], gray[1], converted_levels(),
                                 params.background ? &model : nullptr, call,
                                 reinterpret_cast<unsigned long long*>(counters), kFrameCounterWords,
-                                params.rectification ? maps : nullptr));
+                                params.rectification ? maps : nullptr, colour[0].data ? colour : nullptr));
   return {};
 }
 
@@ -117,6 +118,7 @@ MethodFrame CudaEngine::Impl::method_frame() const {
     m.range = lv[l].range;
     for (int v = 0; v < 2; ++v) {
       m.gray[v] = lv[l].gray[v].cview();
+      m.colour[v] = lv[l].colour[v].cview();
       if (params.background) {
         m.mask[v] = lv[l].mask[v].cview();
         if (l < kOccupancyLevels) f.occupancy[l][v] = lv[l].occupancy[v].cview();

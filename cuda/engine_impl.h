@@ -61,6 +61,7 @@ struct EngineLevel {
   DeviceImage<uint8_t> gray[2];
   DeviceImage<uint8_t> mask[2];
   DeviceImage<uint8_t> occupancy[2];  // levels below kOccupancyLevels
+  DeviceImage<uint32_t> colour[2];    // level 0, for a method that needs_colour()
 };
 
 // Where a frame's finish writes (run_frame): a caller's Q4 map (q4), or
@@ -191,6 +192,7 @@ struct CudaEngine::Impl {
   // The confidence map exists while the method gives one (method
   // progressive: while the parameters ask for it).
   std::string allocate_confidence();
+  std::string allocate_colour();  // level 0's colour for a method that needs_colour()
   // Background buffers exist only while the model is on.
   std::string allocate_background();
   // The last frame's counts (complete after its finish) into counters_host,

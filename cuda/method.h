@@ -84,6 +84,9 @@ struct MethodLevel {
   Range range{0, 0};                   // level_range
   ImageView<const uint8_t> gray[2];    // left, right: matching intensity
   ImageView<const uint8_t> mask[2];    // the foreground masks (stages.h stage 3); data == nullptr without the model
+  // Level 0 of a method that needs_colour(): the views' colour
+  // (convert_to_rgb, stage 0's with a calibration); data == nullptr otherwise.
+  ImageView<const uint32_t> colour[2];
 };
 
 // What a method reads and writes for one frame, and the engine's resources it may use.
@@ -162,6 +165,9 @@ class MatchingMethod {
   // matched_pixels_full): the first `levels` of the pyramid.
   virtual int matched_levels(int levels) const { return levels; }
   virtual bool has_confidence() const = 0;
+  // Whether the method matches the views' colour (MethodLevel::colour at
+  // level 0, written by the frame's conversion).
+  virtual bool needs_colour() const { return false; }
   virtual size_t device_bytes() const = 0;
 };
 
@@ -170,5 +176,6 @@ std::unique_ptr<MatchingMethod> make_method(Method method);
 // The methods (one file each).
 std::unique_ptr<MatchingMethod> make_progressive_method();
 std::unique_ptr<MatchingMethod> make_block_method();
+std::unique_ptr<MatchingMethod> make_cross_method();
 
 }  // namespace cs::cuda

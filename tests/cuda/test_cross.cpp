@@ -1,0 +1,304 @@
+// Method cross on the GPU against the CPU reference (stages.h C1 .. C8),
+// bit for bit through the engine: every step's result (colour, arms,
+// winners, costs, offered right map, reliable estimates, votes, final map,
+// confidence), Q4 and stats, on scenes with colour and grey input, every
+// sample-restore factor, arm lengths, thresholds, truncations, ranges with
+// min-disparity > 0, uniqueness, no check, odd sizes, the background model,
+// every output format, switching methods, and degenerate input (flat
+// frames, D as wide as the view, the smallest view).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_engine.h"
+#include "gpu_test_util.h"
+#include "matcher_debug.h"
+#include "stages.h"
+#include "stereo_math.h"
+#include "synthetic.h"
+
+namespace cs::cuda::test {
+namespace {
+
+Params cross_params(int max_disparity) {
+  Params p;
+  p.method = Method::Cross;
+  p.max_disparity = max_disparity;
+  return p;
+}
+
+std::unique_ptr<CudaEngine> make(const Params& p) {
+  std::string err;
+  auto e = CudaEngine::create(p, -1, &err);
+  EXPECT_TRUE(e) << err;
+  return e;
+}
+
+// A grey view of a colour one (its luma).
+Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
+  Image<uint8_t> g(rgba.width, rgba.height);
+  for (size_t i = 0; i < g.pixels.size(); ++i) {
+    const uint32_t c = rgba.pixels[i];
+    g.pixels[i] = luma_from_rgb(c & 255, (c >> 8) & 255, (c >> 16) & 255);
+  }
+  return g;
+}
+
+// The sums and sizes of a map of costs, apart (same_image compares numbers).
+void split_costs(const Image<CrossCost>& c, Image<int32_t>* sums, Image<int32_t>* pixels) {
+  *sums = Image<int32_t>(c.width, c.height);
+  *pixels = Image<int32_t>(c.width, c.height);
+  for (size_t i = 0; i < c.pixels.size(); ++i) {
+    sums->pixels[i] = c.pixels[i].sum;
+    pixels->pixels[i] = c.pixels[i].sum < 0 ? 0 : c.pixels[i].pixels;
+  }
+}
+
+void expect_same_cross_debug(const Matcher::Debug& cpu, const Matcher::Debug& gpu, bool background) {
+  ASSERT_EQ(cpu.levels.size(), 1u);
+  ASSERT_EQ(gpu.levels.size(), 1u);
+  const LevelDebug& c = cpu.levels[0];
+  const LevelDebug& g = gpu.levels[0];
+  EXPECT_EQ(c.range.lo, g.range.lo);
+  EXPECT_EQ(c.range.hi, g.range.hi);
+  EXPECT_TRUE(same_image(c.gray_left, g.gray_left)) << "gray left";
+  EXPECT_TRUE(same_image(c.rgb_left, g.rgb_left)) << "colour left";
+  EXPECT_TRUE(same_image(c.rgb_right, g.rgb_right)) << "colour right";
+  if (background) {
+    EXPECT_TRUE(same_image(c.mask_left, g.mask_left)) << "mask left";
+    EXPECT_TRUE(same_image(c.mask_right, g.mask_right)) << "mask right";
+  }
+  const CrossDebug& cc = cpu.cross;
+  const CrossDebug& gc = gpu.cross;
+  EXPECT_TRUE(same_image(cc.arms_left, gc.arms_left)) << "C1 arms left";
+  EXPECT_TRUE(same_image(cc.arms_right, gc.arms_right)) << "C1 arms right";
+  EXPECT_TRUE(same_image(cc.winners.raw, gc.winners.raw)) << "C4 winners";
+  EXPECT_TRUE(same_image(cc.winners.disparity, gc.winners.disparity)) << "C4 after uniqueness";
+  Image<int32_t> cs, cn, gs, gn;
+  split_costs(cc.winners.best, &cs, &cn);
+  split_costs(gc.winners.best, &gs, &gn);
+  EXPECT_TRUE(same_image(cs, gs)) << "C4 best sums";
+  EXPECT_TRUE(same_image(cn, gn)) << "C4 best sizes";
+  split_costs(cc.winners.rival, &cs, &cn);
+  split_costs(gc.winners.rival, &gs, &gn);
+  EXPECT_TRUE(same_image(cs, gs)) << "C4 rival sums";
+  EXPECT_TRUE(same_image(cn, gn)) << "C4 rival sizes";
+  EXPECT_TRUE(same_image(cc.winners.right, gc.winners.right)) << "C4 offered right map";
+  EXPECT_TRUE(same_image(cc.reliable, gc.reliable)) << "C5 reliable";
+  EXPECT_TRUE(same_image(cc.voted, gc.voted)) << "C6 voted";
+  EXPECT_TRUE(same_image(cc.disparity, gc.disparity)) << "C7 final";
+  EXPECT_TRUE(same_image(c.disparity_left, g.disparity_left)) << "level 0 left";
+  EXPECT_TRUE(same_image(c.raw_left, g.raw_left)) << "raw left";
+  EXPECT_TRUE(same_image(c.raw_right, g.raw_right)) << "raw right";
+  EXPECT_TRUE(same_image(cpu.confidence, gpu.confidence)) << "C8 confidence";
+}
+
+// One frame through both: every step, Q4 (through the encoder, pitched host
+// output), the confidence output, stats.
+void compare_cross_frame(Matcher& cpu, CudaEngine& gpu, const FrameView& left, const FrameView& right) {
+  const int w = left.width, h = left.height;
+  Image<uint16_t> cq4(w, h);
+  Image<uint8_t> cmask(w, h), cconf(w, h);
+  Outputs co;
+  co.disparity_q4 = cq4.view();
+  co.foreground = cmask.view();
+  co.confidence = cconf.view();
+  ASSERT_EQ(cpu.process(left, right, co), "");
+
+  std::vector<uint8_t> out(static_cast<size_t>(w * 2 + 6) * h, 0xEE);
+  OutputFrame of{out.data(), w * 2 + 6, w, h, Memory::Host};
+  EncodeParams ep;
+  ep.format = OutputFormat::DisparityQ4;
+  ASSERT_EQ(gpu.process(left, right, ep, of), "");
+  Image<uint16_t> gq4(w, h);
+  for (int y = 0; y < h; ++y) std::memcpy(&gq4.at(0, y), out.data() + y * of.pitch, w * 2);
+
+  Matcher::Debug gd;
+  ASSERT_EQ(gpu.download_debug(&gd), "");
+  expect_same_cross_debug(cpu.debug(), gd, cpu.params().background);
+  EXPECT_TRUE(same_image(cq4, gq4)) << "final Q4";
+  EXPECT_TRUE(same_image(cconf, gd.confidence)) << "confidence output";
+
+  const FrameStats cs = cpu.stats(), gs = gpu.stats();
+  EXPECT_EQ(cs.levels, gs.levels);
+  EXPECT_EQ(cs.warming_up, gs.warming_up);
+  EXPECT_DOUBLE_EQ(cs.valid_fraction, gs.valid_fraction);
+  EXPECT_DOUBLE_EQ(cs.foreground_fraction, gs.foreground_fraction);
+}
+
+TEST(CudaEngineCross, PipelineMatchesReferenceOnScenes) {
+  struct Case {
+    const char* name;
+    SyntheticPair pair;
+    Params p;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"defaults, step 203x131", make_step_pair(203, 131, 6, 30, 1), cross_params(48)});
+  {
+    Params p = cross_params(48);
+    p.sample_restore = 2;
+    cases.push_back({"sample-restore 2, step 203x131", make_step_pair(203, 131, 6, 30, 1), p});
+  }
+  {
+    Params p = cross_params(70);
+    p.sample_restore = 3;
+    p.min_disparity = 5;
+    p.cross_arm_length = 9;
+    cases.push_back({"sample-restore 3, min 5, arm 9, slanted 160x97", make_slanted_pair(160, 97, 8.0f, 0.12f, 2), p});
+  }
+  {
+    Params p = cross_params(40);
+    p.cross_tau = 0;
+    p.cross_truncation = 765;
+    p.uniqueness_ratio = 15;
+    p.lr_check = false;
+    cases.push_back({"tau 0, truncation 765, ratio 15, no check, plane 97x61", make_plane_pair(97, 61, 17, 3), p});
+  }
+  {
+    Params p = cross_params(96);
+    p.cross_tau = 60;
+    p.cross_arm_length = 1;
+    p.cross_truncation = 7;
+    p.lr_tolerance = 0;
+    cases.push_back({"tau 60, arm 1, truncation 7, tolerance 0, step 257x120", make_step_pair(257, 120, 10, 60, 4), p});
+  }
+  {
+    Params p = cross_params(200);
+    p.min_disparity = 33;
+    p.sample_restore = 2;
+    cases.push_back({"min 33 max 200, sample-restore 2, step 333x77", make_step_pair(333, 77, 40, 90, 5), p});
+  }
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Matcher cpu(c.p);
+    auto gpu = make(c.p);
+    ASSERT_TRUE(gpu);
+    compare_cross_frame(cpu, *gpu, rgba_view(c.pair.left_rgba), rgba_view(c.pair.right_rgba));
+    // The same engine again (graph replay, the offers' keys reset).
+    compare_cross_frame(cpu, *gpu, rgba_view(c.pair.left_rgba), rgba_view(c.pair.right_rgba));
+    // Grey input: the three channels equal.
+    const Image<uint8_t> gl = grey_of(c.pair.left_rgba), gr = grey_of(c.pair.right_rgba);
+    compare_cross_frame(cpu, *gpu, gray_view(gl), gray_view(gr));
+  }
+}
+
+TEST(CudaEngineCross, DegenerateInputs) {
+  {
+    SCOPED_TRACE("flat frames");
+    Image<uint8_t> flat(64, 40, 128);
+    Params p = cross_params(16);
+    Matcher cpu(p);
+    auto gpu = make(p);
+    ASSERT_TRUE(gpu);
+    compare_cross_frame(cpu, *gpu, gray_view(flat), gray_view(flat));
+  }
+  for (int s = 1; s <= 3; ++s) {
+    SCOPED_TRACE(::testing::Message() << "D = width, smallest view, sample-restore " << s);
+    const SyntheticPair pair = make_plane_pair(16, 16, 3, 9);
+    Params p = cross_params(16);
+    p.sample_restore = s;
+    Matcher cpu(p);
+    auto gpu = make(p);
+    ASSERT_TRUE(gpu);
+    compare_cross_frame(cpu, *gpu, rgba_view(pair.left_rgba), rgba_view(pair.right_rgba));
+  }
+}
+
+TEST(CudaEngineCross, BackgroundSequenceMatchesReference) {
+  for (int s : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << "sample-restore " << s);
+    Params p = cross_params(48);
+    p.background = true;
+    p.warmup_frames = 3;
+    p.sample_restore = s;
+    Matcher cpu(p);
+    auto gpu = make(p);
+    ASSERT_TRUE(gpu);
+    for (int i = 0; i < 8; ++i) {
+      SCOPED_TRACE(::testing::Message() << "frame " << i);
+      const SyntheticPair f = make_sequence_frame(173, 117, i, 8, 28, 40, 30, 5, 0, 77);
+      compare_cross_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+      if (::testing::Test::HasFailure()) return;
+    }
+    const FrameStats st = gpu->stats();
+    EXPECT_FALSE(st.warming_up);
+    EXPECT_GT(st.foreground_fraction, 0.0);
+    EXPECT_LT(st.foreground_fraction, 0.5);
+  }
+}
+
+TEST(CudaEngineCross, EveryOutputFormatMatchesCpuEngine) {
+  Params p = cross_params(64);
+  p.background = true;
+  p.warmup_frames = 1;
+  const SyntheticPair f0 = make_sequence_frame(120, 80, 0, 10, 30, 30, 20, 4, 0, 5);
+  const SyntheticPair f1 = make_sequence_frame(120, 80, 3, 10, 30, 30, 20, 4, 0, 5);
+  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
+                                  OutputFormat::RGBA,        OutputFormat::BGRA,    OutputFormat::RGBx,
+                                  OutputFormat::BGRx,        OutputFormat::Confidence};
+  for (OutputFormat fmt : formats) {
+    SCOPED_TRACE(output_format_name(fmt));
+    auto cpu = make_cpu_engine(p);
+    std::string err;
+    auto gpu = make_cuda_engine(p, -1, &err);
+    ASSERT_TRUE(gpu) << err;
+    EncodeParams ep;
+    ep.format = fmt;
+    ep.colormap = Colormap::Jet;
+    ep.alpha_from_mask = true;
+    ep.max_disparity = 64;
+    ep.baseline_mm = 100.0;
+    ep.focal_px = 700.0;
+    const int row = 120 * output_bytes_per_pixel(fmt);
+    std::vector<uint8_t> a(static_cast<size_t>(row + 8) * 80, 1), b(a.size(), 2);
+    OutputFrame oa{a.data(), row + 8, 120, 80, Memory::Host}, ob{b.data(), row + 8, 120, 80, Memory::Host};
+    for (const SyntheticPair* f : {&f0, &f1}) {
+      ASSERT_EQ(cpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, oa), "");
+      ASSERT_EQ(gpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, ob), "");
+    }
+    size_t diffs = 0, nonzero = 0;
+    for (int y = 0; y < 80; ++y)
+      for (int x = 0; x < row; ++x) {
+        diffs += a[y * (row + 8) + x] != b[y * (row + 8) + x];
+        nonzero += b[y * (row + 8) + x] != 0;
+      }
+    EXPECT_EQ(diffs, 0u);
+    EXPECT_GT(nonzero, 0u);
+  }
+}
+
+// One engine through progressive -> cross -> block -> cross (a factor and
+// range change): each frame equals the reference of its method; the colour
+// buffers come and go with the method.
+TEST(CudaEngineCross, SwitchingMethodsKeepsEachExact) {
+  const SyntheticPair pair = make_step_pair(160, 96, 6, 28, 12);
+  Params prog;
+  prog.max_disparity = 48;
+  Params cross = cross_params(48);
+  Params cross2 = cross;
+  cross2.sample_restore = 2;
+  cross2.max_disparity = 80;
+  Params block = cross;
+  block.method = Method::Block;
+  auto gpu = make(prog);
+  ASSERT_TRUE(gpu);
+  for (const Params* p : {&prog, &cross, &block, &cross2, &prog, &cross}) {
+    SCOPED_TRACE(static_cast<int>(p->method));
+    ASSERT_EQ(gpu->set_params(*p), "");
+    Matcher cpu(*p);
+    Image<uint16_t> cq4(160, 96);
+    Outputs co;
+    co.disparity_q4 = cq4.view();
+    ASSERT_EQ(cpu.process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), co), "");
+    std::vector<uint16_t> out(160 * 96, 0xBEEF);
+    OutputFrame of{reinterpret_cast<uint8_t*>(out.data()), 320, 160, 96, Memory::Host};
+    ASSERT_EQ(gpu->process(rgba_view(pair.left_rgba), rgba_view(pair.right_rgba), EncodeParams(), of), "");
+    EXPECT_TRUE(out == cq4.pixels);
+  }
+}
+
+}  // namespace
+}  // namespace cs::cuda::test

@@ -169,6 +169,7 @@ struct Options {
   // Matching parameters other than the defaults (A/B runs): -1 = default.
   int window = -1, hole_span = -1, min_support = -1, coarse_range_factor = -1, levels = -1;
   int method = 0, block_size = -1, uniqueness_ratio = -2;  // -2: the method's default (-1)
+  int cross_tau = -1, cross_arm_length = -1, cross_truncation = -1, sample_restore = -1;
 #if CS_BENCH_FILES
   SourcePair* pair = nullptr;
 #endif
@@ -185,6 +186,10 @@ cs::Params params_of(const Options& o, int disparities) {
   if (o.coarse_range_factor >= 0) p.coarse_range_factor = o.coarse_range_factor;
   p.method = static_cast<cs::Method>(o.method);
   if (o.block_size >= 0) p.match_block_size = o.block_size;
+  if (o.cross_tau >= 0) p.cross_tau = o.cross_tau;
+  if (o.cross_arm_length >= 0) p.cross_arm_length = o.cross_arm_length;
+  if (o.cross_truncation >= 0) p.cross_truncation = o.cross_truncation;
+  if (o.sample_restore >= 0) p.sample_restore = o.sample_restore;
   if (o.uniqueness_ratio >= -1) p.uniqueness_ratio = o.uniqueness_ratio;
   return p;
 }
@@ -468,6 +473,15 @@ std::string key_of(std::string name) {
   return name;
 }
 
+const char* method_name(const Options& o) {
+  switch (static_cast<cs::Method>(o.method)) {
+    case cs::Method::Block: return "block";
+    case cs::Method::Cross: return "cross";
+    case cs::Method::Progressive: break;
+  }
+  return "progressive";
+}
+
 std::string scene_name(const Result& r, const Options& o) { return r.c.scene == "pair" ? o.label : r.c.scene; }
 
 void print_result_line(const Result& r, const Options& o) {
@@ -478,8 +492,12 @@ void print_result_line(const Result& r, const Options& o) {
     std::printf(" error=\"%s\"\n", r.error.c_str());
     return;
   }
-  std::printf(" method=%s levels=%d coarse_factor=%d", o.method == 1 ? "block" : "progressive", r.levels,
-              r.coarse_factor);
+  std::printf(" method=%s levels=%d coarse_factor=%d", method_name(o), r.levels, r.coarse_factor);
+  if (o.method == static_cast<int>(cs::Method::Cross)) {
+    const cs::Params p = params_of(o, r.c.disparities);
+    std::printf(" cross_tau=%d cross_arm_length=%d cross_truncation=%d sample_restore=%d", p.cross_tau,
+                p.cross_arm_length, p.cross_truncation, p.sample_restore);
+  }
   if (o.profile) {
     std::printf(" profiled=1\n");
     return;
@@ -535,7 +553,8 @@ int main(int argc, char** argv) {
       "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--timeline] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
       "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N] [--levels N]   (matching parameters, A/B runs)\n"
-      "         [--method progressive|block] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
+      "         [--method progressive|block|cross] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
+      "         [--cross-tau N] [--cross-arm-length N] [--cross-truncation N] [--sample-restore S]   (method cross)\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          rig (the files as the example rig's distorted cameras deliver them, rectified by the engine),\n"
       "          rig-rectified (the same views rectified beforehand: rig's frames without the rectification),\n"
@@ -550,6 +569,8 @@ int main(int argc, char** argv) {
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
                                   {"min-support", true}, {"coarse-range-factor", true}, {"levels", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
+                                  {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
+                                  {"sample-restore", true},
                                   {"fractions", true}, {"help", false}});
   if (args.has("help")) {
     std::printf("%s", usage);
@@ -564,11 +585,17 @@ int main(int argc, char** argv) {
   args.integer("coarse-range-factor", o.coarse_range_factor, 0, cs::kMaxCoarseRangeFactor, error);
   args.integer("block-size", o.block_size, 3, cs::kMaxMatchBlockSize, error);
   args.integer("uniqueness-ratio", o.uniqueness_ratio, -1, cs::kMaxUniquenessRatio, error);
+  args.integer("cross-tau", o.cross_tau, 0, cs::kMaxCrossTau, error);
+  args.integer("cross-arm-length", o.cross_arm_length, 1, cs::kMaxCrossArm, error);
+  args.integer("cross-truncation", o.cross_truncation, 1, cs::kMaxCrossTruncation, error);
+  args.integer("sample-restore", o.sample_restore, 1, cs::kMaxSampleRestore, error);
   const std::string method = args.text("method", "progressive");
   if (method == "block")
-    o.method = 1;
+    o.method = static_cast<int>(cs::Method::Block);
+  else if (method == "cross")
+    o.method = static_cast<int>(cs::Method::Cross);
   else if (method != "progressive")
-    Args::add(error, "--method: '" + method + "' is not progressive or block");
+    Args::add(error, "--method: '" + method + "' is not progressive, block or cross");
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);
   o.stages = args.has("stages");
@@ -729,7 +756,7 @@ int main(int argc, char** argv) {
   for (const Config& c : configs) {
     if (c.scene == "surveillance") {
       watched.push_back(run_surveillance(c, o));
-      cs::bench::print_surveillance_line(watched.back(), o.label, o.method == 1 ? "block" : "progressive");
+      cs::bench::print_surveillance_line(watched.back(), o.label, method_name(o));
       continue;
     }
     results.push_back(run(c, o));

@@ -21,9 +21,28 @@
  * percentage (OpenCV StereoBM's rule; 0 = off, -1 = the method's default:
  * 80 for block, which on the Middlebury Aloe pair at half size keeps 69.9 %
  * of the pixels with ground truth at 1.37 % bad-2 where StereoBM keeps
- * 62.4 % at 1.86 %; off for progressive, which applies it at every level).
- * Both backends run both methods bit-identically, with a uniqueness ratio
- * and the confidence output.
+ * 62.4 % at 1.86 %; off for progressive, which applies it at every level,
+ * and for cross).
+ * cross is cross-based aggregation with bitwise fast voting (Zhang, Lu,
+ * Yang, Lafruit, Lauwereins and Van Gool 2011, "Real-time and accurate
+ * stereo: a scalable approach with bitwise fast voting on CUDA"): every
+ * pixel of both views gets a cross-shaped support region from its colour,
+ * four arms that reach out at most `cross-arm-length` pixels (1 .. 16) and
+ * stop before the first two pixels in a row whose R, G or B differs from
+ * the pixel's by more than `cross-tau` (0 .. 255). A pixel pair's cost is
+ * the sum of its R, G, B absolute differences cut at `cross-truncation`
+ * (1 .. 765), summed over the overlap of the two views' regions and
+ * normalised by its size; the least cost over the whole range at full size
+ * wins; a left-right check keeps the reliable disparities; bitwise fast
+ * voting over each pixel's region fills and corrects the map from them, and
+ * a 3x3 median smooths it. Disparities are whole pixels (`subpixel` does
+ * not apply). `sample-restore` S = 2 or 3 matches only every S-th pixel of
+ * every S-th row and lets the voting restore the full-size map: about S * S
+ * times less matching, somewhat less accurate. It matches the views'
+ * colour (YUV inputs converted to RGB; GRAY8 as three equal channels) and
+ * honours background, both input modes and every output format.
+ * Both backends run progressive and block bit-identically, with a
+ * uniqueness ratio and the confidence output.
  *
  * Input, one of (never both):
  *  - packed: the always `sink` pad takes frames holding both views side by
@@ -175,6 +194,14 @@
  * gst-launch-1.0 videotestsrc pattern=ball num-buffers=30 ! video/x-raw,width=640,height=240,format=GRAY8 ! cudastereo input-layout=side-by-side method=block output-mode=confidence ! video/x-raw,format=GRAY8 ! fakesink
  * ]| The per-pixel confidence of method block's disparities (GRAY8, 0 =
  * invalid .. 255 = unique).
+ * |[
+ * gst-launch-1.0 videotestsrc pattern=ball num-buffers=30 ! video/x-raw,width=640,height=240 ! cudastereo input-layout=side-by-side method=cross cross-tau=20 cross-arm-length=16 max-disparity=64 ! videoconvert ! fakesink
+ * ]| Cross-based aggregation with bitwise fast voting (method=cross) of
+ * side-by-side colour frames, whole-pixel disparities.
+ * |[
+ * gst-launch-1.0 videotestsrc pattern=ball num-buffers=30 ! video/x-raw,width=640,height=240 ! cudastereo input-layout=side-by-side method=cross sample-restore=2 ! video/x-raw,format=GRAY16_LE ! fakesink
+ * ]| The same with sample-and-restore: the initial disparities are matched
+ * on every second pixel of every second row and restored by the voting.
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=480 ! cudastereo input-layout=top-bottom output-mode=depth baseline=0.12 focal-length=700 ! fakesink
  * ]| Depth in millimetres from top-bottom frames (baseline and focal-length
@@ -660,8 +687,9 @@ static void gst_cuda_stereo_class_init(GstCudaStereoClass* klass) {
       element_class, "Stereo disparity (progressive multi-resolution adaptive windows)", "Filter/Analyzer/Video",
       "Disparity or depth from a rectified (row-aligned) stereo pair: packed side-by-side/top-bottom frames on `sink`, or two views on "
       "sink_left/sink_right paired by timestamp. Zhao & Taubin 2011 (pyramid, optional HSV background model, "
-      "adaptive-window census matching, left-right check, sub-pixel), or SSD block matching (method=block) with "
-      "uniqueness test. Output GRAY16_LE d*16 (0 = invalid), GRAY8, false colour, depth in mm or a GRAY8 confidence; "
+      "adaptive-window census matching, left-right check, sub-pixel), SSD block matching (method=block) with "
+      "uniqueness test, or cross-based aggregation with bitwise fast voting (method=cross, Zhang et al. 2011). "
+      "Output GRAY16_LE d*16 (0 = invalid), GRAY8, false colour, depth in mm or a GRAY8 confidence; "
       "per-buffer GstCudaStereoMeta. Backends: cpu, cuda (auto picks)",
       "gst-cudastereo developers");
 

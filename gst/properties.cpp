@@ -42,6 +42,10 @@ enum {
   PROP_FRAMES_IN_FLIGHT,
   PROP_METHOD,
   PROP_BLOCK_SIZE,
+  PROP_CROSS_TAU,
+  PROP_CROSS_ARM_LENGTH,
+  PROP_CROSS_TRUNCATION,
+  PROP_SAMPLE_RESTORE,
   PROP_UNIQUENESS_RATIO,
   PROP_COARSE_RANGE_FACTOR,
   PROP_STATS,
@@ -191,7 +195,10 @@ void install_checks_and_output(const Install& in) {
                        0, 64, d.lr_tolerance, playing));
   g_object_class_install_property(
       gobject_class, PROP_SUBPIXEL,
-      g_param_spec_boolean("subpixel", "Sub-pixel", "Parabola fit to 1/16 pixel", d.subpixel, playing));
+      g_param_spec_boolean("subpixel", "Sub-pixel",
+                           "Parabola fit to 1/16 pixel (methods progressive and block; method=cross gives whole "
+                           "pixels)",
+                           d.subpixel, playing));
   g_object_class_install_property(
       gobject_class, PROP_COLORMAP,
       g_param_spec_enum("colormap", "Colour map", "False-colour map for RGBA/BGRA/RGBx/BGRx output",
@@ -288,10 +295,15 @@ void install_live_and_methods(const Install& in) {
       gobject_class, PROP_METHOD,
       g_param_spec_enum("method", "Matching method",
                         "How disparities are found: progressive (Zhao & Taubin 2011: census costs, adaptive windows, "
-                        "coarse to fine; window, levels and the background model's pyramid apply) or block (SSD "
+                        "coarse to fine; window, levels and the background model's pyramid apply), block (SSD "
                         "block matching of the full-size views over the whole range, as NVIDIA's CUDA stereo sample, "
                         "with Tweddle's left-right check, uniqueness test and sub-pixel parabola; block-size and "
-                        "uniqueness-ratio apply)",
+                        "uniqueness-ratio apply) or cross (Zhang et al. 2011: cross-shaped support regions grown "
+                        "from each pixel's colour, truncated absolute differences of R, G, B aggregated over the "
+                        "overlap of both views' regions, winner-takes-all over the whole range at full size, a "
+                        "left-right check for reliability, bitwise fast voting of the reliable disparities over each "
+                        "region, a 3x3 median; whole-pixel disparities, subpixel does not apply; cross-tau, "
+                        "cross-arm-length, cross-truncation, sample-restore and uniqueness-ratio apply)",
                         gst_cuda_stereo_method_get_type(), static_cast<int>(d.method), playing));
   g_object_class_install_property(
       gobject_class, PROP_BLOCK_SIZE,
@@ -300,14 +312,44 @@ void install_live_and_methods(const Install& in) {
                        "error naming it when the next frame starts)",
                        cs::kMinMatchBlockSize, cs::kMaxMatchBlockSize, d.match_block_size, playing));
   g_object_class_install_property(
+      gobject_class, PROP_CROSS_TAU,
+      g_param_spec_int("cross-tau", "Cross colour threshold",
+                       "method=cross: colour threshold of the support regions: each arm of a pixel's cross (left, "
+                       "right, up, down) reaches out until just before the first two pixels in a row whose colour "
+                       "differs from the pixel's by more than this in any of R, G, B (one such pixel alone does not "
+                       "stop it), at most cross-arm-length pixels and never past the image's edge. Larger: wider "
+                       "regions, smoother maps, object edges blur more",
+                       0, cs::kMaxCrossTau, d.cross_tau, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_CROSS_ARM_LENGTH,
+      g_param_spec_int("cross-arm-length", "Cross arm length",
+                       "method=cross: longest arm of a pixel's support cross, pixels, in each of the four "
+                       "directions (a region spans at most 2 * length + 1 pixels each way)",
+                       1, cs::kMaxCrossArm, d.cross_arm_length, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_CROSS_TRUNCATION,
+      g_param_spec_int("cross-truncation", "Cross cost truncation",
+                       "method=cross: a pixel pair's cost, the sum of its R, G and B absolute differences (0 .. "
+                       "765), is cut at this value before it is aggregated over the region, so that an occluded or "
+                       "noisy pixel weighs no more than this",
+                       1, cs::kMaxCrossTruncation, d.cross_truncation, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_SAMPLE_RESTORE,
+      g_param_spec_int("sample-restore", "Sample and restore",
+                       help_text("method=cross: sample-and-restore factor S. 1 = off; S > 1 (up to ",
+                                 cs::kMaxSampleRestore, "): the initial disparities are matched only on every S-th pixel of every S-th row "
+                                 "(about S * S times less matching) and the voting restores the full-size map from "
+                                 "them: faster, less accurate"),
+                       1, cs::kMaxSampleRestore, d.sample_restore, playing));
+  g_object_class_install_property(
       gobject_class, PROP_UNIQUENESS_RATIO,
       g_param_spec_int("uniqueness-ratio", "Uniqueness ratio",
                        help_text("Keep a pixel only when the best cost more than one disparity away from its winner "
                                  "exceeds the winner's by more than this percentage (rival * 100 > best * (100 + "
                                  "ratio)), as OpenCV's StereoBM; 0 = off, -1 = the method's default (block: ",
                                  cs::kBlockUniquenessRatio,
-                                 ", progressive: off; progressive applies it at every level, over each pixel's own "
-                                 "candidates)"),
+                                 ", progressive and cross: off; progressive applies it at every level, over each "
+                                 "pixel's own candidates, cross to costs normalised by their region's size)"),
                        -1, cs::kMaxUniquenessRatio, d.uniqueness_ratio, playing));
   g_object_class_install_property(
       gobject_class, PROP_COARSE_RANGE_FACTOR,
@@ -421,6 +463,10 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
         priv->params_dirty = true;
         break;
       case PROP_BLOCK_SIZE: p.match_block_size = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_CROSS_TAU: p.cross_tau = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_CROSS_ARM_LENGTH: p.cross_arm_length = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_CROSS_TRUNCATION: p.cross_truncation = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_SAMPLE_RESTORE: p.sample_restore = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_UNIQUENESS_RATIO: p.uniqueness_ratio = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_COARSE_RANGE_FACTOR: p.coarse_range_factor = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
@@ -483,6 +529,10 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_FRAMES_IN_FLIGHT: g_value_set_int(value, s.frames_in_flight); break;
     case PROP_METHOD: g_value_set_enum(value, static_cast<int>(p.method)); break;
     case PROP_BLOCK_SIZE: g_value_set_int(value, p.match_block_size); break;
+    case PROP_CROSS_TAU: g_value_set_int(value, p.cross_tau); break;
+    case PROP_CROSS_ARM_LENGTH: g_value_set_int(value, p.cross_arm_length); break;
+    case PROP_CROSS_TRUNCATION: g_value_set_int(value, p.cross_truncation); break;
+    case PROP_SAMPLE_RESTORE: g_value_set_int(value, p.sample_restore); break;
     case PROP_UNIQUENESS_RATIO: g_value_set_int(value, p.uniqueness_ratio); break;
     case PROP_COARSE_RANGE_FACTOR: g_value_set_int(value, p.coarse_range_factor); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec); break;

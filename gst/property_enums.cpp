@@ -38,7 +38,8 @@ static_assert(same(GST_CUDA_STEREO_WINDOW_BOX, cs::WindowVariant::Box) &&
                   same(GST_CUDA_STEREO_WINDOW_BEST_4, cs::WindowVariant::Best4),
               "GstCudaStereoWindow must number its values as cs::WindowVariant does");
 static_assert(same(GST_CUDA_STEREO_METHOD_PROGRESSIVE, cs::Method::Progressive) &&
-                  same(GST_CUDA_STEREO_METHOD_BLOCK, cs::Method::Block),
+                  same(GST_CUDA_STEREO_METHOD_BLOCK, cs::Method::Block) &&
+                  same(GST_CUDA_STEREO_METHOD_CROSS, cs::Method::Cross),
               "GstCudaStereoMethod must number its values as cs::Method does");
 
 GType gst_cuda_stereo_backend_get_type(void) {
@@ -114,6 +115,10 @@ GType gst_cuda_stereo_method_get_type(void) {
        "SSD block matching over the full range at full size (NVIDIA's CUDA stereo sample) with Tweddle's "
        "left-right check, uniqueness test and sub-pixel parabola",
        "block"},
+      {GST_CUDA_STEREO_METHOD_CROSS,
+       "Cross-based aggregation with bitwise fast voting (Zhang et al. 2011): colour crosses, truncated absolute "
+       "differences over both views' regions, left-right check, voting, 3x3 median; whole pixels",
+       "cross"},
       {0, nullptr, nullptr}};
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoMethod", values));
   return type;

@@ -38,6 +38,7 @@ typedef enum {
 typedef enum {
   GST_CUDA_STEREO_METHOD_PROGRESSIVE = 0,
   GST_CUDA_STEREO_METHOD_BLOCK = 1,
+  GST_CUDA_STEREO_METHOD_CROSS = 2,
 } GstCudaStereoMethod;
 
 typedef enum {

@@ -24,12 +24,18 @@ const char* kUsage =
     "  --out FILE                  disparity, 16-bit gray PNG (or .pgm): d * 16, 0 = invalid\n"
     "  --color FILE                false-colour disparity, RGB PNG (or .ppm)\n"
     "  --colormap turbo|jet|grey   colour map of --color (default turbo)\n"
-    "  --method progressive|block  progressive multi-resolution census (default) or SSD block\n"
-    "                              matching over the full range at full size\n"
+    "  --method progressive|block|cross  progressive multi-resolution census (default), SSD\n"
+    "                              block matching over the full range at full size, or\n"
+    "                              cross-based aggregation with bitwise fast voting (colour)\n"
     "  --block-size N              method block: odd window side, 3..31 (default 9)\n"
+    "  --cross-tau N               method cross: colour threshold of the arms, 0..255 (default 20)\n"
+    "  --cross-arm-length N        method cross: longest arm, pixels, 1..16 (default 16)\n"
+    "  --cross-truncation N        method cross: cap of a pixel's R+G+B cost, 1..765 (default 60)\n"
+    "  --sample-restore S          method cross: match every S-th pixel and row, restore by\n"
+    "                              voting; 1 = off, 2, 3 (default 1)\n"
     "  --uniqueness-ratio R        reject a pixel unless every disparity more than one away\n"
     "                              costs over R % more than the best; 0 = off, -1 = the\n"
-    "                              method's default (default: progressive 0, block 80)\n"
+    "                              method's default (default: progressive 0, block 80, cross 0)\n"
     "  --max-disparity N           search min..N-1 (default 64)\n"
     "  --min-disparity N           (default 0)\n"
     "  --levels N                  pyramid levels, 0 = automatic (default 0)\n"
@@ -58,6 +64,7 @@ bool parse_window(const std::string& s, cs::WindowVariant& w) {
 bool parse_method(const std::string& s, cs::Method& m) {
   if (s == "progressive") m = cs::Method::Progressive;
   else if (s == "block") m = cs::Method::Block;
+  else if (s == "cross") m = cs::Method::Cross;
   else return false;
   return true;
 }
@@ -78,7 +85,9 @@ int run(int argc, char** argv) {
       {{"left", true}, {"right", true}, {"out", true}, {"color", true}, {"colormap", true}, {"max-disparity", true},
        {"min-disparity", true}, {"levels", true}, {"window", true}, {"subwindow-radius", true},
        {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"method", true},
-       {"block-size", true}, {"uniqueness-ratio", true}, {"hole-span", true}, {"min-support", true}, {"help", false}});
+       {"block-size", true}, {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
+       {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true}, {"min-support", true},
+       {"help", false}});
   if (args.has("help")) {
     std::fputs(kUsage, stdout);
     return kExitOk;
@@ -97,9 +106,13 @@ int run(int argc, char** argv) {
     args.integer("min-support", params.min_support, -100000, 100000, error);
     args.integer("scale", scale, 1, 2, error);
     args.integer("block-size", params.match_block_size, -1000, 1000, error);
+    args.integer("cross-tau", params.cross_tau, -1000, 1000, error);
+    args.integer("cross-arm-length", params.cross_arm_length, -1000, 1000, error);
+    args.integer("cross-truncation", params.cross_truncation, -1000, 1000, error);
+    args.integer("sample-restore", params.sample_restore, -1000, 1000, error);
     args.integer("uniqueness-ratio", params.uniqueness_ratio, -1000, 1000, error);
     if (args.has("method") && !parse_method(args.text("method"), params.method))
-      Args::add(error, "--method must be progressive or block, not '" + args.text("method") + "'");
+      Args::add(error, "--method must be progressive, block or cross, not '" + args.text("method") + "'");
     if (args.has("window") && !parse_window(args.text("window"), params.window))
       Args::add(error, "--window must be box, best1, best2 or best4, not '" + args.text("window") + "'");
     if (args.has("colormap") && !parse_colormap(args.text("colormap"), colormap))
@@ -205,6 +218,12 @@ int run(int argc, char** argv) {
                 engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
                 params.match_block_size, params.match_block_size, cs::resolve_uniqueness_ratio(params),
                 100.0 * valid / disparity_q4.pixels.size(), ms);
+  else if (params.method == cs::Method::Cross)
+    std::printf("%s engine: %d x %d, disparities %d..%d, cross tau %d arm %d truncation %d, sample-restore %d, "
+                "uniqueness %d %%, %.1f %% valid, %.1f ms\n",
+                engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
+                params.cross_tau, params.cross_arm_length, params.cross_truncation, params.sample_restore,
+                cs::resolve_uniqueness_ratio(params), 100.0 * valid / disparity_q4.pixels.size(), ms);
   else
     std::printf("%s engine: %d x %d, disparities %d..%d, %d levels, %.1f %% valid, %.1f ms\n", engine->backend_name(),
                 left.width, left.height, params.min_disparity, params.max_disparity - 1, stats.levels,

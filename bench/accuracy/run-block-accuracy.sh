@@ -1,16 +1,17 @@
 #!/bin/bash
 # Accuracy of method block (SSD block matching, CPU reference) on Middlebury
 # Aloe over block size and uniqueness ratio, as a markdown table plus a CSV;
-# with --method progressive, of the progressive method over the ratio.
+# with --method progressive or cross, of that method over the ratio (cross:
+# its parameters through --extra, e.g. "--sample-restore 2 --cross-tau 15").
 #
 #   bench/accuracy/run-block-accuracy.sh [--data DIR] [--build DIR] [--out DIR]
-#       [--method block|progressive] [--sizes "half full"]
+#       [--method block|progressive|cross] [--sizes "half full"]
 #       [--blocks "5 7 9 11 13 15"] [--ratios "0 5 10 15"] [--extra "ARGS"]
 #
 #   --data DIR    Aloe files; default $ALOE_DIR, else ../shared/data/aloe
 #   --build DIR   build directory with tools/cs-stereo and tools/cs-score
 #                 (default $BUILD, else build)
-#   --out DIR     where block.csv and block.md go (default $BUILD/bench-results)
+#   --out DIR     where METHOD.csv and METHOD.md go (default $BUILD/bench-results)
 #   --extra ARGS  more cs-stereo options for every run (e.g. "--lr-tolerance 1")
 #
 # Each run is scored twice, as bench/README.md's Aloe sections do:
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
     --ratios) RATIOS=$2; shift 2 ;;
     --extra) EXTRA=$2; shift 2 ;;
     --method) METHOD=$2; shift 2 ;;
-    -h|--help) sed -n 2,24p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,25p "$0"; exit 0 ;;
     *) echo "run-block-accuracy.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -59,8 +60,8 @@ for f in aloeL.jpg aloeR.jpg aloeGT.png aloe_nonocc.png; do
 done
 case "$METHOD" in
   block) ;;
-  progressive) BLOCKS=- ;;
-  *) echo "run-block-accuracy.sh: --method must be block or progressive" >&2; exit 2 ;;
+  progressive|cross) BLOCKS=- ;;
+  *) echo "run-block-accuracy.sh: --method must be block, progressive or cross" >&2; exit 2 ;;
 esac
 mkdir -p "$OUTDIR" || exit 1
 work=$(mktemp -d) || exit 1

@@ -821,6 +821,10 @@ GST_START_TEST(test_properties) {
               {"warmup-frames", d.warmup_frames, 0, cs::kMaxWarmupFrames},
               {"lr-tolerance", d.lr_tolerance, 0, 64},
               {"block-size", d.match_block_size, cs::kMinMatchBlockSize, cs::kMaxMatchBlockSize},
+              {"cross-tau", d.cross_tau, 0, cs::kMaxCrossTau},
+              {"cross-arm-length", d.cross_arm_length, 1, cs::kMaxCrossArm},
+              {"cross-truncation", d.cross_truncation, 1, cs::kMaxCrossTruncation},
+              {"sample-restore", d.sample_restore, 1, cs::kMaxSampleRestore},
               {"uniqueness-ratio", d.uniqueness_ratio, -1, cs::kMaxUniquenessRatio},
               {"coarse-range-factor", cs::kAutoCoarseRangeFactor, 0, cs::kMaxCoarseRangeFactor},
               {"cuda-device-id", -1, -1, G_MAXINT16}};
@@ -836,7 +840,8 @@ GST_START_TEST(test_properties) {
   const char* all[] = {"backend", "cuda-device-id", "max-disparity", "min-disparity", "levels", "window",
                        "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
                        "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
-                       "baseline", "focal-length", "post-messages", "method", "block-size", "uniqueness-ratio",
+                       "baseline", "focal-length", "post-messages", "method", "block-size", "cross-tau",
+                       "cross-arm-length", "cross-truncation", "sample-restore", "uniqueness-ratio",
                        "coarse-range-factor", "stats"};
   for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
   // Only NULL/READY for the device choice.
@@ -853,6 +858,7 @@ GST_START_TEST(test_properties) {
   GEnumClass* methods = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(method)));
   fail_unless(g_enum_get_value_by_nick(methods, "progressive") != nullptr);
   fail_unless(g_enum_get_value_by_nick(methods, "block") != nullptr);
+  fail_unless(g_enum_get_value_by_nick(methods, "cross") != nullptr);
   g_type_class_unref(methods);
   GEnumClass* modes = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(
       g_object_class_find_property(G_OBJECT_GET_CLASS(e), "output-mode"))));
@@ -1828,11 +1834,11 @@ GST_START_TEST(test_method_block_background) {
 }
 GST_END_TEST;
 
-// Switched while playing: progressive -> block -> progressive, each frame right.
+// Switched while playing: progressive -> block -> cross -> progressive, each frame right.
 GST_START_TEST(test_method_change_while_playing) {
   Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
-  const char* methods[] = {"progressive", "block", "progressive"};
-  for (int i = 0; i < 3; ++i) {
+  const char* methods[] = {"progressive", "block", "cross", "progressive"};
+  for (int i = 0; i < 4; ++i) {
     gst_util_set_object_arg(G_OBJECT(p.h->element), "method", methods[i]);
     GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
     stamp(in, i * kFrame);
@@ -1913,7 +1919,7 @@ GST_END_TEST;
 // output-mode=confidence: GRAY8, 0 wherever the disparity is invalid, high
 // on a textured plane, for both methods on the CPU backend; the meta says so.
 GST_START_TEST(test_output_confidence) {
-  for (const char* method : {"method=block", "method=progressive"}) {
+  for (const char* method : {"method=block", "method=progressive", "method=cross"}) {
     const std::string conf_props = std::string(method) + " output-mode=confidence";
     GstBuffer* conf = run_packed(conf_props.c_str());
     GstBuffer* disp = run_packed(method);
@@ -1958,6 +1964,228 @@ GST_START_TEST(test_output_confidence) {
   gst_harness_push(p.h, in);
   fail_unless(bus_has(p.bus, GST_MESSAGE_ERROR, "output-mode=confidence gives GRAY8 only"));
   teardown(p);
+}
+GST_END_TEST;
+
+// ---------------------------------------------------------------- method cross
+
+// The four parameters of method cross: the core's defaults and limits, the
+// same flags as block-size (changeable while playing), round trips, and
+// GObject's range refusing a value outside it (a warning, the value kept).
+GST_START_TEST(test_cross_properties) {
+  GstElement* e = gst_element_factory_make("cudastereo", nullptr);
+  const cs::Params d;
+  fail_unless_equals_int(d.cross_tau, 20);
+  fail_unless_equals_int(d.cross_arm_length, 16);
+  fail_unless_equals_int(d.cross_truncation, 60);
+  fail_unless_equals_int(d.sample_restore, 1);
+  const GParamSpec* block = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "block-size");
+  struct Case {
+    const char* name;
+    int def, min, max, other;
+  } cases[] = {{"cross-tau", 20, 0, 255, 35},
+               {"cross-arm-length", 16, 1, cs::kMaxCrossArm, 9},
+               {"cross-truncation", 60, 1, 765, 120},
+               {"sample-restore", 1, 1, 3, 3}};
+  for (const Case& c : cases) {
+    GParamSpec* ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), c.name);
+    fail_unless(ps != nullptr, "%s missing", c.name);
+    fail_unless(G_IS_PARAM_SPEC_INT(ps), "%s is not an int", c.name);
+    fail_unless(std::strstr(g_param_spec_get_blurb(ps), "method=cross") != nullptr,
+                "%s: the blurb does not say it applies to method=cross", c.name);
+    fail_unless_equals_int(ps->flags, block->flags);
+    GParamSpecInt* pi = G_PARAM_SPEC_INT(ps);
+    fail_unless_equals_int(pi->default_value, c.def);
+    fail_unless_equals_int(pi->minimum, c.min);
+    fail_unless_equals_int(pi->maximum, c.max);
+    int v = -1;
+    g_object_get(e, c.name, &v, nullptr);
+    fail_unless_equals_int(v, c.def);
+    g_object_set(e, c.name, c.other, nullptr);
+    g_object_get(e, c.name, &v, nullptr);
+    fail_unless_equals_int(v, c.other);
+    // Out of range on either side: GObject warns and keeps the value.
+    for (int bad : {c.min - 1, c.max + 1}) {
+      ASSERT_WARNING(g_object_set(e, c.name, bad, nullptr));
+      g_object_get(e, c.name, &v, nullptr);
+      fail_unless_equals_int(v, c.other);
+    }
+    // The same through the launch-line parser.
+    const std::string text = std::to_string(c.min);
+    gst_util_set_object_arg(G_OBJECT(e), c.name, text.c_str());
+    g_object_get(e, c.name, &v, nullptr);
+    fail_unless_equals_int(v, c.min);
+  }
+  gst_util_set_object_arg(G_OBJECT(e), "method", "cross");
+  int method = -1;
+  g_object_get(e, "method", &method, nullptr);
+  fail_unless_equals_int(method, 2);
+  fail_unless_equals_int(method, static_cast<int>(cs::Method::Cross));
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+namespace {
+
+// A surface of flat colour patches (7 x 5 pixels, colours 30 .. 225 per
+// channel) with +-3 of noise on each pixel: the piecewise-smooth colour that
+// method cross's support regions assume, where arms reach several pixels and
+// sample-restore's sampled regions (arms / S) are not single pixels, as they
+// are on make_step_pair's fine texture (there sample-restore=2 leaves 85 %
+// of the pixels without a vote).
+uint32_t patch_rgba(uint32_t seed, int u, int v) {
+  auto mix = [](uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    return x ^ (x >> 16);
+  };
+  const uint32_t patch = mix(seed * 0x9e3779b1u ^ mix(static_cast<uint32_t>(u / 7) * 0x85ebca77u ^
+                                                      mix(static_cast<uint32_t>(v / 5) * 0xc2b2ae3du)));
+  const uint32_t noise = mix(patch ^ mix(static_cast<uint32_t>(u) * 0x27d4eb2fu + static_cast<uint32_t>(v)));
+  uint32_t out = 0xffu << 24;
+  for (int c = 0; c < 3; ++c) {
+    const int value = 30 + static_cast<int>((patch >> (8 * c)) % 196) + static_cast<int>((noise >> (8 * c)) % 7) - 3;
+    out |= static_cast<uint32_t>(value) << (8 * c);
+  }
+  return out;
+}
+
+// make_step_pair's geometry with patch_rgba surfaces: the near plane covers
+// the left half of the left view, the far plane the rest; the far plane's
+// pixels hidden in the right view are unknown (-1), as are those whose match
+// lies left of the right view.
+cs::SyntheticPair make_patch_step_pair(int w, int h, int d_far, int d_near, uint32_t seed) {
+  cs::SyntheticPair p;
+  p.left_rgba = cs::Image<uint32_t>(w, h);
+  p.right_rgba = cs::Image<uint32_t>(w, h);
+  p.disparity = cs::Image<float>(w, h, -1.0f);
+  const int edge = w / 2;
+  const uint32_t near = seed + 1000003u;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      if (x < edge) {
+        p.left_rgba.at(x, y) = patch_rgba(near, x + 100, y);
+        if (x - d_near >= 0) p.disparity.at(x, y) = static_cast<float>(d_near);
+      } else {
+        p.left_rgba.at(x, y) = patch_rgba(seed, x + 100, y);
+        if (x - d_far >= edge - d_near) p.disparity.at(x, y) = static_cast<float>(d_far);
+      }
+      p.right_rgba.at(x, y) = x < edge - d_near ? patch_rgba(near, x + d_near + 100, y)
+                                                : patch_rgba(seed, x + d_far + 100, y);
+    }
+  return p;
+}
+
+// bad-2 (%) of a Q4 disparity map against a left-referenced ground truth:
+// over the pixels with a known disparity (>= 0), a missing estimate counts
+// as bad. Also whether every value is a whole pixel (a multiple of 16).
+struct Bad2 {
+  double percent = 100.0;
+  size_t evaluated = 0;
+  bool whole_pixels = true;
+};
+
+Bad2 bad2_of(const std::vector<int>& q4, const cs::Image<float>& truth) {
+  Bad2 r;
+  size_t bad = 0;
+  for (int y = 0; y < truth.height; ++y)
+    for (int x = 0; x < truth.width; ++x) {
+      const int v = q4[static_cast<size_t>(y) * truth.width + x];
+      r.whole_pixels = r.whole_pixels && v % 16 == 0;
+      const float t = truth.at(x, y);
+      if (t < 0) continue;
+      ++r.evaluated;
+      bad += v == 0 || std::fabs(v / 16.0 - t) > 2.0;
+    }
+  r.percent = r.evaluated ? 100.0 * bad / r.evaluated : 100.0;
+  return r;
+}
+
+}  // namespace
+
+// method=cross on a step (a near plane at 12 over a far one at 4; the far
+// pixels the near plane hides in the right view are not scored): every
+// input frame gives one output with its timestamp and duration, in order,
+// and nothing more before EOS; disparities are whole pixels (subpixel=true
+// does not apply) and close to the truth. On make_step_pair's fine texture
+// (plain), and on colour patches (make_patch_step_pair) plain, with
+// sample-restore 2 and 3, and as GRAY8 (three equal channels). The bounds
+// are the measured bad-2 (CPU reference, 96 x 64 views, max-disparity 16,
+// frames of seeds 11 .. 13; the worst frame's in the comment) with slack.
+// Sampled, the near plane's last column (x = 47, a one-pixel sliver of a
+// patch: no sample in its region) is what stays wrong; as GRAY8, patches of
+// different colours but close luma merge.
+GST_START_TEST(test_method_cross_known_disparity) {
+  constexpr int w = 96, h = 64, d_far = 4, d_near = 12, frames = 3;
+  constexpr GstClockTime start = 2 * GST_SECOND;
+  struct Run {
+    const char* props;
+    bool patches;
+    GstVideoFormat format;
+    double max_bad2;  // percent
+  } runs[] = {{"method=cross subpixel=true", false, GST_VIDEO_FORMAT_RGBA, 1.0},  // measured 0.09 %
+              {"method=cross", true, GST_VIDEO_FORMAT_RGBA, 1.0},                  // 0.09 %
+              {"method=cross sample-restore=2", true, GST_VIDEO_FORMAT_RGBA, 3.0}, // 1.19 %
+              {"method=cross sample-restore=3", true, GST_VIDEO_FORMAT_RGBA, 3.0}, // 1.19 %
+              {"method=cross", true, GST_VIDEO_FORMAT_GRAY8, 8.0}};                // 4.04 %
+  for (const Run& run : runs) {
+    const char* format = gst_video_format_to_string(run.format);
+    const char* scene = run.patches ? "patches" : "texture";
+    const std::string props = std::string("input-layout=side-by-side ") + run.props;
+    Packed p = packed_harness(props.c_str(), caps_string(run.format, 2 * w, h));
+    std::vector<cs::SyntheticPair> truth;
+    for (int i = 0; i < frames; ++i) {
+      truth.push_back(run.patches ? make_patch_step_pair(w, h, d_far, d_near, 11 + i)
+                                  : cs::make_step_pair(w, h, d_far, d_near, 11 + i));
+      const cs::SyntheticPair& sc = truth.back();
+      cs::Image<uint32_t> frame(2 * w, h);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          frame.at(x, y) = sc.left_rgba.at(x, y);
+          frame.at(x + w, y) = sc.right_rgba.at(x, y);
+        }
+      GstBuffer* in = convert_rgba(rgba_bytes(frame), 2 * w, h, run.format);
+      stamp(in, start + i * kFrame);
+      fail_unless_equals_int(gst_harness_push(p.h, in), GST_FLOW_OK);
+    }
+    fail_unless(gst_harness_push_event(p.h, gst_event_new_eos()));
+    for (int i = 0; i < frames; ++i) {
+      GstBuffer* out = gst_harness_pull(p.h);
+      fail_unless(out != nullptr, "%s, %s: output %d missing", run.props, scene, i);
+      fail_unless_equals_uint64(GST_BUFFER_PTS(out), start + i * kFrame);
+      fail_unless_equals_uint64(GST_BUFFER_DURATION(out), kFrame);
+      fail_unless(!meta_of(out)->placeholder);
+      fail_unless_equals_int(meta_of(out)->levels, 1);
+      const Bad2 b = bad2_of(read_pixels(out, GST_VIDEO_FORMAT_GRAY16_LE, w, h), truth[i].disparity);
+      GST_INFO("%s, %s, %s, frame %d: bad-2 %.2f %% of %zu", run.props, scene, format, i, b.percent, b.evaluated);
+      fail_unless(b.whole_pixels, "%s, %s: a disparity that is not a whole pixel", run.props, scene);
+      fail_unless(b.percent <= run.max_bad2, "%s, %s, %s, frame %d: bad-2 %.2f %% (more than %.1f %%)", run.props,
+                  scene, format, i, b.percent, run.max_bad2);
+      gst_buffer_unref(out);
+    }
+    // One output per input: the EOS follows the last frame, nothing more.
+    bool eos = false;
+    while (GstEvent* ev = gst_harness_pull_event(p.h)) {
+      eos = GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
+      gst_event_unref(ev);
+      if (eos) break;
+    }
+    fail_unless(eos);
+    fail_unless_equals_int(gst_harness_buffers_in_queue(p.h), 0);
+    teardown(p);
+  }
+  // Two pads: the plane at kD.
+  TwoPads t = two_pad_harness();
+  gst_util_set_object_arg(G_OBJECT(t.left->element), "method", "cross");
+  push_views(t, 0, 0, kD);
+  GstBuffer* out = gst_harness_pull(t.left);
+  const double frac = fraction_q4(out, kW, kH, kD);
+  GST_INFO("method cross, two pads: %.3f at d = %d", frac, kD);
+  fail_unless(frac >= 0.9, "two pads: only %.3f of the plane at d*16", frac);
+  gst_buffer_unref(out);
+  teardown(t);
 }
 GST_END_TEST;
 
@@ -2009,6 +2237,8 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_block_properties_refused);
   tcase_add_test(tc, test_uniqueness_rejects_repeated_pattern);
   tcase_add_test(tc, test_output_confidence);
+  tcase_add_test(tc, test_cross_properties);
+  tcase_add_test(tc, test_method_cross_known_disparity);
   return s;
 }
 

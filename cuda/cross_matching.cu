@@ -48,16 +48,15 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
   uint32_t arms = 0;
 #pragma unroll
   for (int a = 0; a < 4; ++a) {
-    int len = arm_length;
-    bool next = colour_differs(p, tile[cy + dy[a]][cx + dx[a]], tau4);  // phi at i + 1 for i = 0
-    for (int i = 0; i < arm_length; ++i) {
-      const bool after = colour_differs(p, tile[cy + (i + 2) * dy[a]][cx + (i + 2) * dx[a]], tau4);
-      if (next && after) {
-        len = i;
-        break;
-      }
-      next = after;
-    }
+    // Bit k - 1: phi(p, p_k), k = 1 .. kMaxCrossArm + 1; the arm is the
+    // first i with bits i and i + 1 set (p_{i+1} and p_{i+2} differ), at
+    // most L.
+    uint32_t flags = 0;
+#pragma unroll
+    for (int k = 1; k <= kMaxCrossArm + 1; ++k)
+      flags |= static_cast<uint32_t>(colour_differs(p, tile[cy + k * dy[a]][cx + k * dx[a]], tau4)) << (k - 1);
+    const uint32_t pairs = flags & (flags >> 1);
+    const int len = pairs ? min(__ffs(pairs) - 1, arm_length) : arm_length;
     arms |= static_cast<uint32_t>(len) << (8 * a);
   }
   drow(v.arms[z], y)[x] = arms;
@@ -65,21 +64,41 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
 
 // ---------------------------------------------------------------- C3, C4
 
-// A block a tile of kTileW x kTileH samples, all disparities in turn: the
-// tile's pixel costs with an apron of kMaxCrossArm samples around it (the
-// colours read through the cache: the left ones are the same every
-// disparity, the right ones shift by one), their
-// prefix sums along each row, the horizontal sums of the tile's columns in
-// every row of the apron, then each anchor's vertical sum. A thread follows
-// kAnchors anchors of one column through the sweep.
-constexpr int kTileW = 64, kTileH = 32, kApron = kMaxCrossArm;
-constexpr int kRegionW = kTileW + 2 * kApron, kRegionH = kTileH + 2 * kApron;
-constexpr int kMatchThreads = 256;
-constexpr int kAnchorRows = kMatchThreads / kTileW;  // 4
-constexpr int kAnchors = kTileH / kAnchorRows;       // 8
-static_assert(kRegionW % 32 == 0, "the row scan takes 32 columns at a time");
-// 57.5 KiB: within sm_75's 64 KiB a block.
-constexpr size_t kMatchShared = sizeof(uint32_t) * (kRegionH * kTileW + kRegionH * (kRegionW + 1) + kRegionH * kTileW);
+// A block a tile of kTileW x kTileH samples, all disparities in turn (a
+// thread follows kTileH / 8 anchors of one column through the sweep). Per
+// disparity, over the tile with an apron of kMaxCrossArm samples:
+//  1. the pixel costs of the region (coalesced reads), then their prefix
+//     sums along each row, a thread an eighth of a row;
+//  2. the horizontal sums H and sizes N_H of the tile's columns in every
+//     row, a thread an eighth of a column, summed down the column as they
+//     are made; then each part adds the parts above it (column
+//     prefix sums from the region's first row);
+//  3. each anchor's C and N as two differences of the column sums, then its
+//     winner, rival and lagged minimum.
+// The colours and the right view's arms are read through the cache (the
+// left ones are the same every disparity, the right ones shift by one).
+// kTileH 32 needs about 66 KiB of shared memory a block; 16 fits sm_75's 64.
+constexpr int kTileW = 64, kApron = kMaxCrossArm;
+constexpr int kRegionW = kTileW + 2 * kApron;
+constexpr int kMatchThreads = 512;
+constexpr int kRowParts = 8;   // threads a region row (step 1)
+constexpr int kRowPart = kRegionW / kRowParts;
+constexpr int kColumnParts = kMatchThreads / kTileW;  // 8 threads a tile column (step 2)
+static_assert(kRegionW % kRowParts == 0 && kMatchThreads % kRowParts == 0, "whole row parts");
+
+template <int kTileH>
+struct MatchTile {
+  static constexpr int kRegionH = kTileH + 2 * kApron;
+  static constexpr int kAnchors = kTileH / kColumnParts;
+  static constexpr int kColumnPart = kRegionH / kColumnParts;
+  static_assert(kRegionH % kColumnParts == 0 && kTileH % kColumnParts == 0, "whole column parts");
+  // larm: kRegionH x kTileW; prefix: kRegionH x (kRegionW + 1); hsum (the
+  // column sums of H, inclusive within a column part): kRegionH x kTileW;
+  // nsum (of N_H, 16 bits): kRegionH x kTileW; offsets of the parts, H and N.
+  static constexpr size_t kShared = sizeof(uint32_t) * (kRegionH * kTileW + kRegionH * (kRegionW + 1) +
+                                                        kRegionH * kTileW + 2 * kColumnParts * kTileW) +
+                                    sizeof(uint16_t) * kRegionH * kTileW;
+};
 
 // (C3) a lower normalised cost; kNoCrossCost is above every cost.
 __device__ __forceinline__ bool cost_less(uint32_t a, uint32_t b) {
@@ -90,12 +109,18 @@ __device__ __forceinline__ bool cost_less(uint32_t a, uint32_t b) {
 
 __device__ __forceinline__ int arm_of(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }
 
-__global__ void __launch_bounds__(kMatchThreads) cross_match_kernel(const __grid_constant__ CrossViews v,
-                                                                      const CrossParams p) {
+template <int kTileH>
+__global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __grid_constant__ CrossViews v,
+                                                                   const CrossParams p) {
+  using T = MatchTile<kTileH>;
+  constexpr int kRegionH = T::kRegionH, kAnchors = T::kAnchors, kColumnPart = T::kColumnPart;
   extern __shared__ uint32_t shared[];
-  uint32_t* larm = shared;                        // kRegionH x kTileW: left arms of the tile's columns
-  uint32_t* prefix = larm + kRegionH * kTileW;    // kRegionH x (kRegionW + 1): row prefix sums of e
-  uint32_t* hsum = prefix + kRegionH * (kRegionW + 1);  // kRegionH x kTileW: H | N_H << 20
+  uint32_t* larm = shared;                               // kRegionH x kTileW
+  uint32_t* prefix = larm + kRegionH * kTileW;           // kRegionH x (kRegionW + 1)
+  uint32_t* hsum = prefix + kRegionH * (kRegionW + 1);   // kRegionH x kTileW
+  uint32_t* hpart = hsum + kRegionH * kTileW;            // kColumnParts x kTileW: the parts' offsets
+  uint32_t* npart = hpart + kColumnParts * kTileW;
+  uint16_t* nsum = reinterpret_cast<uint16_t*>(npart + kColumnParts * kTileW);  // kRegionH x kTileW
   const int S = p.sample;
   const int w = v.colour[0].width, h = v.colour[0].height;
   const int ws = (w + S - 1) / S, hs = (h + S - 1) / S;
@@ -106,8 +131,9 @@ __global__ void __launch_bounds__(kMatchThreads) cross_match_kernel(const __grid
     larm[k] = i < ws && j >= 0 && j < hs ? drow(v.arms[0], S * j)[S * i] : 0;
   }
   const bool masks = v.mask[0].data != nullptr;
-  const int ac = tid % kTileW, ar0 = tid / kTileW;
-  const int ai = i0 + ac;
+  // Step 2's column part and step 3's anchors: column c of the tile.
+  const int c = tid % kTileW, part = tid / kTileW;
+  const int ai = i0 + c;
   uint32_t best[kAnchors], rival[kAnchors], lag2[kAnchors], prev[kAnchors];
   int winner[kAnchors];
 #pragma unroll
@@ -115,65 +141,97 @@ __global__ void __launch_bounds__(kMatchThreads) cross_match_kernel(const __grid
     best[k] = rival[k] = lag2[k] = prev[k] = kNoCrossCost;
     winner[k] = -1;
   }
-  const unsigned lane = tid & 31, warp = tid >> 5;
   const uint32_t trunc = static_cast<uint32_t>(p.truncation);
+  const int seg = tid % kRowParts;
   __syncthreads();
   for (int d = p.range.lo; d < p.range.hi; ++d) {
-    // Pixel costs and their prefix sums along each row of the region.
-    for (int r = warp; r < kRegionH; r += kMatchThreads / 32) {
-      const int j = j0 - kApron + r;
-      const bool row_in = j >= 0 && j < hs;
-      const uint32_t* lrow = row_in ? drow(v.colour[0], S * j) : nullptr;
-      const uint32_t* rrow = row_in ? drow(v.colour[1], S * j) : nullptr;
-      uint32_t* pr = prefix + r * (kRegionW + 1);
-      uint32_t carry = 0;
-#pragma unroll
-      for (int c0 = 0; c0 < kRegionW; c0 += 32) {
-        const int c = c0 + lane;
-        const int i = i0 - kApron + c;
-        const int xr = S * i - d;
-        uint32_t e = 0;
-        if (row_in && i >= 0 && i < ws && xr >= 0) e = min(__vsadu4(__ldg(lrow + S * i), __ldg(rrow + xr)), trunc);
-        uint32_t s = e;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-          const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, s, o);
-          if (lane >= static_cast<unsigned>(o)) s += t;
-        }
-        pr[c + 1] = carry + s;
-        carry += __shfl_sync(0xFFFFFFFFu, s, 31);
-      }
-      if (lane == 0) pr[0] = 0;
-    }
-    __syncthreads();
-    // Horizontal sums over the overlap of both views' arms.
-    for (int k = tid; k < kRegionH * kTileW; k += kMatchThreads) {
-      const int r = k / kTileW, c = k % kTileW;
-      const int i = i0 + c, j = j0 - kApron + r;
+    // 1. Pixel costs (adjacent threads, adjacent columns), then their prefix
+    //    sums along each row of the region in place (a thread an eighth of
+    //    a row: its own sums, then the parts before it by shuffles).
+    for (int k = tid; k < kRegionH * kRegionW; k += kMatchThreads) {
+      const int r = k / kRegionW, cc = k % kRegionW;
+      const int i = i0 - kApron + cc, j = j0 - kApron + r;
       const int xr = S * i - d;
-      uint32_t hv = 0;
-      if (i < ws && j >= 0 && j < hs && xr >= 0) {
-        const uint32_t la = larm[k], ra = drow(v.arms[1], S * j)[xr];
-        const int hm = min(arm_of(la, 0), arm_of(ra, 0)) / S, hp = min(arm_of(la, 1), arm_of(ra, 1)) / S;
-        const uint32_t* pr = prefix + r * (kRegionW + 1);
-        hv = (pr[kApron + c + hp + 1] - pr[kApron + c - hm]) | static_cast<uint32_t>(hm + hp + 1) << 20;
-      }
-      hsum[k] = hv;
+      uint32_t e = 0;
+      if (j >= 0 && j < hs && i >= 0 && i < ws && xr >= 0)
+        e = min(__vsadu4(__ldg(drow(v.colour[0], S * j) + S * i), __ldg(drow(v.colour[1], S * j) + xr)), trunc);
+      prefix[r * (kRegionW + 1) + cc + 1] = e;
     }
     __syncthreads();
-    // Each anchor's vertical sum, then its winner, rival and lagged minimum.
+    for (int r = tid / kRowParts; r < kRegionH; r += kMatchThreads / kRowParts) {
+      uint32_t* pr = prefix + r * (kRegionW + 1) + seg * kRowPart;
+      uint32_t total = 0;
+#pragma unroll
+      for (int k = 1; k <= kRowPart; ++k) {
+        total += pr[k];
+        pr[k] = total;
+      }
+      uint32_t before = total;
+#pragma unroll
+      for (int o = 1; o < kRowParts; o <<= 1) {
+        const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, before, o, kRowParts);
+        if (seg >= o) before += t;
+      }
+      before -= total;
+      if (seg == 0) pr[0] = 0;
+      if (before)
+#pragma unroll
+        for (int k = 1; k <= kRowPart; ++k) pr[k] += before;
+    }
+    __syncthreads();
+    // 2. Horizontal sums over the overlap of both views' arms, summed down
+    //    column c of the tile within this thread's part of the rows.
+    {
+      const int i = ai;
+      const int xr = S * i - d;
+      const bool column_in = i < ws && xr >= 0;
+      uint32_t hrun = 0, nrun = 0;
+      for (int k = 0; k < kColumnPart; ++k) {
+        const int r = part * kColumnPart + k;
+        const int j = j0 - kApron + r;
+        if (column_in && j >= 0 && j < hs) {
+          const uint32_t la = larm[r * kTileW + c], ra = __ldg(drow(v.arms[1], S * j) + xr);
+          const int hm = min(arm_of(la, 0), arm_of(ra, 0)) / S, hp = min(arm_of(la, 1), arm_of(ra, 1)) / S;
+          const uint32_t* pr = prefix + r * (kRegionW + 1);
+          hrun += pr[kApron + c + hp + 1] - pr[kApron + c - hm];
+          nrun += hm + hp + 1;
+        }
+        hsum[r * kTileW + c] = hrun;
+        nsum[r * kTileW + c] = static_cast<uint16_t>(nrun);
+      }
+      hpart[part * kTileW + c] = hrun;
+      npart[part * kTileW + c] = nrun;
+    }
+    __syncthreads();
+    // 2b. The parts before this thread's added to its rows: column sums
+    //     from the region's first row.
+    if (part > 0) {
+      uint32_t hoff = 0, noff = 0;
+      for (int q = 0; q < part; ++q) {
+        hoff += hpart[q * kTileW + c];
+        noff += npart[q * kTileW + c];
+      }
+      for (int k = 0; k < kColumnPart; ++k) {
+        const int r = part * kColumnPart + k;
+        hsum[r * kTileW + c] += hoff;
+        nsum[r * kTileW + c] = static_cast<uint16_t>(nsum[r * kTileW + c] + noff);
+      }
+    }
+    __syncthreads();
+    // 3. Each anchor's vertical sum: the column sums at the ends of its overlap.
     const int xr = S * ai - d;
 #pragma unroll
     for (int k = 0; k < kAnchors; ++k) {
-      const int ar = ar0 + kAnchorRows * k, aj = j0 + ar;
+      const int ar = part + kColumnParts * k, aj = j0 + ar;
       uint32_t cost = kNoCrossCost;
       if (ai < ws && aj < hs && xr >= 0 &&
           (!masks || (drow(v.mask[0], S * aj)[S * ai] && drow(v.mask[1], S * aj)[xr]))) {
-        const uint32_t la = larm[(ar + kApron) * kTileW + ac], ra = drow(v.arms[1], S * aj)[xr];
+        const uint32_t la = larm[(ar + kApron) * kTileW + c], ra = __ldg(drow(v.arms[1], S * aj) + xr);
         const int vm = min(arm_of(la, 2), arm_of(ra, 2)) / S, vp = min(arm_of(la, 3), arm_of(ra, 3)) / S;
-        uint32_t acc = 0;
-        for (int r = ar + kApron - vm; r <= ar + kApron + vp; ++r) acc += hsum[r * kTileW + ac];
-        cost = acc;
+        const int b = ar + kApron + vp, a = ar + kApron - vm - 1;  // rows a + 1 .. b
+        const uint32_t hb = hsum[b * kTileW + c], nb = nsum[b * kTileW + c];
+        const uint32_t ha = a < 0 ? 0 : hsum[a * kTileW + c], na = a < 0 ? 0 : nsum[a * kTileW + c];
+        cost = (hb - ha) | (nb - na) << 20;
       }
       if (cost_less(cost, best[k])) {
         best[k] = cost;
@@ -190,7 +248,7 @@ __global__ void __launch_bounds__(kMatchThreads) cross_match_kernel(const __grid
   if (ai >= ws) return;
 #pragma unroll
   for (int k = 0; k < kAnchors; ++k) {
-    const int aj = j0 + ar0 + kAnchorRows * k;
+    const int aj = j0 + part + kColumnParts * k;
     if (aj >= hs) continue;
     int kept = winner[k];
     if (kept >= 0 && p.uniqueness_ratio > 0 && rival[k] != kNoCrossCost) {
@@ -219,7 +277,7 @@ __device__ __forceinline__ bool offer_before(unsigned long long a, unsigned long
   return static_cast<uint32_t>(a) < static_cast<uint32_t>(b);
 }
 
-__global__ void cross_offers_kernel(const __grid_constant__ CrossViews v, int sample) {
+__global__ void __launch_bounds__(256) cross_offers_kernel(const __grid_constant__ CrossViews v, int sample) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i >= v.raw.width || j >= v.raw.height) return;
   const int d = drow(v.raw, j)[i];
@@ -234,7 +292,7 @@ __global__ void cross_offers_kernel(const __grid_constant__ CrossViews v, int sa
   }
 }
 
-__global__ void cross_reliable_kernel(const __grid_constant__ CrossViews v, int sample, bool lr_check,
+__global__ void __launch_bounds__(256) cross_reliable_kernel(const __grid_constant__ CrossViews v, int sample, bool lr_check,
                                       int tolerance) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i >= v.disparity.width || j >= v.disparity.height) return;
@@ -341,7 +399,7 @@ __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(con
 
 // ---------------------------------------------------------------- C7, C8 confidence
 
-__global__ void cross_median_kernel(const __grid_constant__ CrossViews v, int sample) {
+__global__ void __launch_bounds__(256) cross_median_kernel(const __grid_constant__ CrossViews v, int sample) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   const int w = v.voted.width, h = v.voted.height;
   if (x >= w || y >= h) return;
@@ -401,13 +459,18 @@ bool sizes_agree(const CrossViews& v, const CrossParams& p) {
 
 std::vector<KernelLaunch> cross_kernel_launches() {
   KernelLaunch k;
-  k.kernel = "cross_match_kernel";
+  k.kernel = "cross_match_kernel<16>";
   k.threads = kMatchThreads;
-  k.dynamic_shared = kMatchShared;
+  k.dynamic_shared = MatchTile<16>::kShared;
   k.min_blocks_per_sm = 1;
   k.required = true;
-  k.what = "method cross: the aggregation's tile";
-  return {k};
+  k.what = "method cross: the aggregation's tile of 16 rows (every GPU)";
+  KernelLaunch tall = k;
+  tall.kernel = "cross_match_kernel<32>";
+  tall.dynamic_shared = MatchTile<32>::kShared;
+  tall.required = false;
+  tall.what = "method cross: the aggregation's tile of 32 rows (where it fits)";
+  return {k, tall};
 }
 
 cudaError_t enqueue_cross_arms(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
@@ -420,14 +483,30 @@ cudaError_t enqueue_cross_arms(const CrossViews& v, const CrossParams& p, cudaSt
 }
 
 cudaError_t prepare_cross_match() {
-  return cudaFuncSetAttribute(cross_match_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(kMatchShared));
+  cudaError_t e = cudaFuncSetAttribute(cross_match_kernel<16>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(MatchTile<16>::kShared));
+  if (e != cudaSuccess) return e;
+  // The taller tile where the GPU has the shared memory for it.
+  if (cudaFuncSetAttribute(cross_match_kernel<32>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(MatchTile<32>::kShared)) != cudaSuccess)
+    (void)cudaGetLastError();
+  return cudaSuccess;
+}
+
+int cross_tile_rows(const DeviceLimits& limits) {
+  return limits.shared_per_block_optin >= MatchTile<32>::kShared ? 32 : 16;
 }
 
 cudaError_t enqueue_cross_match(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
   if (!sizes_agree(v, p)) return cudaErrorInvalidValue;
-  const dim3 grid((v.raw.width + kTileW - 1) / kTileW, (v.raw.height + kTileH - 1) / kTileH);
-  cross_match_kernel<<<grid, kMatchThreads, kMatchShared, stream>>>(v, p);
+  const int rows = p.tile_rows ? p.tile_rows : 32;
+  const dim3 grid((v.raw.width + kTileW - 1) / kTileW, (v.raw.height + rows - 1) / rows);
+  if (rows == 32)
+    cross_match_kernel<32><<<grid, kMatchThreads, MatchTile<32>::kShared, stream>>>(v, p);
+  else if (rows == 16)
+    cross_match_kernel<16><<<grid, kMatchThreads, MatchTile<16>::kShared, stream>>>(v, p);
+  else
+    return cudaErrorInvalidValue;
   return cudaGetLastError();
 }
 

@@ -134,6 +134,7 @@ class CrossMethod final : public MatchingMethod {
     c.uniqueness_ratio = resolve_uniqueness_ratio(p);
     c.lr_check = p.lr_check;
     c.tolerance = p.lr_tolerance;
+    c.tile_rows = cross_tile_rows(*f.limits);
     return c;
   }
 

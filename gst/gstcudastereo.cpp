@@ -41,8 +41,8 @@
  * times less matching, somewhat less accurate. It matches the views'
  * colour (YUV inputs converted to RGB; GRAY8 as three equal channels) and
  * honours background, both input modes and every output format.
- * Both backends run progressive and block bit-identically, with a
- * uniqueness ratio and the confidence output.
+ * Both backends run every method bit-identically, with a uniqueness ratio
+ * and the confidence output.
  *
  * Input, one of (never both):
  *  - packed: the always `sink` pad takes frames holding both views side by

@@ -26,7 +26,7 @@ start=$(date +%s)
 group() {
   (ONLY="$2" OUT="$O/$1" TMAX="$3" timeout -k 5 480 bash "$here/gpu-tests.sh" "$B" > /dev/null 2>&1) &
 }
-group stages '^cuda-(stages|engine|block-emulation)$' 200
+group stages '^cuda-(stages|engine|block-emulation|cross)$' 200
 group configs '^cuda-(configs|block)$|^memcheck-engine$' 200
 group element '^gst-cuda|^launch-lines$|^usb-cameras$|^embed$' 320
 for part in 0-1 2-3 4 5 6-7 8 9 10 11 12-13; do group "race-$part" "^racecheck-match-$part\$" 450; done
@@ -36,6 +36,7 @@ group race-e '^racecheck-(pair|rival)$' 300
 group mem '^memcheck-(rival|engine-rival|element|pad-release|host-pin)$' 200
 group mem-instances '^memcheck-instances$' 400
 group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150
+group cross '^(memcheck-cross|racecheck-cross|synccheck-cross)$' 300
 wait
 echo "groups: $(( $(date +%s) - start )) s"
 ONLY='^gst-reliability-cuda$' OUT="$O/reliability" TMAX=300 bash "$here/gpu-tests.sh" "$B" > /dev/null 2>&1

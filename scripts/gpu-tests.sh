@@ -31,9 +31,10 @@ step cuda-engine 150 "$B/tests/cuda/cuda-test_engine"
 step cuda-configs 300 "$B/tests/cuda/cuda-test_configs"
 step cuda-block 300 "$B/tests/cuda/cuda-test_block"
 step cuda-block-emulation 120 "$B/tests/cuda/cuda-test_block_emulation"
+step cuda-cross 200 "$B/tests/cuda/cuda-test_cross"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
 CK_VERBOSITY=verbose step gst-cuda 400 "$B/tests/gst/test-gst-cudastereo-cuda"
-GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_uniqueness_and_confidence_cuda_matches_cpu CK_VERBOSITY=verbose step gst-cuda-block 300 "$B/tests/gst/test-gst-cudastereo-cuda"
+GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_uniqueness_and_confidence_cuda_matches_cpu,test_cross_cuda_matches_cpu,test_cross_cuda_memory CK_VERBOSITY=verbose step gst-cuda-block 400 "$B/tests/gst/test-gst-cudastereo-cuda"
 # Issue 16, item 1: system memory that comes back, pinned in place.
 CK_VERBOSITY=verbose step gst-cuda-host-pin 200 "$B/tests/gst/test-gst-host-pin-cuda"
 # Issue 16: live behaviour (CPU backend), reliability on both backends: 1000
@@ -73,6 +74,9 @@ step racecheck-rival 300 compute-sanitizer --tool racecheck --error-exitcode 9 "
 step memcheck-block 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes:CudaBlock.ScratchServesTheNextFrame:CudaBlock.FinishAndCrossCheckEqualTheReferenceStages:CudaEngineBlock.*'
 step racecheck-block 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.ScratchServesTheNextFrame:CudaBlock.FinishAndCrossCheckEqualTheReferenceStages'
 step racecheck-block-tiles 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes'
+step memcheck-cross 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_cross" --gtest_filter='*Degenerate*:*Background*:*Switching*'
+step racecheck-cross 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_cross" --gtest_filter='*Degenerate*:*Switching*'
+step synccheck-cross 300 compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/cuda/cuda-test_cross" --gtest_filter='*Degenerate*'
 step synccheck-block 300 compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes:CudaBlock.ScratchServesTheNextFrame'
 GST_CHECKS=test_cuda_memory_pipelines step memcheck-element 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-cuda"
 # Pin in place: registrations, DMA from registered memory, unregistration when freed.

@@ -1064,6 +1064,83 @@ GST_START_TEST(test_bad_device_id) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- method cross
+
+// method=cross on the GPU equals the CPU backend byte for byte: colour,
+// grey and YUV input, every sample-restore factor, its parameters at their
+// ends, uniqueness, the check off, min-disparity > 0, the background model,
+// a calibration (the colour rectified in the conversion), and every output.
+GST_START_TEST(test_cross_cuda_matches_cpu) {
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_GRAY8,
+                                    GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_YUY2};
+  const std::string calibration = "/tmp/cs-cuda-cross-calib-" + std::to_string(getpid()) + ".yml";
+  g_file_set_contents(calibration.c_str(), cs::opencv_calibration_yaml(cs::example_rig(kW, kH)).c_str(), -1,
+                      nullptr);
+  struct Case {
+    std::string props;
+    const char* out_caps;
+  } cases[] = {
+      {"method=cross", "video/x-raw,format=GRAY16_LE"},
+      {"method=cross sample-restore=2", "video/x-raw,format=GRAY16_LE"},
+      {"method=cross sample-restore=3 cross-arm-length=5 min-disparity=2", "video/x-raw,format=GRAY16_LE"},
+      {"method=cross cross-tau=0 cross-truncation=765 uniqueness-ratio=20 lr-check=false",
+       "video/x-raw,format=GRAY16_LE"},
+      {"method=cross cross-tau=255 cross-arm-length=1 cross-truncation=1", "video/x-raw,format=GRAY16_LE"},
+      {"method=cross background=true warmup-frames=2", "video/x-raw,format=GRAY16_LE"},
+      {"method=cross colormap=jet alpha-mask=true background=true warmup-frames=1", "video/x-raw,format=RGBA"},
+      {"method=cross output-mode=depth calibration=" + calibration, "video/x-raw,format=GRAY16_LE"},
+      {"method=cross output-mode=confidence", "video/x-raw,format=GRAY8"},
+  };
+  for (GstVideoFormat fmt : formats) {
+    for (const Case& c : cases) {
+      const Frames fr{fmt, {5, 9, 9, 3}, 300};
+      std::string cuda_backend, cpu_backend;
+      const std::vector<Bytes> cuda = run_harness("auto", fr, c.props.c_str(), c.out_caps, &cuda_backend);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, c.props.c_str(), c.out_caps, &cpu_backend);
+      fail_unless_equals_string(cuda_backend.c_str(), "cuda");
+      fail_unless_equals_string(cpu_backend.c_str(), "cpu");
+      const std::string what = std::string(gst_video_format_to_string(fmt)) + " " + c.props + " -> " + c.out_caps;
+      expect_identical(cuda, cpu, what.c_str());
+    }
+  }
+  g_unlink(calibration.c_str());
+  // Right as well as equal: the plane at d = 5.
+  const Frames fr{GST_VIDEO_FORMAT_RGBA, {5}, 7};
+  const std::vector<Bytes> out = run_harness("cuda", fr, "method=cross", "video/x-raw,format=GRAY16_LE", nullptr);
+  fail_unless(fraction_at(out[0], 5) >= 0.8, "only %.3f of the pixels at d = 5", fraction_at(out[0], 5));
+}
+GST_END_TEST;
+
+// CUDA memory in (cudaupload), method=cross, raw disparity out in system
+// memory and false colour in CUDA memory: equal to the CPU.
+GST_START_TEST(test_cross_cuda_memory) {
+  require_element("cudaupload");
+  require_element("cudadownload");
+  const Frames fr{GST_VIDEO_FORMAT_NV12, {4, 6, 8, 6}, 900};
+  struct Variant {
+    const char* props;
+    const char* after;
+    const char* format;
+  } variants[] = {
+      {"method=cross", "", "GRAY16_LE"},
+      {"method=cross sample-restore=2 colormap=turbo", "! cudadownload ", "RGBA"},
+  };
+  for (const Variant& v : variants) {
+    const std::string out_caps = std::string("video/x-raw,format=") + v.format;
+    const std::vector<Bytes> cpu = run_harness("cpu", fr, v.props, out_caps.c_str(), nullptr);
+    const std::string desc = appsrc(0, fr.format) +
+                             "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo backend=cuda "
+                             "input-layout=side-by-side max-disparity=" + std::to_string(kMaxD) + " " + v.props + " " +
+                             v.after + "! " + out_caps + " !" + appsink(0);
+    GstElement* pipeline = parse(desc);
+    const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
+    expect_identical(outs[0], cpu, desc.c_str());
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+}
+GST_END_TEST;
+
 // ---------------------------------------------------------------- method block, confidence
 
 // method=block on the GPU equals the CPU backend byte for byte: every input
@@ -1202,6 +1279,8 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_test(tc, test_gpu_failures_stay_with_their_stream);
   tcase_add_test(tc, test_block_cuda_matches_cpu);
   tcase_add_test(tc, test_block_cuda_memory);
+  tcase_add_test(tc, test_cross_cuda_matches_cpu);
+  tcase_add_test(tc, test_cross_cuda_memory);
   tcase_add_test(tc, test_progressive_uniqueness_and_confidence_cuda_matches_cpu);
   return s;
 }

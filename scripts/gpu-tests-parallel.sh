@@ -28,7 +28,7 @@ group() {
 }
 group stages '^cuda-(stages|engine|block-emulation|cross)$' 200
 group configs '^cuda-(configs|block)$|^memcheck-engine$' 200
-group element '^gst-cuda|^launch-lines$|^usb-cameras$|^embed$' 320
+group element '^gst-cuda|^launch-lines$|^usb-cameras$|^embed$' 420
 for part in 0-1 2-3 4 5 6-7 8 9 10 11 12-13; do group "race-$part" "^racecheck-match-$part\$" 450; done
 group race-e '^racecheck-(pair|rival)$' 300
 # memcheck-instances alone takes about 150 s (its own group since the six

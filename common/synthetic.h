@@ -28,6 +28,18 @@ SyntheticPair make_plane_pair(int width, int height, int disparity, uint32_t see
 // right view are marked unknown in the ground truth.
 SyntheticPair make_step_pair(int width, int height, int d_far, int d_near, uint32_t seed);
 
+// Colour patches (method cross's regions): patch_colour(seed, u, v) is one
+// random colour per 7 x 5 block of surface coordinates (u, v >= 0) with +-3
+// of noise a pixel, packed R, G, B, 255. (texture_value changes at every
+// pixel: a cross's arms stay near 0 there at tau 20, and sample-and-restore,
+// whose voting region must reach a sample, has little to restore from.)
+// make_patch_step_pair: make_step_pair's geometry (the near plane on the
+// left half of the left view) with such surfaces; the far plane's pixels
+// hidden in the right view, and those whose match lies left of it, are
+// unknown (-1).
+uint32_t patch_colour(uint32_t seed, int u, int v);
+SyntheticPair make_patch_step_pair(int width, int height, int d_far, int d_near, uint32_t seed);
+
 // Slanted plane: disparity d0 + slope * x (pixels), rendered exactly by
 // sampling the texture at the matching right-view coordinate.
 SyntheticPair make_slanted_pair(int width, int height, float d0, float slope, uint32_t seed);

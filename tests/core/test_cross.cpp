@@ -78,57 +78,6 @@ double bad2(const Image<uint16_t>& q4, const Image<float>& gt, int margin) {
   return n ? static_cast<double>(bad) / n : 1.0;
 }
 
-uint32_t mix(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x7feb352du;
-  h ^= h >> 15;
-  h *= 0x846ca68bu;
-  h ^= h >> 16;
-  return h;
-}
-
-// A piecewise-smooth surface texture (u, v >= 0): patches of one random
-// colour, 7 x 5 pixels, with +-3 of noise per pixel: regions that crosses
-// can find, as in photographs. (synthetic.h's textures change colour at
-// every pixel: the arms stay near 0 at tau 20, and sample-and-restore, whose
-// voting region must reach a sample, has little to restore from.)
-uint32_t patch_colour(uint32_t seed, int u, int v) {
-  const uint32_t patch = mix(seed * 0x9e3779b1u ^ mix(static_cast<uint32_t>(u / 7) * 0x85ebca77u ^
-                                                      mix(static_cast<uint32_t>(v / 5) * 0xc2b2ae3du)));
-  const uint32_t noise = mix(patch ^ mix(static_cast<uint32_t>(u) * 0x27d4eb2fu + static_cast<uint32_t>(v)));
-  uint32_t out = 0xffu << 24;
-  for (int c = 0; c < 3; ++c) {
-    const int value = 30 + static_cast<int>((patch >> (8 * c)) % 196) + static_cast<int>((noise >> (8 * c)) % 7) - 3;
-    out |= static_cast<uint32_t>(value) << (8 * c);
-  }
-  return out;
-}
-
-// make_step_pair's scene with patch_colour surfaces: the near plane covers
-// the left half of the left view; the far one's pixels hidden in the right
-// view are unknown.
-SyntheticPair make_patch_step_pair(int w, int h, int d_far, int d_near, uint32_t seed) {
-  SyntheticPair p;
-  p.left_rgba = Image<uint32_t>(w, h);
-  p.right_rgba = Image<uint32_t>(w, h);
-  p.disparity = Image<float>(w, h, -1.0f);
-  const int edge = w / 2;
-  const uint32_t near = seed + 1000003u;
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      if (x < edge) {
-        p.left_rgba.at(x, y) = patch_colour(near, x + 100, y);
-        if (x - d_near >= 0) p.disparity.at(x, y) = static_cast<float>(d_near);
-      } else {
-        p.left_rgba.at(x, y) = patch_colour(seed, x + 100, y);
-        if (x - d_far >= edge - d_near) p.disparity.at(x, y) = static_cast<float>(d_far);
-      }
-      p.right_rgba.at(x, y) =
-          x < edge - d_near ? patch_colour(near, x + d_near + 100, y) : patch_colour(seed, x + d_far + 100, y);
-    }
-  return p;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- C1

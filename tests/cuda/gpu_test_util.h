@@ -5,12 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "cuda_engine.h"
 #include "cuda_util.h"
 #include "encode.h"
+#include "synthetic.h"
+#include "engine.h"
+#include "matcher_debug.h"
 #include "stereo.h"
 #include "test_scenes.h"
 
@@ -87,6 +93,82 @@ template <typename T>
   if (diffs == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << diffs << " of " << expected.pixels.size() << " pixels differ; "
                                        << first.str();
+}
+
+// One frame through the CPU reference and the CUDA engine, as the method
+// tests compare them: the CPU's Q4, foreground and confidence outputs; the
+// engine's Q4 through its encoder into a pitched host frame, and its debug
+// intermediates. Fails the test (and returns false) when either refuses.
+struct FrameBoth {
+  Image<uint16_t> cpu_q4, gpu_q4;
+  Image<uint8_t> cpu_foreground, cpu_confidence;
+  Matcher::Debug gpu_debug;
+};
+inline ::testing::AssertionResult run_frame_both(Matcher& cpu, CudaEngine& gpu, const FrameView& left,
+                                                 const FrameView& right, FrameBoth* out) {
+  const int w = left.width, h = left.height;
+  out->cpu_q4 = Image<uint16_t>(w, h);
+  out->cpu_foreground = Image<uint8_t>(w, h);
+  out->cpu_confidence = Image<uint8_t>(w, h);
+  Outputs co;
+  co.disparity_q4 = out->cpu_q4.view();
+  co.foreground = out->cpu_foreground.view();
+  co.confidence = out->cpu_confidence.view();
+  std::string e = cpu.process(left, right, co);
+  if (!e.empty()) return ::testing::AssertionFailure() << "CPU: " << e;
+  std::vector<uint8_t> frame(static_cast<size_t>(w * 2 + 6) * h, 0xEE);
+  OutputFrame of{frame.data(), w * 2 + 6, w, h, Memory::Host};
+  EncodeParams ep;
+  ep.format = OutputFormat::DisparityQ4;
+  e = gpu.process(left, right, ep, of);
+  if (!e.empty()) return ::testing::AssertionFailure() << "CUDA: " << e;
+  out->gpu_q4 = Image<uint16_t>(w, h);
+  for (int y = 0; y < h; ++y) std::memcpy(&out->gpu_q4.at(0, y), frame.data() + y * of.pitch, w * 2);
+  out->gpu_debug = Matcher::Debug();
+  e = gpu.download_debug(&out->gpu_debug);
+  if (!e.empty()) return ::testing::AssertionFailure() << "debug: " << e;
+  return ::testing::AssertionSuccess();
+}
+
+// Every output format (confidence included) of the CPU and the CUDA engine
+// with parameters p over two frames of the background sequence (120 x 80,
+// the model warm after the first with warmup_frames 1): the same bytes, and
+// not all zero.
+inline void expect_every_format_matches_cpu_engine(const Params& p) {
+  const SyntheticPair f0 = make_sequence_frame(120, 80, 0, 10, 30, 30, 20, 4, 0, 5);
+  const SyntheticPair f1 = make_sequence_frame(120, 80, 3, 10, 30, 30, 20, 4, 0, 5);
+  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
+                                  OutputFormat::RGBA,        OutputFormat::BGRA,    OutputFormat::RGBx,
+                                  OutputFormat::BGRx,        OutputFormat::Confidence};
+  for (OutputFormat fmt : formats) {
+    SCOPED_TRACE(output_format_name(fmt));
+    auto cpu = make_cpu_engine(p);
+    std::string err;
+    auto gpu = make_cuda_engine(p, -1, &err);
+    ASSERT_TRUE(gpu) << err;
+    EncodeParams ep;
+    ep.format = fmt;
+    ep.colormap = Colormap::Jet;
+    ep.alpha_from_mask = true;
+    ep.max_disparity = 64;
+    ep.baseline_mm = 100.0;
+    ep.focal_px = 700.0;
+    const int row = 120 * output_bytes_per_pixel(fmt);
+    std::vector<uint8_t> a(static_cast<size_t>(row + 8) * 80, 1), b(a.size(), 2);
+    OutputFrame oa{a.data(), row + 8, 120, 80, Memory::Host}, ob{b.data(), row + 8, 120, 80, Memory::Host};
+    for (const SyntheticPair* f : {&f0, &f1}) {
+      ASSERT_EQ(cpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, oa), "");
+      ASSERT_EQ(gpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, ob), "");
+    }
+    size_t diffs = 0, nonzero = 0;
+    for (int y = 0; y < 80; ++y)
+      for (int x = 0; x < row; ++x) {
+        diffs += a[y * (row + 8) + x] != b[y * (row + 8) + x];
+        nonzero += b[y * (row + 8) + x] != 0;
+      }
+    EXPECT_EQ(diffs, 0u);
+    EXPECT_GT(nonzero, 0u);
+  }
 }
 
 using test_scenes::random_gray;

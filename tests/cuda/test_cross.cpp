@@ -99,28 +99,11 @@ void expect_same_cross_debug(const Matcher::Debug& cpu, const Matcher::Debug& gp
 // One frame through both: every step, Q4 (through the encoder, pitched host
 // output), the confidence output, stats.
 void compare_cross_frame(Matcher& cpu, CudaEngine& gpu, const FrameView& left, const FrameView& right) {
-  const int w = left.width, h = left.height;
-  Image<uint16_t> cq4(w, h);
-  Image<uint8_t> cmask(w, h), cconf(w, h);
-  Outputs co;
-  co.disparity_q4 = cq4.view();
-  co.foreground = cmask.view();
-  co.confidence = cconf.view();
-  ASSERT_EQ(cpu.process(left, right, co), "");
-
-  std::vector<uint8_t> out(static_cast<size_t>(w * 2 + 6) * h, 0xEE);
-  OutputFrame of{out.data(), w * 2 + 6, w, h, Memory::Host};
-  EncodeParams ep;
-  ep.format = OutputFormat::DisparityQ4;
-  ASSERT_EQ(gpu.process(left, right, ep, of), "");
-  Image<uint16_t> gq4(w, h);
-  for (int y = 0; y < h; ++y) std::memcpy(&gq4.at(0, y), out.data() + y * of.pitch, w * 2);
-
-  Matcher::Debug gd;
-  ASSERT_EQ(gpu.download_debug(&gd), "");
-  expect_same_cross_debug(cpu.debug(), gd, cpu.params().background);
-  EXPECT_TRUE(same_image(cq4, gq4)) << "final Q4";
-  EXPECT_TRUE(same_image(cconf, gd.confidence)) << "confidence output";
+  FrameBoth f;
+  ASSERT_TRUE(run_frame_both(cpu, gpu, left, right, &f));
+  expect_same_cross_debug(cpu.debug(), f.gpu_debug, cpu.params().background);
+  EXPECT_TRUE(same_image(f.cpu_q4, f.gpu_q4)) << "final Q4";
+  EXPECT_TRUE(same_image(f.cpu_confidence, f.gpu_debug.confidence)) << "confidence output";
 
   const FrameStats cs = cpu.stats(), gs = gpu.stats();
   EXPECT_EQ(cs.levels, gs.levels);
@@ -234,40 +217,7 @@ TEST(CudaEngineCross, EveryOutputFormatMatchesCpuEngine) {
   Params p = cross_params(64);
   p.background = true;
   p.warmup_frames = 1;
-  const SyntheticPair f0 = make_sequence_frame(120, 80, 0, 10, 30, 30, 20, 4, 0, 5);
-  const SyntheticPair f1 = make_sequence_frame(120, 80, 3, 10, 30, 30, 20, 4, 0, 5);
-  const OutputFormat formats[] = {OutputFormat::DisparityQ4, OutputFormat::DepthMm, OutputFormat::Gray8,
-                                  OutputFormat::RGBA,        OutputFormat::BGRA,    OutputFormat::RGBx,
-                                  OutputFormat::BGRx,        OutputFormat::Confidence};
-  for (OutputFormat fmt : formats) {
-    SCOPED_TRACE(output_format_name(fmt));
-    auto cpu = make_cpu_engine(p);
-    std::string err;
-    auto gpu = make_cuda_engine(p, -1, &err);
-    ASSERT_TRUE(gpu) << err;
-    EncodeParams ep;
-    ep.format = fmt;
-    ep.colormap = Colormap::Jet;
-    ep.alpha_from_mask = true;
-    ep.max_disparity = 64;
-    ep.baseline_mm = 100.0;
-    ep.focal_px = 700.0;
-    const int row = 120 * output_bytes_per_pixel(fmt);
-    std::vector<uint8_t> a(static_cast<size_t>(row + 8) * 80, 1), b(a.size(), 2);
-    OutputFrame oa{a.data(), row + 8, 120, 80, Memory::Host}, ob{b.data(), row + 8, 120, 80, Memory::Host};
-    for (const SyntheticPair* f : {&f0, &f1}) {
-      ASSERT_EQ(cpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, oa), "");
-      ASSERT_EQ(gpu->process(rgba_view(f->left_rgba), rgba_view(f->right_rgba), ep, ob), "");
-    }
-    size_t diffs = 0, nonzero = 0;
-    for (int y = 0; y < 80; ++y)
-      for (int x = 0; x < row; ++x) {
-        diffs += a[y * (row + 8) + x] != b[y * (row + 8) + x];
-        nonzero += b[y * (row + 8) + x] != 0;
-      }
-    EXPECT_EQ(diffs, 0u);
-    EXPECT_GT(nonzero, 0u);
-  }
+  expect_every_format_matches_cpu_engine(p);
 }
 
 // One engine through progressive -> cross -> block -> cross (a factor and

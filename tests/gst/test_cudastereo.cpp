@@ -2027,57 +2027,6 @@ GST_END_TEST;
 
 namespace {
 
-// A surface of flat colour patches (7 x 5 pixels, colours 30 .. 225 per
-// channel) with +-3 of noise on each pixel: the piecewise-smooth colour that
-// method cross's support regions assume, where arms reach several pixels and
-// sample-restore's sampled regions (arms / S) are not single pixels, as they
-// are on make_step_pair's fine texture (there sample-restore=2 leaves 85 %
-// of the pixels without a vote).
-uint32_t patch_rgba(uint32_t seed, int u, int v) {
-  auto mix = [](uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352du;
-    x ^= x >> 15;
-    x *= 0x846ca68bu;
-    return x ^ (x >> 16);
-  };
-  const uint32_t patch = mix(seed * 0x9e3779b1u ^ mix(static_cast<uint32_t>(u / 7) * 0x85ebca77u ^
-                                                      mix(static_cast<uint32_t>(v / 5) * 0xc2b2ae3du)));
-  const uint32_t noise = mix(patch ^ mix(static_cast<uint32_t>(u) * 0x27d4eb2fu + static_cast<uint32_t>(v)));
-  uint32_t out = 0xffu << 24;
-  for (int c = 0; c < 3; ++c) {
-    const int value = 30 + static_cast<int>((patch >> (8 * c)) % 196) + static_cast<int>((noise >> (8 * c)) % 7) - 3;
-    out |= static_cast<uint32_t>(value) << (8 * c);
-  }
-  return out;
-}
-
-// make_step_pair's geometry with patch_rgba surfaces: the near plane covers
-// the left half of the left view, the far plane the rest; the far plane's
-// pixels hidden in the right view are unknown (-1), as are those whose match
-// lies left of the right view.
-cs::SyntheticPair make_patch_step_pair(int w, int h, int d_far, int d_near, uint32_t seed) {
-  cs::SyntheticPair p;
-  p.left_rgba = cs::Image<uint32_t>(w, h);
-  p.right_rgba = cs::Image<uint32_t>(w, h);
-  p.disparity = cs::Image<float>(w, h, -1.0f);
-  const int edge = w / 2;
-  const uint32_t near = seed + 1000003u;
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) {
-      if (x < edge) {
-        p.left_rgba.at(x, y) = patch_rgba(near, x + 100, y);
-        if (x - d_near >= 0) p.disparity.at(x, y) = static_cast<float>(d_near);
-      } else {
-        p.left_rgba.at(x, y) = patch_rgba(seed, x + 100, y);
-        if (x - d_far >= edge - d_near) p.disparity.at(x, y) = static_cast<float>(d_far);
-      }
-      p.right_rgba.at(x, y) = x < edge - d_near ? patch_rgba(near, x + d_near + 100, y)
-                                                : patch_rgba(seed, x + d_far + 100, y);
-    }
-  return p;
-}
-
 // bad-2 (%) of a Q4 disparity map against a left-referenced ground truth:
 // over the pixels with a known disparity (>= 0), a missing estimate counts
 // as bad. Also whether every value is a whole pixel (a multiple of 16).
@@ -2137,7 +2086,7 @@ GST_START_TEST(test_method_cross_known_disparity) {
     Packed p = packed_harness(props.c_str(), caps_string(run.format, 2 * w, h));
     std::vector<cs::SyntheticPair> truth;
     for (int i = 0; i < frames; ++i) {
-      truth.push_back(run.patches ? make_patch_step_pair(w, h, d_far, d_near, 11 + i)
+      truth.push_back(run.patches ? cs::make_patch_step_pair(w, h, d_far, d_near, 11 + i)
                                   : cs::make_step_pair(w, h, d_far, d_near, 11 + i));
       const cs::SyntheticPair& sc = truth.back();
       cs::Image<uint32_t> frame(2 * w, h);

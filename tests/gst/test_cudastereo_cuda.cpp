@@ -1064,6 +1064,29 @@ GST_START_TEST(test_bad_device_id) {
 }
 GST_END_TEST;
 
+// CUDA memory in (cudaupload) with each variant's properties, the output
+// after `after` in the variant's format: the same bytes as the CPU backend.
+struct MemoryVariant {
+  const char* props;
+  const char* after;
+  const char* format;
+};
+void expect_cuda_memory_matches_cpu(const Frames& fr, const std::vector<MemoryVariant>& variants) {
+  for (const MemoryVariant& v : variants) {
+    const std::string out_caps = std::string("video/x-raw,format=") + v.format;
+    const std::vector<Bytes> cpu = run_harness("cpu", fr, v.props, out_caps.c_str(), nullptr);
+    const std::string desc = appsrc(0, fr.format) +
+                             "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo backend=cuda "
+                             "input-layout=side-by-side max-disparity=" + std::to_string(kMaxD) + " " + v.props + " " +
+                             v.after + "! " + out_caps + " !" + appsink(0);
+    GstElement* pipeline = parse(desc);
+    const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
+    expect_identical(outs[0], cpu, desc.c_str());
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+}
+
 // ---------------------------------------------------------------- method cross
 
 // method=cross on the GPU equals the CPU backend byte for byte: colour,
@@ -1117,27 +1140,8 @@ GST_START_TEST(test_cross_cuda_memory) {
   require_element("cudaupload");
   require_element("cudadownload");
   const Frames fr{GST_VIDEO_FORMAT_NV12, {4, 6, 8, 6}, 900};
-  struct Variant {
-    const char* props;
-    const char* after;
-    const char* format;
-  } variants[] = {
-      {"method=cross", "", "GRAY16_LE"},
-      {"method=cross sample-restore=2 colormap=turbo", "! cudadownload ", "RGBA"},
-  };
-  for (const Variant& v : variants) {
-    const std::string out_caps = std::string("video/x-raw,format=") + v.format;
-    const std::vector<Bytes> cpu = run_harness("cpu", fr, v.props, out_caps.c_str(), nullptr);
-    const std::string desc = appsrc(0, fr.format) +
-                             "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo backend=cuda "
-                             "input-layout=side-by-side max-disparity=" + std::to_string(kMaxD) + " " + v.props + " " +
-                             v.after + "! " + out_caps + " !" + appsink(0);
-    GstElement* pipeline = parse(desc);
-    const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
-    expect_identical(outs[0], cpu, desc.c_str());
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-    gst_object_unref(pipeline);
-  }
+  expect_cuda_memory_matches_cpu(fr, {{"method=cross", "", "GRAY16_LE"},
+                                      {"method=cross sample-restore=2 colormap=turbo", "! cudadownload ", "RGBA"}});
 }
 GST_END_TEST;
 
@@ -1190,28 +1194,9 @@ GST_START_TEST(test_block_cuda_memory) {
   require_element("cudaupload");
   require_element("cudadownload");
   const Frames fr{GST_VIDEO_FORMAT_NV12, {4, 6, 8, 6}, 900};
-  struct Variant {
-    const char* props;
-    const char* after;
-    const char* format;
-  } variants[] = {
-      {"method=block", "", "GRAY16_LE"},
-      {"method=block output-mode=confidence", "", "GRAY8"},
-      {"method=block colormap=turbo", "! cudadownload ", "RGBA"},
-  };
-  for (const Variant& v : variants) {
-    const std::string out_caps = std::string("video/x-raw,format=") + v.format;
-    const std::vector<Bytes> cpu = run_harness("cpu", fr, v.props, out_caps.c_str(), nullptr);
-    const std::string desc = appsrc(0, fr.format) +
-                             "! cudaupload ! video/x-raw(memory:CUDAMemory) ! cudastereo backend=cuda "
-                             "input-layout=side-by-side max-disparity=" + std::to_string(kMaxD) + " " + v.props + " " +
-                             v.after + "! " + out_caps + " !" + appsink(0);
-    GstElement* pipeline = parse(desc);
-    const std::vector<std::vector<Bytes>> outs = run_pipeline(pipeline, {fr});
-    expect_identical(outs[0], cpu, desc.c_str());
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-    gst_object_unref(pipeline);
-  }
+  expect_cuda_memory_matches_cpu(fr, {{"method=block", "", "GRAY16_LE"},
+                                      {"method=block output-mode=confidence", "", "GRAY8"},
+                                      {"method=block colormap=turbo", "! cudadownload ", "RGBA"}});
 }
 GST_END_TEST;
 

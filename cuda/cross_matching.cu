@@ -159,8 +159,18 @@ __global__ void __launch_bounds__(kMatchThreads, 2) cross_match_kernel(const __g
   }
   const uint32_t trunc = static_cast<uint32_t>(p.truncation);
   const int seg = tid % kRowParts;
-  __syncthreads();
-  for (int d = p.range.lo; d < p.range.hi; ++d) {
+  // With the background model a tile without a foreground sample has no
+  // admissible candidate at any d (C3): its winners are all none, written
+  // without the sweep (the background's tiles cost nothing here).
+  bool foreground = !masks;
+  if (masks)
+#pragma unroll
+    for (int k = 0; k < kAnchors; ++k) {
+      const int aj = j0 + part + kColumnParts * k;
+      if (ai < ws && aj < hs && drow(v.mask[0], S * aj)[S * ai]) foreground = true;
+    }
+  const bool sweep = __syncthreads_or(foreground);
+  for (int d = sweep ? p.range.lo : p.range.hi; d < p.range.hi; ++d) {
     // 1. Pixel costs (adjacent threads, adjacent columns), then their prefix
     //    sums along each row of the region in place (a thread an eighth of
     //    a row: its own sums, then the parts before it by shuffles).

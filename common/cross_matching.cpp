@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cross_rules.h"
 #include "stages.h"
 
 namespace cs {
@@ -40,24 +41,11 @@ inline int pixel_cost(uint32_t a, uint32_t b, int truncation) {
   return std::min(s, truncation);
 }
 
-// A cost (C, N) as the sweep keeps it: C << 11 | N in 32 bits (C < 2^20
-// and N <= 33 * 33 < 2^11 with arms of at most kMaxCrossArm), so that a
-// sample's state is 18 bytes: at full size the sweep's memory traffic is
-// most of its time.
-using PackedCost = uint32_t;
-constexpr PackedCost kNoPackedCost = 0xffffffffu;
-constexpr int kPixelBits = 11;
-
-inline PackedCost pack_cost(uint32_t sum, uint32_t pixels) { return sum << kPixelBits | pixels; }
-inline CrossCost unpack_cost(PackedCost c) {
-  if (c == kNoPackedCost) return {};
-  return {static_cast<int32_t>(c >> kPixelBits), static_cast<int32_t>(c & ((1u << kPixelBits) - 1))};
-}
-// cross_cost_less of two costs that exist.
-inline bool packed_less(PackedCost a, PackedCost b) {
-  constexpr uint32_t n = (1u << kPixelBits) - 1;
-  return static_cast<uint64_t>(a >> kPixelBits) * (b & n) < static_cast<uint64_t>(b >> kPixelBits) * (a & n);
-}
+// A cost (C, N) as the sweep keeps it: packed in 32 bits (cross_rules.h),
+// so that a sample's state is 18 bytes: at full size the sweep's memory
+// traffic is most of its time.
+CrossCost unpack_cost(uint32_t c) { return {cross_cost_sum(c), cross_cost_pixels(c)}; }
+uint32_t pack_cost(CrossCost c) { return c.sum < 0 ? kNoCrossCost : pack_cross_cost(c.sum, c.pixels); }
 
 // Winner-takes-all of one sample over an ascending, contiguous run of d,
 // on normalised costs (SweepWinner's scheme: `before` holds the least
@@ -65,22 +53,22 @@ inline bool packed_less(PackedCost a, PackedCost b) {
 // Strict comparisons keep the smaller d on ties, for the winner and for the
 // rival alike (so the rival's (C, N) is that of its smallest d).
 struct CrossSweep {
-  PackedCost best = kNoPackedCost, rival = kNoPackedCost, before = kNoPackedCost;
-  PackedCost last = kNoPackedCost;  // C(d - 1) where d - 1 was admissible
+  uint32_t best = kNoCrossCost, rival = kNoCrossCost, before = kNoCrossCost;
+  uint32_t last = kNoCrossCost;  // C(d - 1) where d - 1 was admissible
   int16_t disparity = -1;
 
-  void visit(int d, PackedCost cost, bool admissible) {
+  void visit(int d, uint32_t cost, bool admissible) {
     if (admissible) {
-      if (best == kNoPackedCost || packed_less(cost, best)) {
+      if (cross_cost_below(cost, best)) {
         rival = before;
         best = cost;
         disparity = static_cast<int16_t>(d);
-      } else if (d != disparity + 1 && (rival == kNoPackedCost || packed_less(cost, rival))) {
+      } else if (d != disparity + 1 && cross_cost_below(cost, rival)) {
         rival = cost;  // a neighbour of the winner is no rival
       }
     }
-    if (last != kNoPackedCost && (before == kNoPackedCost || packed_less(last, before))) before = last;
-    last = admissible ? cost : kNoPackedCost;
+    if (cross_cost_below(last, before)) before = last;
+    last = admissible ? cost : kNoCrossCost;
   }
 };
 
@@ -206,7 +194,7 @@ void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_rig
         assert(j - vm >= 0 && j + vp < hs);
         const int64_t c = column[static_cast<size_t>(j + vp + 1) * ws + i] - column[static_cast<size_t>(j - vm) * ws + i];
         const bool admissible = !masks || (ml[row + i] && mr[static_cast<size_t>(j) * w + xr]);
-        sweep[row + i].visit(d, pack_cost(static_cast<uint32_t>(c >> 32), static_cast<uint32_t>(c)), admissible);
+        sweep[row + i].visit(d, pack_cross_cost(static_cast<int>(c >> 32), static_cast<int>(c & 0xFFFFFFFF)), admissible);
       }
     };
     // Row by row: H, then the column sums through it, then the anchors whose
@@ -249,13 +237,9 @@ void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_rig
 
   // Uniqueness on normalised costs (B3's rule, products instead of quotients).
   out.disparity = out.raw;
-  if (uniqueness_ratio > 0)
-    for (size_t s = 0; s < samples; ++s) {
-      const CrossCost b = out.best.pixels[s], r = out.rival.pixels[s];
-      if (out.disparity.pixels[s] < 0 || r.sum < 0) continue;
-      if (!(static_cast<int64_t>(r.sum) * b.pixels * 100 > static_cast<int64_t>(b.sum) * r.pixels * (100 + uniqueness_ratio)))
-        out.disparity.pixels[s] = -1;
-    }
+  for (size_t s = 0; s < samples; ++s)
+    if (out.disparity.pixels[s] >= 0 && !cross_unique(sweep[s].best, sweep[s].rival, uniqueness_ratio))
+      out.disparity.pixels[s] = -1;
 
   // The offered right map: lowest offer, ties to the smaller d.
   out.right = Image<int16_t>(w, hs, -1);
@@ -394,11 +378,7 @@ void cross_confidence(const CrossWinners& winners, const Image<int16_t>& dispari
       const int i = x / sample, j = y / sample;
       const int win = winners.raw.at(i, j);
       if (d < 0 || win < 0 || std::abs(d - win) > 1) continue;
-      const CrossCost b = winners.best.at(i, j), r = winners.rival.at(i, j);
-      if (r.sum <= 0) continue;  // no rival (-1), or a rival of cost 0
-      const int64_t rb = static_cast<int64_t>(r.sum) * b.pixels;
-      const int64_t br = static_cast<int64_t>(b.sum) * r.pixels;
-      confidence.at(x, y) = static_cast<uint8_t>(255 * (rb - br) / rb);
+      confidence.at(x, y) = cross_confidence_of(pack_cost(winners.best.at(i, j)), pack_cost(winners.rival.at(i, j)));
     }
 }
 

@@ -104,13 +104,6 @@ struct MatchTile {
                                     sizeof(uint16_t) * kRegionH * kTileW;
 };
 
-// (C3) a lower normalised cost; kNoCrossCost is above every cost.
-__device__ __forceinline__ bool cost_less(uint32_t a, uint32_t b) {
-  if (a == kNoCrossCost) return false;
-  if (b == kNoCrossCost) return true;
-  return static_cast<uint64_t>(a & 0xFFFFF) * (b >> 20) < static_cast<uint64_t>(b & 0xFFFFF) * (a >> 20);
-}
-
 __device__ __forceinline__ int arm_of(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }
 
 // kS: the sample-restore factor (a constant: the arms' divisions by it are
@@ -259,14 +252,14 @@ __global__ void __launch_bounds__(kMatchThreads, 2) cross_match_kernel(const __g
         const uint32_t ha = a < 0 ? 0 : hsum[a * kTileW + c], na = a < 0 ? 0 : nsum[a * kTileW + c];
         cost = (hb - ha) | (nb - na) << 20;
       }
-      if (cost_less(cost, best[k])) {
+      if (cross_cost_below(cost, best[k])) {
         best[k] = cost;
         winner[k] = d;
         rival[k] = lag2[k];  // the candidates d - 2 and below
-      } else if (cost != kNoCrossCost && d >= winner[k] + 2 && cost_less(cost, rival[k])) {
+      } else if (cost != kNoCrossCost && d >= winner[k] + 2 && cross_cost_below(cost, rival[k])) {
         rival[k] = cost;
       }
-      if (cost_less(prev[k], lag2[k])) lag2[k] = prev[k];
+      if (cross_cost_below(prev[k], lag2[k])) lag2[k] = prev[k];
       prev[k] = cost;
     }
     __syncthreads();
@@ -277,12 +270,7 @@ __global__ void __launch_bounds__(kMatchThreads, 2) cross_match_kernel(const __g
     const int aj = j0 + part + kColumnParts * k;
     if (aj >= hs) continue;
     int kept = winner[k];
-    if (kept >= 0 && p.uniqueness_ratio > 0 && rival[k] != kNoCrossCost) {
-      const CrossCost b = unpack_cross_cost(best[k]), r = unpack_cross_cost(rival[k]);
-      if (!(static_cast<int64_t>(r.sum) * b.pixels * 100 >
-            static_cast<int64_t>(b.sum) * r.pixels * (100 + p.uniqueness_ratio)))
-        kept = -1;
-    }
+    if (kept >= 0 && !cross_unique(best[k], rival[k], p.uniqueness_ratio)) kept = -1;
     drow(v.raw, aj)[ai] = static_cast<int16_t>(winner[k]);
     drow(v.disparity, aj)[ai] = static_cast<int16_t>(kept);
     drow(v.best, aj)[ai] = best[k];
@@ -298,8 +286,8 @@ __global__ void __launch_bounds__(kMatchThreads, 2) cross_match_kernel(const __g
 __device__ __forceinline__ bool offer_before(unsigned long long a, unsigned long long b) {
   if (b == ~0ull) return true;
   const uint32_t ca = static_cast<uint32_t>(a >> 32), cb = static_cast<uint32_t>(b >> 32);
-  const uint64_t l = static_cast<uint64_t>(ca & 0xFFFFF) * (cb >> 20), r = static_cast<uint64_t>(cb & 0xFFFFF) * (ca >> 20);
-  if (l != r) return l < r;
+  if (cross_cost_below(ca, cb)) return true;
+  if (cross_cost_below(cb, ca)) return false;
   return static_cast<uint32_t>(a) < static_cast<uint32_t>(b);
 }
 
@@ -455,12 +443,7 @@ __global__ void __launch_bounds__(256) cross_median_kernel(const __grid_constant
   if (d >= 0) {
     const int i = x / sample, j = y / sample;
     const int won = drow(v.raw, j)[i];
-    const uint32_t rc = drow(v.rival, j)[i];
-    if (won >= 0 && abs(d - won) <= 1 && rc != kNoCrossCost) {
-      const CrossCost b = unpack_cross_cost(drow(v.best, j)[i]), r = unpack_cross_cost(rc);
-      const int64_t den = static_cast<int64_t>(r.sum) * b.pixels;
-      if (den > 0) c = static_cast<uint8_t>(255 * (den - static_cast<int64_t>(b.sum) * r.pixels) / den);
-    }
+    if (won >= 0 && abs(d - won) <= 1) c = cross_confidence_of(drow(v.best, j)[i], drow(v.rival, j)[i]);
   }
   drow(v.confidence, y)[x] = c;
 }

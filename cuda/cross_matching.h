@@ -11,23 +11,19 @@
 
 #include <vector>
 
+#include "cross_rules.h"
 #include "device_limits.h"
 #include "matching.h"
 #include "stages.h"
 
 namespace cs::cuda {
 
-// A sample's cost packed in 32 bits: sum | pixels << 20 (stages.h C3: sum <
-// 2^20, pixels <= 33 * 33 < 2^11); kNoCrossCost: none.
-constexpr uint32_t kNoCrossCost = 0xFFFFFFFFu;
-CS_HD uint32_t pack_cross_cost(int sum, int pixels) {
-  return static_cast<uint32_t>(sum) | static_cast<uint32_t>(pixels) << 20;
-}
-CS_HD CrossCost unpack_cross_cost(uint32_t c) {
+// A sample's cost packed as common/cross_rules.h packs it, as a CrossCost
+// (the CPU reference's debug form).
+inline CrossCost unpack_cross_cost(uint32_t c) {
   CrossCost r;
-  if (c == kNoCrossCost) return r;
-  r.sum = static_cast<int32_t>(c & 0xFFFFF);
-  r.pixels = static_cast<int32_t>(c >> 20);
+  r.sum = cross_cost_sum(c);
+  r.pixels = cross_cost_pixels(c);
   return r;
 }
 

@@ -31,7 +31,9 @@
 //                both times, their ratio and FrameStats' foreground fraction
 //                (bench/surveillance_scene.h); with --stages and
 //                --timeline, the model's frame stage by stage and as its
-//                graph runs it too. Not with --profile, --write-pairs
+//                graph runs it too; with --profile, one moving frame with
+//                the model and one without, stage by stage (no graph).
+//                Not with --write-pairs
 // Default: pair when --left is given, else slanted at every size and D plus
 // sequence at D = 256 (the grid of the earlier tables). Grey scenes go to the
 // engine as GRAY8 frames, RGBA ones as RGBA.
@@ -454,7 +456,7 @@ cs::bench::SurveillanceResult run_surveillance(const Config& c, const Options& o
     s.rgba_height = c.height;
   }
   return cs::bench::run_surveillance(sc, s.left_rgba_sized, s.right_rgba_sized, params_of(o, c.disparities),
-                                     o.batch_ms, o.frames, o.stages, o.timeline);
+                                     o.batch_ms, o.frames, o.stages, o.timeline, o.profile);
 #else
   (void)o;
   cs::bench::SurveillanceResult r;
@@ -633,7 +635,6 @@ int main(int argc, char** argv) {
     Args::add(error, "--scene pair needs --left and --right");
   const bool surveillance = std::count(scenes.begin(), scenes.end(), "surveillance") != 0;
   if (surveillance && !have_pair) Args::add(error, "--scene surveillance needs --left and --right");
-  if (surveillance && o.profile) Args::add(error, "--profile does not apply to --scene surveillance");
   std::vector<int> fractions;
   for (const std::string& s : split(args.text("fractions", "0,5,10,25,50,75,100"))) {
     char* end = nullptr;

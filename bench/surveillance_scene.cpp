@@ -6,6 +6,7 @@
 // uncover a whole object's area at once every cycle.
 #include "surveillance_scene.h"
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -100,7 +101,7 @@ std::string time_frames(EventPair& events, cuda::CudaEngine& engine, int frames,
 
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
-                                    int max_frames, bool stages, bool timeline) {
+                                    int max_frames, bool stages, bool timeline, bool profile) {
   SurveillanceResult r;
   r.c = c;
   auto fail = [&](const std::string& e) {
@@ -195,6 +196,13 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
         for (auto& kv : sum) acc[kv.first].push_back(kv.second);
       }
       for (const std::string& name : order) r.stages.push_back({name, median(acc[name])});
+    }
+    if (profile) {
+      std::vector<cuda::StageTime> t;
+      cudaProfilerStart();
+      err = engine->profile_stages(&t);
+      cudaProfilerStop();
+      if (!err.empty()) return fail("profile_stages: " + err);
     }
     if (background && timeline) {
       std::vector<std::vector<double>> acc;

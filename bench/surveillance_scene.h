@@ -47,10 +47,14 @@ struct SurveillanceResult {
 // Renders the sequence over the background pair (packed RGBA, already at
 // the config's size), uploads it, and times it. `base` carries the matching
 // parameters (its background flag and range are set here); batches last
-// about batch_ms (10 to max_frames frames), as the other scenes' do.
+// about batch_ms (10 to max_frames frames), as the other scenes' do. With
+// profile, one moving frame with the model on and one with it off run
+// again stage by stage (profile_stages: straight launches, no graph)
+// between cudaProfilerStart and Stop, for `ncu --profile-from-start off`.
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
-                                    int max_frames, bool stages = false, bool timeline = false);
+                                    int max_frames, bool stages = false, bool timeline = false,
+                                    bool profile = false);
 
 // One `result scene=surveillance ...` line of key=value pairs.
 void print_surveillance_line(const SurveillanceResult& r, const std::string& label, const char* method);

@@ -50,12 +50,15 @@ CS_HD void rgb_from_yuv(int y, int u, int v, uint8_t* rgb) {
 }
 
 // floor(n / d) for 0 <= n < 2^16 and 1 <= d < 2^10, exactly. On the GPU
-// from a float quotient (within 1 of the true one at these sizes) and one
+// from a float quotient (n times the approximate reciprocal of d, within 1
+// of the true one at these sizes: relative error below 2^-22) and one
 // integer correction, which costs a few instructions where an integer
 // division takes about twenty (the background model divides twice a pixel).
 CS_HD int div_small(int n, int d) {
 #if defined(__CUDA_ARCH__)
-  int q = __float2int_rz(__fdividef(__int2float_rn(n), __int2float_rn(d)));
+  float rcp;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(rcp) : "f"(__int2float_rn(d)));
+  int q = __float2int_rz(__int2float_rn(n) * rcp);
   const int r = n - q * d;
   q += r < 0 ? -1 : (r >= d ? 1 : 0);
   return q;
@@ -65,7 +68,11 @@ CS_HD int div_small(int n, int d) {
 }
 
 // n / d truncated towards zero (C++'s rule), |n| < 2^16, 1 <= d < 2^10.
-CS_HD int div_small_signed(int n, int d) { return n < 0 ? -div_small(-n, d) : div_small(n, d); }
+// One division whatever the sign (no branch on the GPU).
+CS_HD int div_small_signed(int n, int d) {
+  const int q = div_small(n < 0 ? -n : n, d);
+  return n < 0 ? -q : q;
+}
 
 // The saturation of a colour whose largest channel is mx and whose range
 // (largest less smallest) is delta (hsv_from_rgb), in [0, 255].
@@ -393,35 +400,25 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
   }
   const uint32_t lo = static_cast<uint32_t>(*model), hi = static_cast<uint32_t>(*model >> 32);
   // Deviations in Q4; hue's is circular and weighted by the observed
-  // saturation (greys' hue is noise), truncated towards zero.
+  // saturation (greys' hue is noise), truncated towards zero. All three are
+  // computed for every pixel: on a GPU a warp would take the hue's path
+  // whenever one of its pixels needed it (nearly always on colour content),
+  // and without branches the test is shorter.
   int d[3];
+  {
+    int dh = (delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta)) * 16 - static_cast<int>(lo & 0xFFFu);
+    dh += dh >= kHueQ4 / 2 ? -kHueQ4 : (dh < -kHueQ4 / 2 ? kHueQ4 : 0);
+    d[0] = dh * sat / 255;
+  }
   d[1] = sat * 16 - static_cast<int>((lo >> 12) & 0xFFFu);
   d[2] = mx * 16 - static_cast<int>(hi & 0xFFFu);
-  // The hue's deviation is at most 1440 * sat / 255 in Q4: where that
-  // cannot reach its threshold the test needs no hue (computed below where
-  // the model learns).
-  auto hue_deviation = [&]() {
-    int dh = (delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta)) * 16 - static_cast<int>(lo & 0xFFFu);
-    if (dh >= kHueQ4 / 2) dh -= kHueQ4;
-    if (dh < -kHueQ4 / 2) dh += kHueQ4;
-    return dh * sat / 255;
-  };
-  auto beyond = [&](int c, int dev) {
-    const int ad = dev < 0 ? -dev : dev;
+  auto beyond = [&](int c) {
+    const int ad = d[c] < 0 ? -d[c] : d[c];
     const int sigma_q4 = maxi(static_cast<int>((hi >> (12 + 6 * c)) & 0x3Fu) * 8, bp.sigma_min_q4);
     return ad * 256 > bp.k_q8 * sigma_q4;
   };
   const bool warming_up = frames_seen < bp.warmup_frames;
-  bool hue_known = false;
-  bool foreground = true;
-  if (!warming_up) {
-    foreground = beyond(1, d[1]) || beyond(2, d[2]);
-    if (!foreground && beyond(0, kHueQ4 / 2 * sat / 255)) {
-      d[0] = hue_deviation();
-      hue_known = true;
-      foreground = beyond(0, d[0]);
-    }
-  }
+  const bool foreground = warming_up || (beyond(0) | beyond(1) | beyond(2));
   // Which update: warm-up learns every frame at the cumulative rate; after
   // it, a background pixel learns on its turn, a foreground one holds still
   // for absorb_delay frames in a row and then absorbs (mean only) at a
@@ -451,7 +448,6 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
   }
   f = unpack_background(*model);
   f.run = new_run;
-  if (!hue_known) d[0] = hue_deviation();
   uint32_t h = background_dither(x, y, frames_seen, view);
   for (int c = 0; c < 3; ++c) {
     int m = f.mean[c] + dithered_step(rate, d[c], h & 0xFFFFu);

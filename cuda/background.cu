@@ -9,7 +9,10 @@ namespace cs::cuda {
 namespace {
 
 constexpr int kThreadsX = 32;
-constexpr int kThreadsY = 32;  // a region is a block's serial work: as many threads as a block takes
+// A region is a block's serial work; 512 threads a block, not 1024, so that
+// four blocks share an SM and a 1080p pair's 270 regions run in one wave of
+// a 132-SM GPU instead of two.
+constexpr int kThreadsY = 16;
 constexpr int kThreads = kThreadsX * kThreadsY;
 
 // A region's masks are made on bits: each row of the region and its apron
@@ -242,8 +245,9 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
       // Rows 2 j, 2 j + 1 of the finer level, OR'd, then pairs of bits.
       const unsigned* finer = l == 1 ? nullptr : bits.pool + pool_base(l - 1);
       const int finer_words = pool_words(l - 1);
+      const int word_shift = __ffs(words) - 1;  // words is a power of two
       for (int q = tid; q < n * words; q += kThreads) {
-        const int j = q / words, i = q - j * words;
+        const int j = q >> word_shift, i = q & (words - 1);
         auto fine = [&](int row, int w) -> unsigned {
           return l == 1 ? bits.a[ap + row][1 + w] : finer[row * finer_words + w];
         };
@@ -260,25 +264,24 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
       }
       __syncthreads();
     }
-    // The level's bytes, four a store where they are whole; the counts
-    // and the occupancy's cells.
+    // The level's bytes, a chunk of eight (a cell's row: one 8-byte store
+    // where it is whole; a row of fewer than eight is one chunk) an item;
+    // the counts and the occupancy's cells.
+    static_assert(kOccupancyCell == 8, "a chunk is a cell's row");
     unsigned count = 0;
-    const int groups = (n + 3) / 4;
-    for (int q = tid; q < n * groups; q += kThreads) {
-      const int j = q / groups, g = q - j * groups;
-      if (j >= rows || 4 * g >= cols) continue;
-      const unsigned nibble = (word_of(j, (4 * g) / 32) >> ((4 * g) % 32)) & 15u;
-      count += __popc(nibble);
-      uint8_t* out = drow(v.mask[l][view], by + j) + bx + 4 * g;
-      if (4 * g + 4 <= cols && (reinterpret_cast<uintptr_t>(out) & 3) == 0) {
-        *reinterpret_cast<uint32_t*>(out) = mask_bytes(nibble);
+    const int chunks = n >= 8 ? n / 8 : 1, chunk_shift = __ffs(chunks) - 1;  // n: a power of two
+    for (int q = tid; q < n * chunks; q += kThreads) {
+      const int j = q >> chunk_shift, c = q & (chunks - 1);
+      if (j >= rows || 8 * c >= cols) continue;
+      const unsigned byte = (word_of(j, c >> 2) >> (8 * (c & 3))) & 0xFFu;
+      count += __popc(byte);
+      uint8_t* out = drow(v.mask[l][view], by + j) + bx + 8 * c;
+      if (8 * c + 8 <= cols && (reinterpret_cast<uintptr_t>(out) & 7) == 0) {
+        *reinterpret_cast<uint2*>(out) = make_uint2(mask_bytes(byte & 15u), mask_bytes(byte >> 4));
       } else {
-        for (int k = 0; k < 4 && 4 * g + k < cols; ++k) out[k] = nibble >> k & 1u ? 255 : 0;
+        for (int k = 0; k < 8 && 8 * c + k < cols; ++k) out[k] = byte >> k & 1u ? 255 : 0;
       }
-      if (l < kOccupancyLevels && nibble) {
-        const int cells = n / kOccupancyCell;
-        s_cells[l][(j / kOccupancyCell) * cells + (4 * g) / kOccupancyCell] = 1;
-      }
+      if (l < kOccupancyLevels && byte) s_cells[l][(j / kOccupancyCell) * chunks + c] = 1;
     }
     if (view == 0 && v.matched) {
       count = warp_sum(count);
@@ -291,8 +294,9 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
     const int n = kMaskRegion >> l, cells = n / kOccupancyCell;
     const int bx = x0 >> l, by = y0 >> l;
     const int cols = min(n, (width >> l) - bx), rows = min(n, (height >> l) - by);
+    const int cell_shift = __ffs(cells) - 1;  // a power of two
     for (int q = tid; q < cells * cells; q += kThreads) {
-      const int cj = q / cells, ci = q - cj * cells;
+      const int cj = q >> cell_shift, ci = q & (cells - 1);
       if (ci * kOccupancyCell >= cols || cj * kOccupancyCell >= rows) continue;
       drow(v.occupancy[l][view], by / kOccupancyCell + cj)[bx / kOccupancyCell + ci] = s_cells[l][q];
     }

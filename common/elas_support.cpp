@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "stereo_math.h"
 
@@ -22,28 +23,18 @@ int sad(const ElasDescriptor& a, const ElasDescriptor& b) {
 constexpr int kNeighbours[4][2] = {{0, -2}, {-2, 0}, {2, 0}, {0, 2}};
 
 // E2 b (or c with right_reference) for the pixel (x, y) of the reference
-// view over d in [0, d_max]: the winner, or -1 where the ratio test fails
-// or fewer than two disparities exist.
+// view over d in [0, d_max]: the winner, or -1 where the ratio test against
+// the rival (the best at least 2 away) fails or there is no rival.
 int support_match(const Image<ElasDescriptor>& left, const Image<ElasDescriptor>& right, int x, int y, int d_max,
                   bool right_reference, int ratio_pct) {
   if (d_max < 1) return -1;
-  int c1 = 0, d1 = -1, c2 = 0;
-  bool have2 = false;
-  for (int d = 0; d <= d_max; ++d) {
-    const int c = elas_support_cost(left, right, x, y, d, right_reference);
-    if (d1 < 0 || c < c1) {
-      if (d1 >= 0) {
-        c2 = have2 ? std::min(c2, c1) : c1;
-        have2 = true;
-      }
-      c1 = c;
-      d1 = d;
-    } else if (!have2 || c < c2) {
-      c2 = c;
-      have2 = true;
-    }
-  }
-  return have2 && 100LL * c1 < static_cast<long long>(ratio_pct) * c2 ? d1 : -1;
+  std::vector<int> cost(d_max + 1);
+  for (int d = 0; d <= d_max; ++d) cost[d] = elas_support_cost(left, right, x, y, d, right_reference);
+  const int d1 = static_cast<int>(std::min_element(cost.begin(), cost.end()) - cost.begin());
+  int c2 = -1;
+  for (int d = 0; d <= d_max; ++d)
+    if (std::abs(d - d1) >= 2 && (c2 < 0 || cost[d] < c2)) c2 = cost[d];
+  return c2 >= 0 && 100LL * cost[d1] < static_cast<long long>(ratio_pct) * c2 ? d1 : -1;
 }
 
 }  // namespace

@@ -86,8 +86,8 @@ Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
   return g;
 }
 
-// The candidates from the specification, written again: two passes for the
-// best and the second best, the right match the same way.
+// The candidates from the specification, written again: the best, then the
+// rival at least 2 away; the right match the same way.
 int brute_match(const Image<ElasDescriptor>& l, const Image<ElasDescriptor>& r, int x, int y, int d_max, bool right_ref,
                 int pct) {
   if (d_max < 1) return -1;
@@ -105,8 +105,8 @@ int brute_match(const Image<ElasDescriptor>& l, const Image<ElasDescriptor>& r, 
   const int d1 = static_cast<int>(std::min_element(cost.begin(), cost.end()) - cost.begin());
   int c2 = INT32_MAX;
   for (int d = 0; d <= d_max; ++d)
-    if (d != d1) c2 = std::min(c2, cost[d]);
-  return 100LL * cost[d1] < static_cast<long long>(pct) * c2 ? d1 : -1;
+    if (d < d1 - 1 || d > d1 + 1) c2 = std::min(c2, cost[d]);
+  return c2 != INT32_MAX && 100LL * cost[d1] < static_cast<long long>(pct) * c2 ? d1 : -1;
 }
 
 TEST(ElasSupport, CandidatesMatchABruteForce) {
@@ -286,10 +286,12 @@ TEST(ElasSupport, DegenerateFramesGiveNoSupport) {
     EXPECT_TRUE(elas_support_points(a, b, p).empty()) << w << "x" << h;
   }
   EXPECT_TRUE(elas_support_points(l, Image<uint8_t>(63, 48), p).empty());
-  // One disparity: no second best, no support; a range beyond the width
-  // is capped by the rule.
-  p.max_disparity = 1;
-  EXPECT_TRUE(elas_support_points(l, r, p).empty());
+  // Fewer than three disparities: no rival, no support; a range beyond
+  // the width is capped by the rule.
+  for (int d : {1, 2}) {
+    p.max_disparity = d;
+    EXPECT_TRUE(elas_support_points(l, r, p).empty()) << d;
+  }
   // (A candidate whose range x - 2 stops short of the truth takes a wrong
   // disparity within the left-right tolerance: x = 5 finds 3 here.)
   p.max_disparity = 1000;

@@ -1,0 +1,215 @@
+// ELAS's dense matching and post-processing (elas_dense.h, E3 to E7).
+#include "elas_dense.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "triangle_prior.h"
+#include "triangulation.h"
+
+namespace cs {
+namespace {
+
+int sad16(const ElasDescriptor& a, const ElasDescriptor& b) {
+  int s = 0;
+  for (int k = 0; k < 16; ++k) s += std::abs(static_cast<int>(a[k]) - static_cast<int>(b[k]));
+  return s;
+}
+
+// The view's prior (E4) from its support points.
+void prior_of(const std::vector<ElasSupportPoint>& points, bool right_view, int width, int height,
+              Image<int32_t>& mu_q4) {
+  std::vector<TriPoint> at;
+  std::vector<int> d;
+  at.reserve(points.size());
+  for (const ElasSupportPoint& s : points) {
+    at.push_back({right_view ? s.x - s.d : s.x, s.y});
+    d.push_back(s.d);
+  }
+  Image<int32_t> owner;
+  rasterize_prior(at, d, delaunay_triangulate(at), width, height, mu_q4, owner);
+}
+
+}  // namespace
+
+ElasGrid elas_grid(const std::vector<ElasSupportPoint>& points, int width, int height, int grid_size) {
+  ElasGrid g;
+  g.size = std::max(1, grid_size);
+  g.cells_x = (std::max(width, 0) + g.size - 1) / g.size;
+  g.cells_y = (std::max(height, 0) + g.size - 1) / g.size;
+  std::vector<std::vector<int16_t>> own(static_cast<size_t>(g.cells_x) * g.cells_y);
+  for (const ElasSupportPoint& s : points)
+    if (s.x >= 0 && s.y >= 0 && s.x < width && s.y < height && s.d >= 0)
+      own[(s.y / g.size) * g.cells_x + s.x / g.size].push_back(static_cast<int16_t>(s.d));
+  g.sets.assign(own.size(), {});
+  for (int cy = 0; cy < g.cells_y; ++cy)
+    for (int cx = 0; cx < g.cells_x; ++cx) {
+      std::vector<int16_t>& set = g.sets[cy * g.cells_x + cx];
+      for (int v = std::max(0, cy - 1); v <= std::min(g.cells_y - 1, cy + 1); ++v)
+        for (int u = std::max(0, cx - 1); u <= std::min(g.cells_x - 1, cx + 1); ++u)
+          set.insert(set.end(), own[v * g.cells_x + u].begin(), own[v * g.cells_x + u].end());
+      std::sort(set.begin(), set.end());
+      set.erase(std::unique(set.begin(), set.end()), set.end());
+    }
+  return g;
+}
+
+std::vector<uint16_t> elas_prior_table(double beta, double gamma, double sigma) {
+  std::vector<uint16_t> t(16 * 64 + 1);
+  const double top = std::log(gamma + 1);
+  for (size_t i = 0; i < t.size(); ++i) {
+    const double delta = static_cast<double>(i) / 16;
+    const double e = (top - std::log(gamma + std::exp(-delta * delta / (2 * sigma * sigma)))) / beta;
+    t[i] = static_cast<uint16_t>(std::clamp(std::lround(e), 0L, 65535L));
+  }
+  return t;
+}
+
+void elas_dense(const Image<ElasDescriptor>& reference, const Image<ElasDescriptor>& other, bool right_reference,
+                const Image<int32_t>& mu_q4, const ElasGrid& grid, const std::vector<uint16_t>& prior,
+                int max_disparity, int sradius, Image<int16_t>& disparity) {
+  const int w = reference.width, h = reference.height;
+  disparity = Image<int16_t>(w, h, int16_t{-1});
+  if (prior.empty()) return;
+  const int far = prior.back();
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int32_t mu = mu_q4.at(x, y);
+      int best_e = 0, best_d = -1;
+      auto consider = [&](int d) {
+        if (d < 0 || d >= max_disparity) return;
+        const int xo = right_reference ? x + d : x - d;
+        if (xo < 0 || xo >= w) return;
+        int e = sad16(reference.at(x, y), other.at(xo, y));
+        if (mu == kNoPrior) {
+          e += far;
+        } else {
+          const int64_t t = std::llabs(16LL * d - mu);
+          e += t < static_cast<int64_t>(prior.size()) ? prior[static_cast<size_t>(t)] : far;
+        }
+        if (best_d < 0 || e < best_e || (e == best_e && d < best_d)) best_e = e, best_d = d;
+      };
+      if (mu != kNoPrior) {
+        const int m = static_cast<int>(floor_div(static_cast<int64_t>(mu) + 8, 16));
+        for (int d = m - sradius; d <= m + sradius; ++d) consider(d);
+      }
+      for (int16_t d : grid.at(x, y)) consider(d);
+      disparity.at(x, y) = static_cast<int16_t>(best_d);
+    }
+}
+
+void elas_lr_check(Image<int16_t>& left, Image<int16_t>& right, int lr_threshold) {
+  const Image<int16_t> l = left, r = right;
+  const int w = l.width;
+  for (int y = 0; y < l.height; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int dl = l.at(x, y);
+      if (dl >= 0) {
+        const int xr = x - dl;
+        const int dr = xr >= 0 && xr < w ? r.at(xr, y) : -1;
+        if (dr < 0 || std::abs(dl - dr) > lr_threshold) left.at(x, y) = -1;
+      }
+      const int d2 = r.at(x, y);
+      if (d2 >= 0) {
+        const int xl = x + d2;
+        const int d1 = xl >= 0 && xl < w ? l.at(xl, y) : -1;
+        if (d1 < 0 || std::abs(d2 - d1) > lr_threshold) right.at(x, y) = -1;
+      }
+    }
+}
+
+void elas_remove_speckles(Image<int16_t>& disparity, int speckle_size, int similarity) {
+  const int w = disparity.width, h = disparity.height;
+  std::vector<int32_t> label(static_cast<size_t>(w) * h, -1);
+  std::vector<int32_t> stack, members;
+  for (int start = 0; start < w * h; ++start) {
+    if (label[start] >= 0 || disparity.pixels[start] < 0) continue;
+    members.clear();
+    stack.assign(1, start);
+    label[start] = start;
+    while (!stack.empty()) {
+      const int32_t q = stack.back();
+      stack.pop_back();
+      members.push_back(q);
+      const int qx = q % w, qy = q / w, dq = disparity.pixels[q];
+      const int nx[4] = {qx - 1, qx + 1, qx, qx}, ny[4] = {qy, qy, qy - 1, qy + 1};
+      for (int k = 0; k < 4; ++k) {
+        if (nx[k] < 0 || ny[k] < 0 || nx[k] >= w || ny[k] >= h) continue;
+        const int32_t n = ny[k] * w + nx[k];
+        const int dn = disparity.pixels[n];
+        if (label[n] >= 0 || dn < 0 || std::abs(dn - dq) > similarity) continue;
+        label[n] = start;
+        stack.push_back(n);
+      }
+    }
+    if (static_cast<int>(members.size()) < speckle_size)
+      for (int32_t q : members) disparity.pixels[q] = -1;
+  }
+}
+
+void elas_fill_gaps(Image<int16_t>& disparity, int gap_width, bool fill_all) {
+  // One line (a row or a column) of n pixels, at(k) its k-th.
+  auto fill_line = [&](int n, auto&& at) {
+    int k = 0;
+    while (k < n) {
+      if (at(k) >= 0) {
+        ++k;
+        continue;
+      }
+      int e = k;
+      while (e < n && at(e) < 0) ++e;  // the run [k, e)
+      const int a = k > 0 ? at(k - 1) : -1, b = e < n ? at(e) : -1;
+      int value = -1;
+      if (a >= 0 && b >= 0 && (fill_all || e - k <= gap_width)) value = std::min(a, b);
+      else if (fill_all && (a >= 0 || b >= 0)) value = std::max(a, b);
+      if (value >= 0)
+        for (int q = k; q < e; ++q) at(q) = static_cast<int16_t>(value);
+      k = e;
+    }
+  };
+  const int w = disparity.width, h = disparity.height;
+  for (int y = 0; y < h; ++y) fill_line(w, [&](int k) -> int16_t& { return disparity.at(k, y); });
+  for (int x = 0; x < w; ++x) fill_line(h, [&](int k) -> int16_t& { return disparity.at(x, k); });
+}
+
+void elas_match(const Image<uint8_t>& left, const Image<uint8_t>& right, const ElasParams& p,
+                Image<int16_t>& disparity, Image<int16_t>* right_disparity) {
+  const int w = left.width, h = left.height;
+  disparity = Image<int16_t>(std::max(w, 0), std::max(h, 0), int16_t{-1});
+  if (right_disparity) *right_disparity = disparity;
+  if (right.width != w || right.height != h || w <= 0 || h <= 0) return;
+  Image<uint8_t> du, dv;
+  Image<ElasDescriptor> dl, dr;
+  elas_sobel(left, du, dv);
+  elas_descriptors(du, dv, dl);
+  elas_sobel(right, du, dv);
+  elas_descriptors(du, dv, dr);
+  // E2 (elas_support_points, on the descriptors made here).
+  ElasDisparityGrid cand;
+  elas_candidates(dl, dr, p.support, cand);
+  elas_remove_inconsistent(p.support, cand);
+  elas_remove_redundant(p.support, cand);
+  std::vector<ElasSupportPoint> points;
+  const int s = std::max(1, p.support.candidate_step);
+  for (int j = 0; j < cand.d.height; ++j)
+    for (int i = 0; i < cand.d.width; ++i)
+      if (cand.d.at(i, j) >= 0) points.push_back({s * i, s * j, cand.d.at(i, j)});
+  std::vector<ElasSupportPoint> right_points;
+  for (const ElasSupportPoint& q : points) right_points.push_back({q.x - q.d, q.y, q.d});
+  const std::vector<uint16_t> table = elas_prior_table(p.beta, p.gamma, p.sigma);
+  Image<int32_t> mu_l, mu_r;
+  prior_of(points, false, w, h, mu_l);
+  prior_of(points, true, w, h, mu_r);
+  Image<int16_t> dmap_r;
+  elas_dense(dl, dr, false, mu_l, elas_grid(points, w, h, p.grid_size), table, p.support.max_disparity, p.sradius,
+             disparity);
+  elas_dense(dr, dl, true, mu_r, elas_grid(right_points, w, h, p.grid_size), table, p.support.max_disparity,
+             p.sradius, dmap_r);
+  elas_lr_check(disparity, dmap_r, p.lr_threshold);
+  if (right_disparity) *right_disparity = dmap_r;
+  elas_remove_speckles(disparity, p.speckle_size, p.speckle_similarity);
+  elas_fill_gaps(disparity, p.gap_width, p.fill_all);
+}
+
+}  // namespace cs

@@ -11,12 +11,6 @@
 namespace cs {
 namespace {
 
-int sad16(const ElasDescriptor& a, const ElasDescriptor& b) {
-  int s = 0;
-  for (int k = 0; k < 16; ++k) s += std::abs(static_cast<int>(a[k]) - static_cast<int>(b[k]));
-  return s;
-}
-
 // The view's prior (E4) from its support points.
 void prior_of(const std::vector<ElasSupportPoint>& points, bool right_view, int width, int height,
               Image<int32_t>& mu_q4) {
@@ -81,7 +75,7 @@ void elas_dense(const Image<ElasDescriptor>& reference, const Image<ElasDescript
         if (d < 0 || d >= max_disparity) return;
         const int xo = right_reference ? x + d : x - d;
         if (xo < 0 || xo >= w) return;
-        int e = sad16(reference.at(x, y), other.at(xo, y));
+        int e = elas_sad(reference.at(x, y), other.at(xo, y));
         if (mu == kNoPrior) {
           e += far;
         } else {
@@ -179,22 +173,10 @@ void elas_match(const Image<uint8_t>& left, const Image<uint8_t>& right, const E
   disparity = Image<int16_t>(std::max(w, 0), std::max(h, 0), int16_t{-1});
   if (right_disparity) *right_disparity = disparity;
   if (right.width != w || right.height != h || w <= 0 || h <= 0) return;
-  Image<uint8_t> du, dv;
   Image<ElasDescriptor> dl, dr;
-  elas_sobel(left, du, dv);
-  elas_descriptors(du, dv, dl);
-  elas_sobel(right, du, dv);
-  elas_descriptors(du, dv, dr);
-  // E2 (elas_support_points, on the descriptors made here).
-  ElasDisparityGrid cand;
-  elas_candidates(dl, dr, p.support, cand);
-  elas_remove_inconsistent(p.support, cand);
-  elas_remove_redundant(p.support, cand);
-  std::vector<ElasSupportPoint> points;
-  const int s = std::max(1, p.support.candidate_step);
-  for (int j = 0; j < cand.d.height; ++j)
-    for (int i = 0; i < cand.d.width; ++i)
-      if (cand.d.at(i, j) >= 0) points.push_back({s * i, s * j, cand.d.at(i, j)});
+  elas_view_descriptors(left, dl);
+  elas_view_descriptors(right, dr);
+  const std::vector<ElasSupportPoint> points = elas_support_from_descriptors(dl, dr, p.support);
   std::vector<ElasSupportPoint> right_points;
   for (const ElasSupportPoint& q : points) right_points.push_back({q.x - q.d, q.y, q.d});
   const std::vector<uint16_t> table = elas_prior_table(p.beta, p.gamma, p.sigma);

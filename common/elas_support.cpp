@@ -14,12 +14,6 @@ uint8_t clamped(const Image<uint8_t>& im, int x, int y) {
   return im.at(clampi(x, 0, im.width - 1), clampi(y, 0, im.height - 1));
 }
 
-int sad(const ElasDescriptor& a, const ElasDescriptor& b) {
-  int s = 0;
-  for (int k = 0; k < 16; ++k) s += std::abs(static_cast<int>(a[k]) - static_cast<int>(b[k]));
-  return s;
-}
-
 constexpr int kNeighbours[4][2] = {{0, -2}, {-2, 0}, {2, 0}, {0, 2}};
 
 // E2 b (or c with right_reference) for the pixel (x, y) of the reference
@@ -65,6 +59,18 @@ void elas_descriptors(const Image<uint8_t>& du, const Image<uint8_t>& dv, Image<
     }
 }
 
+void elas_view_descriptors(const Image<uint8_t>& gray, Image<ElasDescriptor>& out) {
+  Image<uint8_t> du, dv;
+  elas_sobel(gray, du, dv);
+  elas_descriptors(du, dv, out);
+}
+
+int elas_sad(const ElasDescriptor& a, const ElasDescriptor& b) {
+  int s = 0;
+  for (int k = 0; k < 16; ++k) s += std::abs(static_cast<int>(a[k]) - static_cast<int>(b[k]));
+  return s;
+}
+
 int elas_texture(const ElasDescriptor& d) {
   int t = 0;
   for (uint8_t b : d) t += std::abs(static_cast<int>(b) - 128);
@@ -76,7 +82,8 @@ int elas_support_cost(const Image<ElasDescriptor>& left, const Image<ElasDescrip
   int cost = 0;
   for (const auto& n : kNeighbours) {
     const int qx = x + n[0], qy = y + n[1];
-    cost += right_reference ? sad(right.at(qx, qy), left.at(qx + d, qy)) : sad(left.at(qx, qy), right.at(qx - d, qy));
+    cost += right_reference ? elas_sad(right.at(qx, qy), left.at(qx + d, qy))
+                            : elas_sad(left.at(qx, qy), right.at(qx - d, qy));
   }
   return cost;
 }
@@ -141,25 +148,28 @@ void elas_remove_redundant(const ElasSupportParams& p, ElasDisparityGrid& grid) 
   for (int i = 0; i < g.width; ++i) scan(g.height, [&](int k) -> int16_t& { return g.at(i, k); });
 }
 
-std::vector<ElasSupportPoint> elas_support_points(const Image<uint8_t>& left, const Image<uint8_t>& right,
-                                                  const ElasSupportParams& p) {
-  std::vector<ElasSupportPoint> out;
-  if (left.width != right.width || left.height != right.height || left.width <= 0 || left.height <= 0) return out;
-  Image<uint8_t> du, dv;
-  Image<ElasDescriptor> dl, dr;
-  elas_sobel(left, du, dv);
-  elas_descriptors(du, dv, dl);
-  elas_sobel(right, du, dv);
-  elas_descriptors(du, dv, dr);
+std::vector<ElasSupportPoint> elas_support_from_descriptors(const Image<ElasDescriptor>& left,
+                                                            const Image<ElasDescriptor>& right,
+                                                            const ElasSupportParams& p) {
   ElasDisparityGrid grid;
-  elas_candidates(dl, dr, p, grid);
+  elas_candidates(left, right, p, grid);
   elas_remove_inconsistent(p, grid);
   elas_remove_redundant(p, grid);
+  std::vector<ElasSupportPoint> out;
   const int s = std::max(1, p.candidate_step);
   for (int j = 0; j < grid.d.height; ++j)
     for (int i = 0; i < grid.d.width; ++i)
       if (grid.d.at(i, j) >= 0) out.push_back({s * i, s * j, grid.d.at(i, j)});
   return out;
+}
+
+std::vector<ElasSupportPoint> elas_support_points(const Image<uint8_t>& left, const Image<uint8_t>& right,
+                                                  const ElasSupportParams& p) {
+  if (left.width != right.width || left.height != right.height || left.width <= 0 || left.height <= 0) return {};
+  Image<ElasDescriptor> dl, dr;
+  elas_view_descriptors(left, dl);
+  elas_view_descriptors(right, dr);
+  return elas_support_from_descriptors(dl, dr, p);
 }
 
 }  // namespace cs

@@ -84,7 +84,11 @@ using ElasDescriptor = std::array<uint8_t, 16>;
 // E1.
 void elas_sobel(const Image<uint8_t>& gray, Image<uint8_t>& du, Image<uint8_t>& dv);
 void elas_descriptors(const Image<uint8_t>& du, const Image<uint8_t>& dv, Image<ElasDescriptor>& out);
+// Both steps for one grey view.
+void elas_view_descriptors(const Image<uint8_t>& gray, Image<ElasDescriptor>& out);
 int elas_texture(const ElasDescriptor& d);
+// The descriptors' sum of absolute differences.
+int elas_sad(const ElasDescriptor& a, const ElasDescriptor& b);
 
 // E2 a-c on a grid: cell (i, j) = candidate (i, j), -1 where there is none
 // (cells with i = 0 or j = 0 and those outside the candidates: -1 too).
@@ -101,8 +105,12 @@ void elas_remove_redundant(const ElasSupportParams& p, ElasDisparityGrid& grid);
 struct ElasSupportPoint {
   int x, y, d;
 };
-// E1 and E2 from the grey views (equal sizes): the support points in
-// row-major grid order.
+// E2 from the views' descriptors: the support points in row-major grid
+// order.
+std::vector<ElasSupportPoint> elas_support_from_descriptors(const Image<ElasDescriptor>& left,
+                                                            const Image<ElasDescriptor>& right,
+                                                            const ElasSupportParams& p);
+// E1 and E2 from the grey views (equal sizes; else none).
 std::vector<ElasSupportPoint> elas_support_points(const Image<uint8_t>& left, const Image<uint8_t>& right,
                                                   const ElasSupportParams& p);
 

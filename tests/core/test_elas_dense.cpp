@@ -23,12 +23,6 @@ Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
   return g;
 }
 
-void descriptors_of(const Image<uint8_t>& grey, Image<ElasDescriptor>& out) {
-  Image<uint8_t> du, dv;
-  elas_sobel(grey, du, dv);
-  elas_descriptors(du, dv, out);
-}
-
 TEST(ElasDense, GridHoldsItsCellAndTheEightAround) {
   // 100 x 60 in cells of 20: 5 x 3 cells.
   const std::vector<ElasSupportPoint> pts = {{5, 5, 10}, {25, 5, 12}, {5, 25, 10}, {95, 55, 30}, {99, 59, 7}};
@@ -79,8 +73,8 @@ int brute_dense(const Image<ElasDescriptor>& ref, const Image<ElasDescriptor>& o
 TEST(ElasDense, WinnerMatchesABruteForceOfTheEnergy) {
   const SyntheticPair pair = make_step_pair(80, 40, 5, 17, 9);
   Image<ElasDescriptor> dl, dr;
-  descriptors_of(grey_of(pair.left_rgba), dl);
-  descriptors_of(grey_of(pair.right_rgba), dr);
+  elas_view_descriptors(grey_of(pair.left_rgba), dl);
+  elas_view_descriptors(grey_of(pair.right_rgba), dr);
   std::mt19937 rng(4);
   std::uniform_int_distribution<int> mu_of(-40, 16 * 30);
   std::bernoulli_distribution none(0.2);

@@ -116,12 +116,9 @@ TEST(ElasSupport, CandidatesMatchABruteForce) {
     const Image<uint8_t> l = grey_of(pair.left_rgba), r = grey_of(pair.right_rgba);
     ElasSupportParams p;
     p.max_disparity = 32;
-    Image<uint8_t> du, dv;
     Image<ElasDescriptor> dl, dr;
-    elas_sobel(l, du, dv);
-    elas_descriptors(du, dv, dl);
-    elas_sobel(r, du, dv);
-    elas_descriptors(du, dv, dr);
+    elas_view_descriptors(l, dl);
+    elas_view_descriptors(r, dr);
     if (seed == 3) {  // a bar at the candidates' median texture rejects half of them
       std::vector<int> t;
       for (int y = 5; y + 2 < 64; y += 5)
@@ -242,12 +239,9 @@ TEST(ElasSupport, TexturedPlaneGivesItsDisparity) {
     const Image<uint8_t> l = grey_of(pair.left_rgba), r = grey_of(pair.right_rgba);
     ElasSupportParams p;
     p.max_disparity = 64;
-    Image<uint8_t> du, dv;
     Image<ElasDescriptor> dl, dr;
-    elas_sobel(l, du, dv);
-    elas_descriptors(du, dv, dl);
-    elas_sobel(r, du, dv);
-    elas_descriptors(du, dv, dr);
+    elas_view_descriptors(l, dl);
+    elas_view_descriptors(r, dr);
     ElasDisparityGrid grid;
     elas_candidates(dl, dr, p, grid);
     int candidates = 0, right = 0;

@@ -11,14 +11,13 @@
 namespace cs {
 namespace {
 
-// The view's prior (E4) from its support points.
-void prior_of(const std::vector<ElasSupportPoint>& points, bool right_view, int width, int height,
-              Image<int32_t>& mu_q4) {
+// A view's prior (E4) from its support points, at their places in that view.
+void prior_of(const std::vector<ElasSupportPoint>& points, int width, int height, Image<int32_t>& mu_q4) {
   std::vector<TriPoint> at;
   std::vector<int> d;
   at.reserve(points.size());
   for (const ElasSupportPoint& s : points) {
-    at.push_back({right_view ? s.x - s.d : s.x, s.y});
+    at.push_back({s.x, s.y});
     d.push_back(s.d);
   }
   Image<int32_t> owner;
@@ -181,8 +180,8 @@ void elas_match(const Image<uint8_t>& left, const Image<uint8_t>& right, const E
   for (const ElasSupportPoint& q : points) right_points.push_back({q.x - q.d, q.y, q.d});
   const std::vector<uint16_t> table = elas_prior_table(p.beta, p.gamma, p.sigma);
   Image<int32_t> mu_l, mu_r;
-  prior_of(points, false, w, h, mu_l);
-  prior_of(points, true, w, h, mu_r);
+  prior_of(points, w, h, mu_l);
+  prior_of(right_points, w, h, mu_r);
   Image<int16_t> dmap_r;
   elas_dense(dl, dr, false, mu_l, elas_grid(points, w, h, p.grid_size), table, p.support.max_disparity, p.sradius,
              disparity);

@@ -12,31 +12,22 @@
 #include <cstdio>
 #include <string>
 
+#include "area_resize.h"
 #include "args.h"
 #include "elas_dense.h"
 #include "imageio.h"
-#include "stereo_math.h"
+#include "stages.h"
 
 namespace {
 
+// The matching intensity as the engine and cs-stereo make it (stage 1's
+// convert_to_gray), halved by the pyramid's 2x2 averages for --scale 2.
 std::string grey_view(const std::string& path, int scale, cs::Image<uint8_t>& out) {
-  cs::tools::Picture picture;
-  if (std::string e = cs::tools::read_image(path, picture); !e.empty()) return e;
-  cs::tools::Frame8 f = cs::tools::to_frame8(picture);
-  if (f.bytes_per_pixel == 3) {
-    cs::tools::Frame8 g;
-    g.width = f.width;
-    g.height = f.height;
-    g.bytes.resize(static_cast<size_t>(f.width) * f.height);
-    for (size_t i = 0; i < g.bytes.size(); ++i)
-      g.bytes[i] = cs::luma_from_rgb(f.bytes[3 * i], f.bytes[3 * i + 1], f.bytes[3 * i + 2]);
-    f = g;
-  } else if (f.bytes_per_pixel != 1) {
-    return path + ": a grey or RGB picture is needed";
+  if (std::string e = cs::tools::read_grey(path, out); !e.empty()) return e;
+  if (scale == 2) {
+    const cs::Image<uint8_t> full = out;
+    cs::downsample(full, out);
   }
-  if (scale == 2) f = cs::tools::half_size(f);
-  out = cs::Image<uint8_t>(f.width, f.height);
-  out.pixels.assign(f.bytes.begin(), f.bytes.end());
   return {};
 }
 

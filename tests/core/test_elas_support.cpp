@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "elas_support.h"
+#include "stages.h"
 #include "synthetic.h"
 
 namespace cs {
@@ -80,9 +81,10 @@ TEST(ElasSupport, DescriptorTakesTheStatedPoints) {
   EXPECT_EQ(elas_texture(flat), 20);
 }
 
+// A rendered view's matching intensity (stage 1, as the engines make it).
 Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
-  Image<uint8_t> g(rgba.width, rgba.height);
-  for (size_t i = 0; i < g.pixels.size(); ++i) g.pixels[i] = static_cast<uint8_t>(rgba.pixels[i] & 255);
+  Image<uint8_t> g;
+  convert_to_gray(rgba_view(rgba), g);
   return g;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "stereo_math.h"
 #include "triangle_prior.h"
 #include "triangulation.h"
 
@@ -61,34 +62,54 @@ std::vector<uint16_t> elas_prior_table(double beta, double gamma, double sigma) 
 
 void elas_dense(const Image<ElasDescriptor>& reference, const Image<ElasDescriptor>& other, bool right_reference,
                 const Image<int32_t>& mu_q4, const ElasGrid& grid, const std::vector<uint16_t>& prior,
-                int max_disparity, int sradius, Image<int16_t>& disparity) {
+                int min_disparity, int max_disparity, int sradius, const Image<uint8_t>* mask,
+                Image<int16_t>& disparity, Image<int32_t>* best, Image<int32_t>* rival) {
   const int w = reference.width, h = reference.height;
   disparity = Image<int16_t>(w, h, int16_t{-1});
+  if (best) *best = Image<int32_t>(w, h, kNoCost);
+  if (rival) *rival = Image<int32_t>(w, h, kNoCost);
   if (prior.empty()) return;
   const int far = prior.back();
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
+      if (mask && !mask->at(x, y)) continue;
       const int32_t mu = mu_q4.at(x, y);
-      int best_e = 0, best_d = -1;
-      auto consider = [&](int d) {
-        if (d < 0 || d >= max_disparity) return;
-        const int xo = right_reference ? x + d : x - d;
-        if (xo < 0 || xo >= w) return;
-        int e = elas_sad(reference.at(x, y), other.at(xo, y));
-        if (mu == kNoPrior) {
-          e += far;
-        } else {
-          const int64_t t = std::llabs(16LL * d - mu);
-          e += t < static_cast<int64_t>(prior.size()) ? prior[static_cast<size_t>(t)] : far;
+      // Each candidate once or more (a multiset: the least E and its
+      // smallest d are the same as over the set).
+      auto each_candidate = [&](auto&& visit) {
+        auto consider = [&](int d) {
+          if (d < min_disparity || d >= max_disparity) return;
+          const int xo = right_reference ? x + d : x - d;
+          if (xo < 0 || xo >= w) return;
+          int e = elas_sad(reference.at(x, y), other.at(xo, y));
+          if (mu == kNoPrior) {
+            e += far;
+          } else {
+            const int64_t t = std::llabs(16LL * d - mu);
+            e += t < static_cast<int64_t>(prior.size()) ? prior[static_cast<size_t>(t)] : far;
+          }
+          visit(d, e);
+        };
+        if (mu != kNoPrior) {
+          const int m = static_cast<int>(floor_div(static_cast<int64_t>(mu) + 8, 16));
+          for (int d = m - sradius; d <= m + sradius; ++d) consider(d);
         }
-        if (best_d < 0 || e < best_e || (e == best_e && d < best_d)) best_e = e, best_d = d;
+        for (int16_t d : grid.at(x, y)) consider(d);
       };
-      if (mu != kNoPrior) {
-        const int m = static_cast<int>(floor_div(static_cast<int64_t>(mu) + 8, 16));
-        for (int d = m - sradius; d <= m + sradius; ++d) consider(d);
-      }
-      for (int16_t d : grid.at(x, y)) consider(d);
+      int best_e = 0, best_d = -1;
+      each_candidate([&](int d, int e) {
+        if (best_d < 0 || e < best_e || (e == best_e && d < best_d)) best_e = e, best_d = d;
+      });
       disparity.at(x, y) = static_cast<int16_t>(best_d);
+      if (best_d < 0) continue;
+      if (best) best->at(x, y) = best_e;
+      if (rival) {
+        int32_t r = kNoCost;
+        each_candidate([&](int d, int e) {
+          if (std::abs(d - best_d) >= 2 && (r == kNoCost || e < r)) r = e;
+        });
+        rival->at(x, y) = r;
+      }
     }
 }
 
@@ -141,17 +162,19 @@ void elas_remove_speckles(Image<int16_t>& disparity, int speckle_size, int simil
   }
 }
 
-void elas_fill_gaps(Image<int16_t>& disparity, int gap_width, bool fill_all) {
-  // One line (a row or a column) of n pixels, at(k) its k-th.
-  auto fill_line = [&](int n, auto&& at) {
+void elas_fill_gaps(Image<int16_t>& disparity, int gap_width, bool fill_all, const Image<uint8_t>* mask) {
+  // One line (a row or a column) of n pixels, at(k) its k-th, on(k) whether
+  // it may be filled (the mask's foreground); the others cut the line.
+  auto fill_line = [&](int n, auto&& at, auto&& on) {
     int k = 0;
     while (k < n) {
-      if (at(k) >= 0) {
+      if (at(k) >= 0 || !on(k)) {
         ++k;
         continue;
       }
       int e = k;
-      while (e < n && at(e) < 0) ++e;  // the run [k, e)
+      while (e < n && at(e) < 0 && on(e)) ++e;  // the run [k, e)
+      // A neighbour off the mask is -1 (a cut, as the line's end).
       const int a = k > 0 ? at(k - 1) : -1, b = e < n ? at(e) : -1;
       int value = -1;
       if (a >= 0 && b >= 0 && (fill_all || e - k <= gap_width)) value = std::min(a, b);
@@ -162,35 +185,68 @@ void elas_fill_gaps(Image<int16_t>& disparity, int gap_width, bool fill_all) {
     }
   };
   const int w = disparity.width, h = disparity.height;
-  for (int y = 0; y < h; ++y) fill_line(w, [&](int k) -> int16_t& { return disparity.at(k, y); });
-  for (int x = 0; x < w; ++x) fill_line(h, [&](int k) -> int16_t& { return disparity.at(x, k); });
+  for (int y = 0; y < h; ++y)
+    fill_line(w, [&](int k) -> int16_t& { return disparity.at(k, y); },
+              [&](int k) { return !mask || mask->at(k, y) != 0; });
+  for (int x = 0; x < w; ++x)
+    fill_line(h, [&](int k) -> int16_t& { return disparity.at(x, k); },
+              [&](int k) { return !mask || mask->at(x, k) != 0; });
+}
+
+void elas_confidence(const Image<int16_t>& raw, const Image<int32_t>& best, const Image<int32_t>& rival,
+                     const Image<int16_t>& disparity, Image<uint8_t>& confidence) {
+  confidence = Image<uint8_t>(disparity.width, disparity.height, uint8_t{0});
+  for (size_t i = 0; i < disparity.pixels.size(); ++i) {
+    const int d = disparity.pixels[i];
+    if (d >= 0 && d == raw.pixels[i]) confidence.pixels[i] = confidence_from_costs(best.pixels[i], rival.pixels[i]);
+  }
 }
 
 void elas_match(const Image<uint8_t>& left, const Image<uint8_t>& right, const ElasParams& p,
-                Image<int16_t>& disparity, Image<int16_t>* right_disparity) {
+                Image<int16_t>& disparity, Image<int16_t>* right_disparity, const Image<uint8_t>* mask_left,
+                const Image<uint8_t>* mask_right, ElasDebug* debug) {
   const int w = left.width, h = left.height;
   disparity = Image<int16_t>(std::max(w, 0), std::max(h, 0), int16_t{-1});
   if (right_disparity) *right_disparity = disparity;
+  ElasDebug own;
+  ElasDebug& g = debug ? *debug : own;
+  g = ElasDebug();
   if (right.width != w || right.height != h || w <= 0 || h <= 0) return;
-  Image<ElasDescriptor> dl, dr;
-  elas_view_descriptors(left, dl);
-  elas_view_descriptors(right, dr);
-  const std::vector<ElasSupportPoint> points = elas_support_from_descriptors(dl, dr, p.support);
-  std::vector<ElasSupportPoint> right_points;
-  for (const ElasSupportPoint& q : points) right_points.push_back({q.x - q.d, q.y, q.d});
+  if (!mask_left || !mask_right) mask_left = mask_right = nullptr;
+  elas_view_descriptors(left, g.descriptors[0]);
+  elas_view_descriptors(right, g.descriptors[1]);
+  const Image<ElasDescriptor>&dl = g.descriptors[0], &dr = g.descriptors[1];
+  elas_candidates(dl, dr, p.support, g.support, mask_left);
+  elas_remove_inconsistent(p.support, g.support);
+  elas_remove_redundant(p.support, g.support);
+  std::vector<ElasSupportPoint> points, right_points;
+  const int s = std::max(1, p.support.candidate_step);
+  for (int j = 0; j < g.support.d.height; ++j)
+    for (int i = 0; i < g.support.d.width; ++i)
+      if (const int d = g.support.d.at(i, j); d >= 0) {
+        points.push_back({s * i, s * j, d});
+        right_points.push_back({s * i - d, s * j, d});
+      }
   const std::vector<uint16_t> table = elas_prior_table(p.beta, p.gamma, p.sigma);
-  Image<int32_t> mu_l, mu_r;
-  prior_of(points, w, h, mu_l);
-  prior_of(right_points, w, h, mu_r);
-  Image<int16_t> dmap_r;
-  elas_dense(dl, dr, false, mu_l, elas_grid(points, w, h, p.grid_size), table, p.support.max_disparity, p.sradius,
-             disparity);
-  elas_dense(dr, dl, true, mu_r, elas_grid(right_points, w, h, p.grid_size), table, p.support.max_disparity,
-             p.sradius, dmap_r);
-  elas_lr_check(disparity, dmap_r, p.lr_threshold);
-  if (right_disparity) *right_disparity = dmap_r;
+  prior_of(points, w, h, g.mu_q4[0]);
+  prior_of(right_points, w, h, g.mu_q4[1]);
+  const int lo = p.support.min_disparity, hi = p.support.max_disparity;
+  elas_dense(dl, dr, false, g.mu_q4[0], elas_grid(points, w, h, p.grid_size), table, lo, hi, p.sradius, mask_left,
+             g.raw[0], &g.best, &g.rival);
+  elas_dense(dr, dl, true, g.mu_q4[1], elas_grid(right_points, w, h, p.grid_size), table, lo, hi, p.sradius,
+             mask_right, g.raw[1]);
+  if (p.uniqueness_ratio > 0)
+    for (size_t i = 0; i < g.raw[0].pixels.size(); ++i)
+      if (g.raw[0].pixels[i] >= 0 && !passes_uniqueness(g.best.pixels[i], g.rival.pixels[i], p.uniqueness_ratio))
+        g.raw[0].pixels[i] = -1;
+  g.checked[0] = g.raw[0];
+  g.checked[1] = g.raw[1];
+  elas_lr_check(g.checked[0], g.checked[1], p.lr_threshold);
+  if (right_disparity) *right_disparity = g.checked[1];
+  disparity = g.checked[0];
   elas_remove_speckles(disparity, p.speckle_size, p.speckle_similarity);
-  elas_fill_gaps(disparity, p.gap_width, p.fill_all);
+  elas_fill_gaps(disparity, p.gap_width, p.fill_all, mask_left);
+  if (debug) g.disparity = disparity;
 }
 
 }  // namespace cs

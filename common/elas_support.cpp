@@ -17,18 +17,18 @@ uint8_t clamped(const Image<uint8_t>& im, int x, int y) {
 constexpr int kNeighbours[4][2] = {{0, -2}, {-2, 0}, {2, 0}, {0, 2}};
 
 // E2 b (or c with right_reference) for the pixel (x, y) of the reference
-// view over d in [0, d_max]: the winner, or -1 where the ratio test against
-// the rival (the best at least 2 away) fails or there is no rival.
-int support_match(const Image<ElasDescriptor>& left, const Image<ElasDescriptor>& right, int x, int y, int d_max,
-                  bool right_reference, int ratio_pct) {
-  if (d_max < 1) return -1;
-  std::vector<int> cost(d_max + 1);
-  for (int d = 0; d <= d_max; ++d) cost[d] = elas_support_cost(left, right, x, y, d, right_reference);
-  const int d1 = static_cast<int>(std::min_element(cost.begin(), cost.end()) - cost.begin());
+// view over d in [d_min, d_max]: the winner, or -1 where the ratio test
+// against the rival (the best at least 2 away) fails or there is no rival.
+int support_match(const Image<ElasDescriptor>& left, const Image<ElasDescriptor>& right, int x, int y, int d_min,
+                  int d_max, bool right_reference, int ratio_pct) {
+  if (d_max < d_min) return -1;
+  std::vector<int> cost(d_max - d_min + 1);
+  for (int d = d_min; d <= d_max; ++d) cost[d - d_min] = elas_support_cost(left, right, x, y, d, right_reference);
+  const int k1 = static_cast<int>(std::min_element(cost.begin(), cost.end()) - cost.begin());
   int c2 = -1;
-  for (int d = 0; d <= d_max; ++d)
-    if (std::abs(d - d1) >= 2 && (c2 < 0 || cost[d] < c2)) c2 = cost[d];
-  return c2 >= 0 && 100LL * cost[d1] < static_cast<long long>(ratio_pct) * c2 ? d1 : -1;
+  for (int k = 0; k < static_cast<int>(cost.size()); ++k)
+    if (std::abs(k - k1) >= 2 && (c2 < 0 || cost[k] < c2)) c2 = cost[k];
+  return c2 >= 0 && 100LL * cost[k1] < static_cast<long long>(ratio_pct) * c2 ? d_min + k1 : -1;
 }
 
 }  // namespace
@@ -89,7 +89,7 @@ int elas_support_cost(const Image<ElasDescriptor>& left, const Image<ElasDescrip
 }
 
 void elas_candidates(const Image<ElasDescriptor>& left, const Image<ElasDescriptor>& right,
-                     const ElasSupportParams& p, ElasDisparityGrid& grid) {
+                     const ElasSupportParams& p, ElasDisparityGrid& grid, const Image<uint8_t>* mask_left) {
   const int s = std::max(1, p.candidate_step), w = left.width, h = left.height;
   grid.d = Image<int16_t>((w + s - 1) / s, (h + s - 1) / s, int16_t{-1});
   if (right.width != w || right.height != h) return;
@@ -97,12 +97,14 @@ void elas_candidates(const Image<ElasDescriptor>& left, const Image<ElasDescript
     for (int i = 1; s * i + 2 < w; ++i) {
       const int x = s * i, y = s * j;
       if (x < 2 || y < 2) continue;  // (s = 1: the neighbours must lie inside)
+      if (mask_left && !mask_left->at(x, y)) continue;
       if (elas_texture(left.at(x, y)) < p.support_texture) continue;
-      const int d1 = support_match(left, right, x, y, std::min(p.max_disparity - 1, x - 2), false, p.support_ratio_pct);
+      const int d1 = support_match(left, right, x, y, p.min_disparity, std::min(p.max_disparity - 1, x - 2), false,
+                                   p.support_ratio_pct);
       if (d1 < 0) continue;
       const int xr = x - d1;
-      const int d1r =
-          support_match(left, right, xr, y, std::min(p.max_disparity - 1, w - 3 - xr), true, p.support_ratio_pct);
+      const int d1r = support_match(left, right, xr, y, p.min_disparity, std::min(p.max_disparity - 1, w - 3 - xr),
+                                    true, p.support_ratio_pct);
       if (d1r < 0 || std::abs(d1 - d1r) > p.lr_threshold) continue;
       grid.d.at(i, j) = static_cast<int16_t>(d1);
     }
@@ -150,9 +152,10 @@ void elas_remove_redundant(const ElasSupportParams& p, ElasDisparityGrid& grid) 
 
 std::vector<ElasSupportPoint> elas_support_from_descriptors(const Image<ElasDescriptor>& left,
                                                             const Image<ElasDescriptor>& right,
-                                                            const ElasSupportParams& p) {
+                                                            const ElasSupportParams& p,
+                                                            const Image<uint8_t>* mask_left) {
   ElasDisparityGrid grid;
-  elas_candidates(left, right, p, grid);
+  elas_candidates(left, right, p, grid, mask_left);
   elas_remove_inconsistent(p, grid);
   elas_remove_redundant(p, grid);
   std::vector<ElasSupportPoint> out;

@@ -25,7 +25,10 @@
 //     left q against right q - (d, 0).
 //   a. Texture: the left descriptor at (x, y) has texture >= support_texture,
 //      else no support.
-//   b. Left to right: d in [0, min(max_disparity - 1, x - 2)]; the best cost
+//      With the background model (a mask of the left view given): only
+//      candidates on its foreground (mask(x, y) != 0), the rest as none.
+//   b. Left to right: d in [min_disparity, min(max_disparity - 1, x - 2)]
+//      (the same lower bound in c); the best cost
 //      c1 at d1 (ties: the smaller d), the rival c2 = the least cost at a d
 //      at least 2 away from d1 (as the project's other uniqueness tests: a
 //      neighbour of the winner is the same match a fraction of a pixel off;
@@ -35,10 +38,10 @@
 //      support_ratio_pct c2.
 //   c. Right to left: the right pixel (x - d1, y) matched the same way with
 //      the views' roles swapped (its neighbours' right descriptors against
-//      the left ones at + (d, 0); d in [0, min(max_disparity - 1, width - 3
-//      - (x - d1))]; ties: the smaller d; the same ratio test); support iff
-//      that match exists and |d1 - d1'| <= lr_threshold. The candidate's
-//      disparity is d1.
+//      the left ones at + (d, 0); d in [min_disparity, min(max_disparity -
+//      1, width - 3 - (x - d1))]; ties: the smaller d; the same ratio test);
+//      support iff that match exists and |d1 - d1'| <= lr_threshold. The
+//      candidate's disparity is d1.
 //   d. Inconsistent candidates: a candidate stays iff at least
 //      incon_min_support other candidates in the incon_window x incon_window
 //      window of grid cells around it (odd; cells outside the grid count as
@@ -67,7 +70,8 @@
 namespace cs {
 
 struct ElasSupportParams {
-  int max_disparity = 256;    // disparities 0 .. max_disparity - 1
+  int min_disparity = 0;      // disparities min_disparity .. max_disparity - 1
+  int max_disparity = 256;
   int candidate_step = 5;     // CANDIDATE_STEPSIZE
   int support_texture = 10;   // SUPPORT_TEXTURE
   int support_ratio_pct = 85; // SUPPORT_THRESHOLD 0.85 in percent
@@ -97,7 +101,7 @@ struct ElasDisparityGrid {
   Image<int16_t> d;
 };
 void elas_candidates(const Image<ElasDescriptor>& left, const Image<ElasDescriptor>& right,
-                     const ElasSupportParams& p, ElasDisparityGrid& grid);
+                     const ElasSupportParams& p, ElasDisparityGrid& grid, const Image<uint8_t>* mask_left = nullptr);
 // E2 d and e, in place.
 void elas_remove_inconsistent(const ElasSupportParams& p, ElasDisparityGrid& grid);
 void elas_remove_redundant(const ElasSupportParams& p, ElasDisparityGrid& grid);
@@ -109,7 +113,8 @@ struct ElasSupportPoint {
 // order.
 std::vector<ElasSupportPoint> elas_support_from_descriptors(const Image<ElasDescriptor>& left,
                                                             const Image<ElasDescriptor>& right,
-                                                            const ElasSupportParams& p);
+                                                            const ElasSupportParams& p,
+                                                            const Image<uint8_t>* mask_left = nullptr);
 // E1 and E2 from the grey views (equal sizes; else none).
 std::vector<ElasSupportPoint> elas_support_points(const Image<uint8_t>& left, const Image<uint8_t>& right,
                                                   const ElasSupportParams& p);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "elas_dense.h"
+#include "stereo_math.h"
 #include "stages.h"
 #include "synthetic.h"
 #include "triangle_prior.h"
@@ -51,11 +52,16 @@ TEST(ElasDense, PriorTableFromTheFormula) {
 }
 
 // The energy of E5 by brute force over every d, with the candidate rule
-// written again.
-int brute_dense(const Image<ElasDescriptor>& ref, const Image<ElasDescriptor>& other, bool right_ref, int x, int y,
-                int32_t mu, const std::vector<int16_t>& set, const std::vector<uint16_t>& table, int D, int sradius) {
-  int best = -1, best_e = 0;
-  for (int d = 0; d < D; ++d) {
+// written again: the winner (ties: the smaller d), its E and the rival (the
+// least E at least 2 away).
+struct Brute {
+  int d = -1, best = kNoCost, rival = kNoCost;
+};
+Brute brute_dense(const Image<ElasDescriptor>& ref, const Image<ElasDescriptor>& other, bool right_ref, int x, int y,
+                  int32_t mu, const std::vector<int16_t>& set, const std::vector<uint16_t>& table, int lo, int D,
+                  int sradius) {
+  std::vector<int> energy(D, -1);
+  for (int d = lo; d < D; ++d) {
     bool cand = std::find(set.begin(), set.end(), d) != set.end();
     if (mu != kNoPrior) {
       const int m = static_cast<int>(std::floor((mu + 8) / 16.0));
@@ -67,9 +73,15 @@ int brute_dense(const Image<ElasDescriptor>& ref, const Image<ElasDescriptor>& o
     for (int k = 0; k < 16; ++k) e += std::abs(ref.at(x, y)[k] - other.at(xo, y)[k]);
     const long t = mu == kNoPrior ? 1 << 30 : std::labs(16L * d - mu);
     e += t < static_cast<long>(table.size()) ? table[t] : table.back();
-    if (best < 0 || e < best_e) best = d, best_e = e;
+    energy[d] = e;
   }
-  return best;
+  Brute b;
+  for (int d = 0; d < D; ++d)
+    if (energy[d] >= 0 && (b.d < 0 || energy[d] < b.best)) b.d = d, b.best = energy[d];
+  for (int d = 0; d < D; ++d)
+    if (b.d >= 0 && energy[d] >= 0 && std::abs(d - b.d) >= 2 && energy[d] < b.rival) b.rival = energy[d];
+  if (b.d < 0) b.best = kNoCost;
+  return b;
 }
 
 TEST(ElasDense, WinnerMatchesABruteForceOfTheEnergy) {
@@ -79,25 +91,38 @@ TEST(ElasDense, WinnerMatchesABruteForceOfTheEnergy) {
   elas_view_descriptors(grey_of(pair.right_rgba), dr);
   std::mt19937 rng(4);
   std::uniform_int_distribution<int> mu_of(-40, 16 * 30);
-  std::bernoulli_distribution none(0.2);
+  std::bernoulli_distribution none(0.2), off(0.1);
   Image<int32_t> mu(80, 40);
   for (int32_t& m : mu.pixels) m = none(rng) ? kNoPrior : mu_of(rng);
+  Image<uint8_t> mask(80, 40);
+  for (uint8_t& m : mask.pixels) m = off(rng) ? 0 : 255;
   const std::vector<ElasSupportPoint> pts = {{10, 10, 3}, {50, 10, 17}, {70, 30, 5}, {30, 30, 40}};
   const ElasGrid grid = elas_grid(pts, 80, 40, 20);
   const std::vector<uint16_t> table = elas_prior_table(0.02, 3, 1);
-  for (bool right_ref : {false, true}) {
-    Image<int16_t> got;
-    elas_dense(right_ref ? dr : dl, right_ref ? dl : dr, right_ref, mu, grid, table, 32, 2, got);
-    int found = 0;
-    for (int y = 0; y < 40; ++y)
-      for (int x = 0; x < 80; ++x) {
-        const int want = brute_dense(right_ref ? dr : dl, right_ref ? dl : dr, right_ref, x, y, mu.at(x, y),
-                                     grid.at(x, y), table, 32, 2);
-        ASSERT_EQ(got.at(x, y), want) << (right_ref ? "right " : "left ") << x << "," << y;
-        found += want >= 0;
+  for (int lo : {0, 4})
+    for (bool masked : {false, true})
+      for (bool right_ref : {false, true}) {
+        Image<int16_t> got;
+        Image<int32_t> best, rival;
+        elas_dense(right_ref ? dr : dl, right_ref ? dl : dr, right_ref, mu, grid, table, lo, 32, 2,
+                   masked ? &mask : nullptr, got, &best, &rival);
+        int found = 0;
+        for (int y = 0; y < 40; ++y)
+          for (int x = 0; x < 80; ++x) {
+            Brute want;
+            if (!masked || mask.at(x, y))
+              want = brute_dense(right_ref ? dr : dl, right_ref ? dl : dr, right_ref, x, y, mu.at(x, y),
+                                 grid.at(x, y), table, lo, 32, 2);
+            ASSERT_EQ(got.at(x, y), want.d) << (right_ref ? "right " : "left ") << x << "," << y << " lo " << lo;
+            ASSERT_EQ(best.at(x, y), want.best) << x << "," << y;
+            ASSERT_EQ(rival.at(x, y), want.rival) << x << "," << y;
+            found += want.d >= 0;
+            if (want.d >= 0) {
+              ASSERT_GE(want.d, lo);
+            }
+          }
+        EXPECT_GT(found, 80 * 40 / 2);
       }
-    EXPECT_GT(found, 80 * 40 / 2);
-  }
 }
 
 TEST(ElasDense, LeftRightCheckByHand) {
@@ -171,6 +196,99 @@ TEST(ElasDense, GapsByHand) {
     EXPECT_EQ(all.at(x, 0), want_all[x]) << x;
     EXPECT_EQ(all.at(x, 1), want_all[x]) << x;  // the columns fill the empty row
   }
+}
+
+TEST(ElasDense, GapsStopAtTheBackground) {
+  // Row: 6 . . | . 4 (| = background at x 3): the run 1..2 ends at the
+  // background (a line's end), the run at 4 starts after it.
+  Image<int16_t> d(6, 1, int16_t{-1});
+  d.at(0, 0) = 6;
+  d.at(5, 0) = 4;
+  Image<uint8_t> mask(6, 1, uint8_t{255});
+  mask.at(3, 0) = 0;
+  Image<int16_t> cut = d;
+  elas_fill_gaps(cut, 3, false, &mask);
+  const int16_t want_cut[6] = {6, -1, -1, -1, -1, 4};  // no run has two valid ends
+  for (int x = 0; x < 6; ++x) EXPECT_EQ(cut.at(x, 0), want_cut[x]) << x;
+  Image<int16_t> all = d;
+  elas_fill_gaps(all, 3, true, &mask);
+  const int16_t want_all[6] = {6, 6, 6, -1, 4, 4};  // each side from its one neighbour; x 3 stays
+  for (int x = 0; x < 6; ++x) EXPECT_EQ(all.at(x, 0), want_all[x]) << x;
+  Image<int16_t> free = d;
+  elas_fill_gaps(free, 4, false);  // without the mask one run of 4 between 6 and 4
+  for (int x = 1; x < 5; ++x) EXPECT_EQ(free.at(x, 0), 4) << x;
+}
+
+TEST(ElasDense, ConfidenceOnlyWhereTheWinnerStayed) {
+  Image<int16_t> raw(4, 1, int16_t{-1}), fin(4, 1, int16_t{-1});
+  Image<int32_t> best(4, 1, kNoCost), rival(4, 1, kNoCost);
+  raw.at(0, 0) = 5, fin.at(0, 0) = 5, best.at(0, 0) = 10, rival.at(0, 0) = 40;  // kept: 255 * 30 / 40
+  raw.at(1, 0) = 5, fin.at(1, 0) = 7, best.at(1, 0) = 10, rival.at(1, 0) = 40;  // filled with another d
+  raw.at(2, 0) = 5, fin.at(2, 0) = 5, best.at(2, 0) = 10;                        // no rival
+  fin.at(3, 0) = 3;                                                              // filled
+  Image<uint8_t> c;
+  elas_confidence(raw, best, rival, fin, c);
+  EXPECT_EQ(c.at(0, 0), 191);
+  EXPECT_EQ(c.at(1, 0), 0);
+  EXPECT_EQ(c.at(2, 0), 0);
+  EXPECT_EQ(c.at(3, 0), 0);
+}
+
+TEST(ElasDense, BackgroundMatchesOnlyTheForeground) {
+  const SyntheticPair step = make_step_pair(160, 120, 8, 24, 22);
+  const Image<uint8_t> l = grey_of(step.left_rgba), r = grey_of(step.right_rgba);
+  // The foreground: a box on the near plane (the left half, d 24) in each
+  // view, the right one shifted by its d.
+  Image<uint8_t> ml(160, 120, uint8_t{0}), mr(160, 120, uint8_t{0});
+  for (int y = 30; y < 90; ++y)
+    for (int x = 30; x < 76; ++x) ml.at(x, y) = 255, mr.at(x - 24, y) = 255;
+  ElasParams p;
+  p.support.max_disparity = 64;
+  Image<int16_t> d;
+  ElasDebug g;
+  elas_match(l, r, p, d, nullptr, &ml, &mr, &g);
+  int inside = 0, close = 0;
+  for (int y = 0; y < 120; ++y)
+    for (int x = 0; x < 160; ++x) {
+      if (!ml.at(x, y)) {
+        ASSERT_EQ(d.at(x, y), -1) << x << "," << y;
+        ASSERT_EQ(g.raw[0].at(x, y), -1);
+        continue;
+      }
+      ++inside;
+      const float t = step.disparity.at(x, y);
+      close += t >= 0 && d.at(x, y) >= 0 && std::abs(d.at(x, y) - t) <= 1;
+    }
+  for (int y = 0; y < 120; ++y)
+    for (int x = 0; x < 160; ++x)
+      if (!mr.at(x, y)) {
+        ASSERT_EQ(g.raw[1].at(x, y), -1);
+      }
+  // Support points only on the left foreground.
+  for (int j = 0; j < g.support.d.height; ++j)
+    for (int i = 0; i < g.support.d.width; ++i)
+      if (g.support.d.at(i, j) >= 0) {
+        ASSERT_TRUE(ml.at(5 * i, 5 * j)) << i << "," << j;
+      }
+  EXPECT_GT(close, inside * 9 / 10);
+}
+
+TEST(ElasDense, MinimumDisparityBoundsEveryStep) {
+  const SyntheticPair step = make_step_pair(160, 120, 8, 24, 22);
+  ElasParams p;
+  p.support.min_disparity = 12;
+  p.support.max_disparity = 64;
+  p.fill_all = false;
+  Image<int16_t> d;
+  ElasDebug g;
+  elas_match(grey_of(step.left_rgba), grey_of(step.right_rgba), p, d, nullptr, nullptr, nullptr, &g);
+  int near = 0;
+  for (int16_t v : g.support.d.pixels) ASSERT_TRUE(v < 0 || v >= 12);
+  for (int k = 0; k < 2; ++k)
+    for (int16_t v : g.raw[k].pixels) ASSERT_TRUE(v < 0 || v >= 12);
+  for (int y = 0; y < 120; ++y)
+    for (int x = 0; x < 160; ++x) near += d.at(x, y) == 24 && step.disparity.at(x, y) == 24;
+  EXPECT_GT(near, 0);
 }
 
 TEST(ElasDense, WholeMethodOnKnownScenes) {

@@ -479,6 +479,7 @@ const char* method_name(const Options& o) {
   switch (static_cast<cs::Method>(o.method)) {
     case cs::Method::Block: return "block";
     case cs::Method::Cross: return "cross";
+    case cs::Method::Elas: return "elas";
     case cs::Method::Progressive: break;
   }
   return "progressive";
@@ -555,7 +556,7 @@ int main(int argc, char** argv) {
       "         [--disparities D,...] [--frames N] [--batch-ms MS] [--singles N] [--stages] [--timeline] [--no-inflight]\n"
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
       "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N] [--levels N]   (matching parameters, A/B runs)\n"
-      "         [--method progressive|block|cross] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
+      "         [--method progressive|block|cross|elas] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
       "         [--cross-tau N] [--cross-arm-length N] [--cross-truncation N] [--sample-restore S]   (method cross)\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          rig (the files as the example rig's distorted cameras deliver them, rectified by the engine),\n"
@@ -596,8 +597,10 @@ int main(int argc, char** argv) {
     o.method = static_cast<int>(cs::Method::Block);
   else if (method == "cross")
     o.method = static_cast<int>(cs::Method::Cross);
+  else if (method == "elas")
+    o.method = static_cast<int>(cs::Method::Elas);
   else if (method != "progressive")
-    Args::add(error, "--method: '" + method + "' is not progressive, block or cross");
+    Args::add(error, "--method: '" + method + "' is not progressive, block, cross or elas");
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);
   o.stages = args.has("stages");

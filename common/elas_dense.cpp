@@ -241,7 +241,7 @@ void elas_match(const Image<uint8_t>& left, const Image<uint8_t>& right, const E
         g.raw[0].pixels[i] = -1;
   g.checked[0] = g.raw[0];
   g.checked[1] = g.raw[1];
-  elas_lr_check(g.checked[0], g.checked[1], p.lr_threshold);
+  if (p.lr_check) elas_lr_check(g.checked[0], g.checked[1], p.lr_threshold);
   if (right_disparity) *right_disparity = g.checked[1];
   disparity = g.checked[0];
   elas_remove_speckles(disparity, p.speckle_size, p.speckle_similarity);

@@ -77,6 +77,7 @@ struct ElasParams {
   int gap_width = 3;          // INTERPOL_GAP_WIDTH
   bool fill_all = true;
   int uniqueness_ratio = 0;   // E5's (0: off)
+  bool lr_check = true;       // E6 (false: the maps after E5 go on)
 };
 
 // E3.

@@ -129,6 +129,25 @@ void match_cross(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   cross_confidence(c.winners, l0.disparity_left, S, dbg.confidence);
 }
 
+// Method elas (elas_dense.h E1 .. E8) on the grey views in levels[0].
+void match_elas(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
+  LevelDebug& l0 = dbg.levels[0];
+  l0.range = level_range(p, 0, l0.gray_left.width);
+  const ElasParams e = elas_params(p, l0.range);
+  Image<int16_t> unused;
+  elas_match(l0.gray_left, l0.gray_right, e, unused, nullptr, p.background ? &l0.mask_left : nullptr,
+             p.background ? &l0.mask_right : nullptr, &dbg.elas);
+  const ElasDebug& g = dbg.elas;
+  l0.raw_left = g.raw[0];
+  l0.raw_right = g.raw[1];
+  l0.disparity_right = g.checked[1];
+  l0.disparity_left = g.disparity;
+  finish_cross_disparity(l0.disparity_left, q4);  // whole pixels as method cross's (E8)
+  dbg.costs.best = g.best;
+  dbg.costs.rival = g.rival;
+  elas_confidence(g.raw[0], g.best, g.rival, g.disparity, dbg.confidence);
+}
+
 }  // namespace
 
 void mask_debug_to_foreground(Matcher::Debug& dbg, int radius) {
@@ -291,6 +310,7 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
   }
   dbg.block = BlockDebug();
   dbg.cross = CrossDebug();
+  dbg.elas = ElasDebug();
   dbg.costs = SweepCosts();
   const bool auto_coarse = !single_level && p.coarse_range_factor == kAutoCoarseRangeFactor && levels > 1;
   Params pe = p;  // the factor this frame uses
@@ -298,6 +318,7 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
   switch (p.method) {
     case Method::Block: match_block(pe, dbg, q4); break;
     case Method::Cross: match_cross(pe, dbg, q4); break;
+    case Method::Elas: match_elas(pe, dbg, q4); break;
     case Method::Progressive: match_progressive(pe, levels, dbg, q4); break;
   }
   st.coarse_range_factor = single_level ? 1 : std::max(pe.coarse_range_factor, 1);

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "elas_dense.h"
 #include "stages.h"
 
 namespace cs {
@@ -45,6 +46,7 @@ struct Matcher::Debug {
   std::vector<LevelDebug> levels;
   BlockDebug block;  // method block; empty for the others
   CrossDebug cross;  // method cross; empty for the others
+  ElasDebug elas;    // method elas; empty for the others
   // The level-0 left sweep's costs behind the confidence (progressive:
   // stage 6/7 at level 0; block: winners' best and rival; cross: empty, its
   // normalised costs are cross.winners') and the confidence of

@@ -54,13 +54,15 @@ bool window_variant_known(WindowVariant w) {
          w == WindowVariant::Best4;
 }
 
-bool method_known(Method m) { return m == Method::Progressive || m == Method::Block || m == Method::Cross; }
+bool method_known(Method m) {
+  return m == Method::Progressive || m == Method::Block || m == Method::Cross || m == Method::Elas;
+}
 
 }  // namespace
 
 std::string Params::validate() const {
   if (!method_known(method))
-    return say("method", static_cast<int>(method), "must be 0 (progressive), 1 (block) or 2 (cross)");
+    return say("method", static_cast<int>(method), "must be 0 (progressive), 1 (block), 2 (cross) or 3 (elas)");
   if (min_disparity < 0) return say("min-disparity", min_disparity, "must not be negative");
   if (max_disparity <= min_disparity) {
     std::ostringstream s;
@@ -172,7 +174,7 @@ int resolve_levels(const Params& p, int width, int height) {
 }
 
 int pipeline_levels(const Params& p, int width, int height) {
-  if (p.method == Method::Block || p.method == Method::Cross) return 1;
+  if (p.method != Method::Progressive) return 1;
   return resolve_levels(p, width, height);
 }
 
@@ -213,6 +215,17 @@ BackgroundParams background_params(const Params& p) {
   bp.absorb_delay = p.absorb_delay;
   bp.warmup_frames = p.warmup_frames;
   return bp;
+}
+
+ElasParams elas_params(const Params& p, Range range) {
+  ElasParams e;
+  e.support.min_disparity = range.lo;
+  e.support.max_disparity = range.hi;
+  e.uniqueness_ratio = resolve_uniqueness_ratio(p);
+  e.lr_check = p.lr_check;
+  e.lr_threshold = p.lr_tolerance;
+  e.fill_all = p.elas_fill_gaps;
+  return e;
 }
 
 }  // namespace cs

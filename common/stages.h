@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "elas_dense.h"
 #include "remap_math.h"
 #include "stereo.h"
 #include "stereo_math.h"
@@ -613,5 +614,19 @@ void cross_median(const Image<int16_t>& voted, const Image<uint8_t>* mask_left, 
 void finish_cross_disparity(const Image<int16_t>& disparity, ImageView<uint16_t> disparity_q4);
 void cross_confidence(const CrossWinners& winners, const Image<int16_t>& disparity, int sample,
                       Image<uint8_t>& confidence);
+
+// ================================================================ method elas
+//
+// ELAS (Geiger et al. 2010; Herrmann's thesis puts it on the GPU): its
+// rules E1 .. E8 are stated with their functions in elas_support.h (E1
+// descriptors, E2 support points), triangulation.h and triangle_prior.h
+// (E4's triangulation and plane prior) and elas_dense.h (E3, E5 .. E8).
+// Level 0 alone, on the grey views (stage 1). From the element's
+// parameters: the range level_range(p, 0, width) (E2 and E5), lr_check (E6
+// on or off; off: the maps after E5), lr_tolerance (E6's threshold; E2's
+// right-to-left check keeps the thesis's 2), uniqueness (E5),
+// elas_fill_gaps (E7: every gap, or those of at most 3 pixels), the
+// background model's masks (E2, E5, E7); the thesis's Table 5 for the rest.
+ElasParams elas_params(const Params& p, Range range);
 
 }  // namespace cs

@@ -132,6 +132,12 @@ enum class Method {
   // bitwise voting of the reliable estimates, a 3x3 median; sample-and-
   // restore trades accuracy for speed (stages.h, method cross).
   Cross = 2,
+  // Efficient large-scale stereo (ELAS, Geiger et al. 2010, on the GPU as
+  // Herrmann's thesis): Sobel descriptors, robust support points, their
+  // Delaunay triangulation as a piecewise-planar prior, dense matching
+  // against it in both views, a left-right check, speckle removal and gap
+  // filling; whole pixels (common/elas_dense.h, elas_support.h).
+  Elas = 3,
 };
 
 struct RectificationMaps;  // rectify.h
@@ -236,6 +242,10 @@ struct Params {
   int cross_arm_length = 16;
   int cross_truncation = 60;
   int sample_restore = 1;
+  // Method Elas (elas_dense.h E7): fill every gap of the final map (true,
+  // ELAS's default here: a missing estimate counts as wrong) or only gaps of
+  // at most 3 pixels between two estimates (false: what remains is matched).
+  bool elas_fill_gaps = true;
   // Keep a pixel only when its best cost is clearly lower than the best cost
   // more than one disparity away (stages.h, passes_uniqueness): the
   // percentage by which that rival must exceed the best, 0 = off, up to

@@ -177,5 +177,6 @@ std::unique_ptr<MatchingMethod> make_method(Method method);
 std::unique_ptr<MatchingMethod> make_progressive_method();
 std::unique_ptr<MatchingMethod> make_block_method();
 std::unique_ptr<MatchingMethod> make_cross_method();
+std::unique_ptr<MatchingMethod> make_elas_method();
 
 }  // namespace cs::cuda

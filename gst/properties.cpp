@@ -46,6 +46,7 @@ enum {
   PROP_CROSS_ARM_LENGTH,
   PROP_CROSS_TRUNCATION,
   PROP_SAMPLE_RESTORE,
+  PROP_ELAS_FILL_GAPS,
   PROP_UNIQUENESS_RATIO,
   PROP_COARSE_RANGE_FACTOR,
   PROP_STATS,
@@ -196,8 +197,8 @@ void install_checks_and_output(const Install& in) {
   g_object_class_install_property(
       gobject_class, PROP_SUBPIXEL,
       g_param_spec_boolean("subpixel", "Sub-pixel",
-                           "Parabola fit to 1/16 pixel (methods progressive and block; method=cross gives whole "
-                           "pixels)",
+                           "Parabola fit to 1/16 pixel (methods progressive and block; methods cross and elas "
+                           "give whole pixels)",
                            d.subpixel, playing));
   g_object_class_install_property(
       gobject_class, PROP_COLORMAP,
@@ -303,7 +304,11 @@ void install_live_and_methods(const Install& in) {
                         "overlap of both views' regions, winner-takes-all over the whole range at full size, a "
                         "left-right check for reliability, bitwise fast voting of the reliable disparities over each "
                         "region, a 3x3 median; whole-pixel disparities, subpixel does not apply; cross-tau, "
-                        "cross-arm-length, cross-truncation, sample-restore and uniqueness-ratio apply)",
+                        "cross-arm-length, cross-truncation, sample-restore and uniqueness-ratio apply) or elas "
+                        "(Geiger et al. 2010: Sobel descriptors, robust support points, their Delaunay "
+                        "triangulation as a piecewise-planar prior, dense matching against it in both views, "
+                        "left-right check, speckle removal, gap filling; whole pixels; elas-fill-gaps, lr-check, "
+                        "lr-tolerance and uniqueness-ratio apply)",
                         gst_cuda_stereo_method_get_type(), static_cast<int>(d.method), playing));
   g_object_class_install_property(
       gobject_class, PROP_BLOCK_SIZE,
@@ -342,14 +347,22 @@ void install_live_and_methods(const Install& in) {
                                  "them: faster, less accurate"),
                        1, cs::kMaxSampleRestore, d.sample_restore, playing));
   g_object_class_install_property(
+      gobject_class, PROP_ELAS_FILL_GAPS,
+      g_param_spec_boolean("elas-fill-gaps", "ELAS gap filling",
+                           "method=elas: fill every gap of the final map from its nearest estimates along the row, "
+                           "then the column (the farther of the two ends between two estimates): a dense map; false: "
+                           "only gaps of at most 3 pixels between two estimates, the rest stays invalid",
+                           d.elas_fill_gaps, playing));
+  g_object_class_install_property(
       gobject_class, PROP_UNIQUENESS_RATIO,
       g_param_spec_int("uniqueness-ratio", "Uniqueness ratio",
                        help_text("Keep a pixel only when the best cost more than one disparity away from its winner "
                                  "exceeds the winner's by more than this percentage (rival * 100 > best * (100 + "
                                  "ratio)), as OpenCV's StereoBM; 0 = off, -1 = the method's default (block: ",
                                  cs::kBlockUniquenessRatio,
-                                 ", progressive and cross: off; progressive applies it at every level, over each "
-                                 "pixel's own candidates, cross to costs normalised by their region's size)"),
+                                 ", progressive, cross and elas: off; progressive applies it at every level, over each "
+                                 "pixel's own candidates, cross to costs normalised by their region's size, elas to "
+                                 "its energies over each pixel's candidates)"),
                        -1, cs::kMaxUniquenessRatio, d.uniqueness_ratio, playing));
   g_object_class_install_property(
       gobject_class, PROP_COARSE_RANGE_FACTOR,
@@ -467,6 +480,7 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
       case PROP_CROSS_ARM_LENGTH: p.cross_arm_length = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_CROSS_TRUNCATION: p.cross_truncation = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_SAMPLE_RESTORE: p.sample_restore = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_ELAS_FILL_GAPS: p.elas_fill_gaps = g_value_get_boolean(value); priv->params_dirty = true; break;
       case PROP_UNIQUENESS_RATIO: p.uniqueness_ratio = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_COARSE_RANGE_FACTOR: p.coarse_range_factor = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_BASELINE: s.baseline_m = g_value_get_double(value); break;
@@ -533,6 +547,7 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_CROSS_ARM_LENGTH: g_value_set_int(value, p.cross_arm_length); break;
     case PROP_CROSS_TRUNCATION: g_value_set_int(value, p.cross_truncation); break;
     case PROP_SAMPLE_RESTORE: g_value_set_int(value, p.sample_restore); break;
+    case PROP_ELAS_FILL_GAPS: g_value_set_boolean(value, p.elas_fill_gaps); break;
     case PROP_UNIQUENESS_RATIO: g_value_set_int(value, p.uniqueness_ratio); break;
     case PROP_COARSE_RANGE_FACTOR: g_value_set_int(value, p.coarse_range_factor); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(self, prop_id, pspec); break;

@@ -39,7 +39,8 @@ static_assert(same(GST_CUDA_STEREO_WINDOW_BOX, cs::WindowVariant::Box) &&
               "GstCudaStereoWindow must number its values as cs::WindowVariant does");
 static_assert(same(GST_CUDA_STEREO_METHOD_PROGRESSIVE, cs::Method::Progressive) &&
                   same(GST_CUDA_STEREO_METHOD_BLOCK, cs::Method::Block) &&
-                  same(GST_CUDA_STEREO_METHOD_CROSS, cs::Method::Cross),
+                  same(GST_CUDA_STEREO_METHOD_CROSS, cs::Method::Cross) &&
+                  same(GST_CUDA_STEREO_METHOD_ELAS, cs::Method::Elas),
               "GstCudaStereoMethod must number its values as cs::Method does");
 
 GType gst_cuda_stereo_backend_get_type(void) {
@@ -119,6 +120,11 @@ GType gst_cuda_stereo_method_get_type(void) {
        "Cross-based aggregation with bitwise fast voting (Zhang et al. 2011): colour crosses, truncated absolute "
        "differences over both views' regions, left-right check, voting, 3x3 median; whole pixels",
        "cross"},
+      {GST_CUDA_STEREO_METHOD_ELAS,
+       "ELAS (Geiger et al. 2010): Sobel descriptors, robust support points, their Delaunay triangulation as a "
+       "piecewise-planar prior, dense matching against it in both views, left-right check, speckle removal, gap "
+       "filling; whole pixels",
+       "elas"},
       {0, nullptr, nullptr}};
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstCudaStereoMethod", values));
   return type;

@@ -24,18 +24,20 @@ const char* kUsage =
     "  --out FILE                  disparity, 16-bit gray PNG (or .pgm): d * 16, 0 = invalid\n"
     "  --color FILE                false-colour disparity, RGB PNG (or .ppm)\n"
     "  --colormap turbo|jet|grey   colour map of --color (default turbo)\n"
-    "  --method progressive|block|cross  progressive multi-resolution census (default), SSD\n"
-    "                              block matching over the full range at full size, or\n"
-    "                              cross-based aggregation with bitwise fast voting (colour)\n"
+    "  --method progressive|block|cross|elas  progressive multi-resolution census (default),\n"
+    "                              SSD block matching over the full range at full size,\n"
+    "                              cross-based aggregation with bitwise fast voting (colour),\n"
+    "                              or ELAS (support points, triangulated prior, dense matching)\n"
     "  --block-size N              method block: odd window side, 3..31 (default 9)\n"
     "  --cross-tau N               method cross: colour threshold of the arms, 0..255 (default 20)\n"
     "  --cross-arm-length N        method cross: longest arm, pixels, 1..16 (default 16)\n"
     "  --cross-truncation N        method cross: cap of a pixel's R+G+B cost, 1..765 (default 60)\n"
     "  --sample-restore S          method cross: match every S-th pixel and row, restore by\n"
     "                              voting; 1 = off, 2, 3 (default 1)\n"
+    "  --elas-short-gaps           method elas: fill only gaps of at most 3 pixels (default: all)\n"
     "  --uniqueness-ratio R        reject a pixel unless every disparity more than one away\n"
     "                              costs over R % more than the best; 0 = off, -1 = the\n"
-    "                              method's default (default: progressive 0, block 80, cross 0)\n"
+    "                              method's default (progressive 0, block 80, cross, elas 0)\n"
     "  --max-disparity N           search min..N-1 (default 64)\n"
     "  --min-disparity N           (default 0)\n"
     "  --levels N                  pyramid levels, 0 = automatic (default 0)\n"
@@ -65,6 +67,7 @@ bool parse_method(const std::string& s, cs::Method& m) {
   if (s == "progressive") m = cs::Method::Progressive;
   else if (s == "block") m = cs::Method::Block;
   else if (s == "cross") m = cs::Method::Cross;
+  else if (s == "elas") m = cs::Method::Elas;
   else return false;
   return true;
 }
@@ -87,7 +90,7 @@ int run(int argc, char** argv) {
        {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"method", true},
        {"block-size", true}, {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
        {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true}, {"min-support", true},
-       {"help", false}});
+       {"elas-short-gaps", false}, {"help", false}});
   if (args.has("help")) {
     std::fputs(kUsage, stdout);
     return kExitOk;
@@ -112,13 +115,14 @@ int run(int argc, char** argv) {
     args.integer("sample-restore", params.sample_restore, -1000, 1000, error);
     args.integer("uniqueness-ratio", params.uniqueness_ratio, -1000, 1000, error);
     if (args.has("method") && !parse_method(args.text("method"), params.method))
-      Args::add(error, "--method must be progressive, block or cross, not '" + args.text("method") + "'");
+      Args::add(error, "--method must be progressive, block, cross or elas, not '" + args.text("method") + "'");
     if (args.has("window") && !parse_window(args.text("window"), params.window))
       Args::add(error, "--window must be box, best1, best2 or best4, not '" + args.text("window") + "'");
     if (args.has("colormap") && !parse_colormap(args.text("colormap"), colormap))
       Args::add(error, "--colormap must be turbo, jet or grey, not '" + args.text("colormap") + "'");
     params.lr_check = !args.has("no-lr-check");
     params.subpixel = !args.has("no-subpixel");
+    params.elas_fill_gaps = !args.has("elas-short-gaps");
     params.background = false;
     for (const char* required : {"left", "right", "out"})
       if (!args.has(required)) Args::add(error, std::string("--") + required + " is required");
@@ -224,6 +228,12 @@ int run(int argc, char** argv) {
                 engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
                 params.cross_tau, params.cross_arm_length, params.cross_truncation, params.sample_restore,
                 cs::resolve_uniqueness_ratio(params), 100.0 * valid / disparity_q4.pixels.size(), ms);
+  else if (params.method == cs::Method::Elas)
+    std::printf("%s engine: %d x %d, disparities %d..%d, elas fill-gaps %s, uniqueness %d %%, %.1f %% valid, "
+                "%.1f ms\n",
+                engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
+                params.elas_fill_gaps ? "on" : "off", cs::resolve_uniqueness_ratio(params),
+                100.0 * valid / disparity_q4.pixels.size(), ms);
   else
     std::printf("%s engine: %d x %d, disparities %d..%d, %d levels, %.1f %% valid, %.1f ms\n", engine->backend_name(),
                 left.width, left.height, params.min_disparity, params.max_disparity - 1, stats.levels,

@@ -503,7 +503,7 @@ TEST(BlockMethod, ParamsAreValidatedInTheElementsTerms) {
             "uniqueness-ratio (-2) must be -1 (the method's default), 0 (off) or a percentage up to 1000");
   EXPECT_EQ(msg([](Params& p) { p.uniqueness_ratio = 1001; }),
             "uniqueness-ratio (1001) must be -1 (the method's default), 0 (off) or a percentage up to 1000");
-  EXPECT_EQ(msg([](Params& p) { p.method = static_cast<Method>(7); }), "method (7) must be 0 (progressive), 1 (block) or 2 (cross)");
+  EXPECT_EQ(msg([](Params& p) { p.method = static_cast<Method>(7); }), "method (7) must be 0 (progressive), 1 (block), 2 (cross) or 3 (elas)");
   EXPECT_EQ(msg([](Params& p) { p.match_block_size = 31; p.uniqueness_ratio = 1000; }), "");
   // Defaults: progressive without uniqueness, block with its own ratio.
   Params p;

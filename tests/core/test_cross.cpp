@@ -869,7 +869,7 @@ TEST(CrossMethod, ParamsAreValidatedInTheElementsTerms) {
   };
   EXPECT_EQ(msg([](Params&) {}), "");
   EXPECT_EQ(msg([](Params& p) { p.method = static_cast<Method>(7); }),
-            "method (7) must be 0 (progressive), 1 (block) or 2 (cross)");
+            "method (7) must be 0 (progressive), 1 (block), 2 (cross) or 3 (elas)");
   EXPECT_EQ(msg([](Params& p) { p.cross_tau = -1; }), "cross-tau (-1) must be between 0 and 255");
   EXPECT_EQ(msg([](Params& p) { p.cross_tau = 256; }), "cross-tau (256) must be between 0 and 255");
   EXPECT_EQ(msg([](Params& p) { p.cross_arm_length = 0; }), "cross-arm-length (0) must be between 1 and 16");

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -841,8 +842,8 @@ GST_START_TEST(test_properties) {
                        "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
                        "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
                        "baseline", "focal-length", "post-messages", "method", "block-size", "cross-tau",
-                       "cross-arm-length", "cross-truncation", "sample-restore", "uniqueness-ratio",
-                       "coarse-range-factor", "stats"};
+                       "cross-arm-length", "cross-truncation", "sample-restore", "elas-fill-gaps",
+                       "uniqueness-ratio", "coarse-range-factor", "stats"};
   for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
   // Only NULL/READY for the device choice.
   GParamSpec* be = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "backend");
@@ -859,6 +860,7 @@ GST_START_TEST(test_properties) {
   fail_unless(g_enum_get_value_by_nick(methods, "progressive") != nullptr);
   fail_unless(g_enum_get_value_by_nick(methods, "block") != nullptr);
   fail_unless(g_enum_get_value_by_nick(methods, "cross") != nullptr);
+  fail_unless(g_enum_get_value_by_nick(methods, "elas") != nullptr);
   g_type_class_unref(methods);
   GEnumClass* modes = G_ENUM_CLASS(g_type_class_ref(G_PARAM_SPEC_VALUE_TYPE(
       g_object_class_find_property(G_OBJECT_GET_CLASS(e), "output-mode"))));
@@ -1834,11 +1836,11 @@ GST_START_TEST(test_method_block_background) {
 }
 GST_END_TEST;
 
-// Switched while playing: progressive -> block -> cross -> progressive, each frame right.
+// Switched while playing: progressive -> block -> cross -> elas -> progressive, each frame right.
 GST_START_TEST(test_method_change_while_playing) {
   Packed p = packed_harness("input-layout=side-by-side", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
-  const char* methods[] = {"progressive", "block", "cross", "progressive"};
-  for (int i = 0; i < 4; ++i) {
+  const char* methods[] = {"progressive", "block", "cross", "elas", "progressive"};
+  for (int i = 0; i < 5; ++i) {
     gst_util_set_object_arg(G_OBJECT(p.h->element), "method", methods[i]);
     GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
     stamp(in, i * kFrame);
@@ -1919,7 +1921,8 @@ GST_END_TEST;
 // output-mode=confidence: GRAY8, 0 wherever the disparity is invalid, high
 // on a textured plane, for both methods on the CPU backend; the meta says so.
 GST_START_TEST(test_output_confidence) {
-  for (const char* method : {"method=block", "method=progressive", "method=cross"}) {
+  for (const char* method :
+       {"method=block", "method=progressive", "method=cross", "method=elas elas-fill-gaps=false"}) {
     const std::string conf_props = std::string(method) + " output-mode=confidence";
     GstBuffer* conf = run_packed(conf_props.c_str());
     GstBuffer* disp = run_packed(method);
@@ -2138,6 +2141,117 @@ GST_START_TEST(test_method_cross_known_disparity) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- method elas
+
+// method=elas on make_step_pair's step (a near plane at 12 over a far one
+// at 4): every input frame gives one output with its timestamp, in order,
+// nothing more before EOS; whole pixels; close to the truth (bounds: the
+// measured bad-2 of the CPU reference, 96 x 64 views, max-disparity 16,
+// seeds 11 .. 13, worst frame in the comment, with slack); with gaps filled
+// every pixel has a disparity, without them what remains was matched.
+GST_START_TEST(test_method_elas_known_disparity) {
+  constexpr int w = 96, h = 64, d_far = 4, d_near = 12, frames = 3;
+  constexpr GstClockTime start = 2 * GST_SECOND;
+  struct Run {
+    const char* props;
+    GstVideoFormat format;
+    double max_bad2;  // percent
+    bool dense;
+  } runs[] = {{"method=elas subpixel=true", GST_VIDEO_FORMAT_RGBA, 1.5, true},        // measured 0.52 %
+              {"method=elas", GST_VIDEO_FORMAT_GRAY8, 1.5, true},                    // 0.52 %
+              {"method=elas elas-fill-gaps=false", GST_VIDEO_FORMAT_RGBA, 1.5, false}};  // 0.52 %, 87.5 % valid
+  for (const Run& run : runs) {
+    const char* format = gst_video_format_to_string(run.format);
+    const std::string props = std::string("input-layout=side-by-side ") + run.props;
+    Packed p = packed_harness(props.c_str(), caps_string(run.format, 2 * w, h));
+    std::vector<cs::SyntheticPair> truth;
+    for (int i = 0; i < frames; ++i) {
+      truth.push_back(cs::make_step_pair(w, h, d_far, d_near, 11 + i));
+      const cs::SyntheticPair& sc = truth.back();
+      cs::Image<uint32_t> frame(2 * w, h);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          frame.at(x, y) = sc.left_rgba.at(x, y);
+          frame.at(x + w, y) = sc.right_rgba.at(x, y);
+        }
+      GstBuffer* in = convert_rgba(rgba_bytes(frame), 2 * w, h, run.format);
+      stamp(in, start + i * kFrame);
+      fail_unless_equals_int(gst_harness_push(p.h, in), GST_FLOW_OK);
+    }
+    fail_unless(gst_harness_push_event(p.h, gst_event_new_eos()));
+    for (int i = 0; i < frames; ++i) {
+      GstBuffer* out = gst_harness_pull(p.h);
+      fail_unless(out != nullptr, "%s: output %d missing", run.props, i);
+      fail_unless_equals_uint64(GST_BUFFER_PTS(out), start + i * kFrame);
+      fail_unless_equals_uint64(GST_BUFFER_DURATION(out), kFrame);
+      fail_unless(!meta_of(out)->placeholder);
+      fail_unless_equals_int(meta_of(out)->levels, 1);
+      const std::vector<int> q4 = read_pixels(out, GST_VIDEO_FORMAT_GRAY16_LE, w, h);
+      const Bad2 b = bad2_of(q4, truth[i].disparity);
+      const double valid = 1.0 - static_cast<double>(std::count(q4.begin(), q4.end(), 0)) / q4.size();
+      GST_INFO("%s, %s, frame %d: bad-2 %.2f %% of %zu, %.1f %% valid", run.props, format, i, b.percent, b.evaluated,
+               100 * valid);
+      fail_unless(b.whole_pixels, "%s: a disparity that is not a whole pixel", run.props);
+      fail_unless(b.percent <= run.max_bad2, "%s, %s, frame %d: bad-2 %.2f %% (more than %.1f %%)", run.props, format,
+                  i, b.percent, run.max_bad2);
+      if (run.dense) fail_unless(valid == 1.0, "%s: %.4f valid with every gap filled", run.props, valid);
+      else fail_unless(valid < 1.0 && valid > 0.8, "%s: %.4f valid", run.props, valid);
+      gst_buffer_unref(out);
+    }
+    bool eos = false;
+    while (GstEvent* ev = gst_harness_pull_event(p.h)) {
+      eos = GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
+      gst_event_unref(ev);
+      if (eos) break;
+    }
+    fail_unless(eos);
+    fail_unless_equals_int(gst_harness_buffers_in_queue(p.h), 0);
+    teardown(p);
+  }
+  // Two pads: the plane at kD.
+  TwoPads t = two_pad_harness();
+  gst_util_set_object_arg(G_OBJECT(t.left->element), "method", "elas");
+  push_views(t, 0, 0, kD);
+  GstBuffer* out = gst_harness_pull(t.left);
+  const double frac = fraction_q4(out, kW, kH, kD);
+  GST_INFO("method elas, two pads: %.3f at d = %d", frac, kD);
+  fail_unless(frac >= 0.9, "two pads: only %.3f of the plane at d*16", frac);
+  gst_buffer_unref(out);
+  teardown(t);
+}
+GST_END_TEST;
+
+// method=elas with the background model: the first frame (all foreground)
+// is matched; once the static scene is learnt nothing is, and the meta says
+// so; false colour output as for every method.
+GST_START_TEST(test_method_elas_background) {
+  Packed p = packed_harness("input-layout=side-by-side method=elas background=true warmup-frames=3",
+                            caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH));
+  for (int i = 0; i < 6; ++i) {
+    GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+    stamp(in, i * kFrame);
+    GstBuffer* out = gst_harness_push_and_pull(p.h, in);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), i * kFrame);
+    if (i == 0) fail_unless(fraction_q4(out, kW, kH, kD) >= 0.9);
+    if (i == 5) {
+      fail_unless(meta_of(out)->foreground_fraction < 0.1, "static scene still %.3f foreground",
+                  meta_of(out)->foreground_fraction);
+      fail_unless(nonzero_fraction(out, kW, kH) < 0.1);
+    }
+    gst_buffer_unref(out);
+  }
+  teardown(p);
+  Packed c = packed_harness("input-layout=side-by-side method=elas", caps_string(GST_VIDEO_FORMAT_RGBA, 2 * kW, kH),
+                            "video/x-raw,format=RGBA");
+  GstBuffer* in = packed_frame(kW, kH, kD, GST_VIDEO_FORMAT_RGBA, Packing::SideBySide);
+  stamp(in, 0);
+  GstBuffer* out = gst_harness_push_and_pull(c.h, in);
+  check_output_caps(c.h, "RGBA", kW, kH);
+  gst_buffer_unref(out);
+  teardown(c);
+}
+GST_END_TEST;
+
 static Suite* cudastereo_suite(void) {
   Suite* s = suite_create("cudastereo");
   TCase* tc = tcase_create("general");
@@ -2188,6 +2302,8 @@ static Suite* cudastereo_suite(void) {
   tcase_add_test(tc, test_output_confidence);
   tcase_add_test(tc, test_cross_properties);
   tcase_add_test(tc, test_method_cross_known_disparity);
+  tcase_add_test(tc, test_method_elas_known_disparity);
+  tcase_add_test(tc, test_method_elas_background);
   return s;
 }
 

@@ -174,7 +174,8 @@ void elas_fill_gaps(Image<int16_t>& disparity, int gap_width, bool fill_all, con
       }
       int e = k;
       while (e < n && at(e) < 0 && on(e)) ++e;  // the run [k, e)
-      // A neighbour off the mask is -1 (a cut, as the line's end).
+      // A run's neighbour is the pixel beside it whatever the mask says (in
+      // elas_match a background pixel holds -1: E5 matched none).
       const int a = k > 0 ? at(k - 1) : -1, b = e < n ? at(e) : -1;
       int value = -1;
       if (a >= 0 && b >= 0 && (fill_all || e - k <= gap_width)) value = std::min(a, b);

@@ -1145,6 +1145,48 @@ GST_START_TEST(test_cross_cuda_memory) {
 }
 GST_END_TEST;
 
+// ---------------------------------------------------------------- method elas
+
+// method=elas on the GPU equals the CPU backend byte for byte: colour, grey
+// and YUV input, min-disparity > 0, uniqueness, the check off, short gaps
+// only, the background model, a calibration, and every output.
+GST_START_TEST(test_elas_cuda_matches_cpu) {
+  const GstVideoFormat formats[] = {GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_GRAY8, GST_VIDEO_FORMAT_I420};
+  const std::string calibration = "/tmp/cs-cuda-elas-calib-" + std::to_string(getpid()) + ".yml";
+  g_file_set_contents(calibration.c_str(), cs::opencv_calibration_yaml(cs::example_rig(kW, kH)).c_str(), -1,
+                      nullptr);
+  struct Case {
+    std::string props;
+    const char* out_caps;
+  } cases[] = {
+      {"method=elas", "video/x-raw,format=GRAY16_LE"},
+      {"method=elas min-disparity=2 uniqueness-ratio=20", "video/x-raw,format=GRAY16_LE"},
+      {"method=elas lr-check=false elas-fill-gaps=false", "video/x-raw,format=GRAY16_LE"},
+      {"method=elas background=true warmup-frames=2", "video/x-raw,format=GRAY16_LE"},
+      {"method=elas colormap=jet alpha-mask=true background=true warmup-frames=1", "video/x-raw,format=RGBA"},
+      {"method=elas output-mode=depth calibration=" + calibration, "video/x-raw,format=GRAY16_LE"},
+      {"method=elas output-mode=confidence elas-fill-gaps=false", "video/x-raw,format=GRAY8"},
+  };
+  for (GstVideoFormat fmt : formats) {
+    for (const Case& c : cases) {
+      const Frames fr{fmt, {5, 9, 9, 3}, 300};
+      std::string cuda_backend, cpu_backend;
+      const std::vector<Bytes> cuda = run_harness("auto", fr, c.props.c_str(), c.out_caps, &cuda_backend);
+      const std::vector<Bytes> cpu = run_harness("cpu", fr, c.props.c_str(), c.out_caps, &cpu_backend);
+      fail_unless_equals_string(cuda_backend.c_str(), "cuda");
+      fail_unless_equals_string(cpu_backend.c_str(), "cpu");
+      const std::string what = std::string(gst_video_format_to_string(fmt)) + " " + c.props + " -> " + c.out_caps;
+      expect_identical(cuda, cpu, what.c_str());
+    }
+  }
+  g_unlink(calibration.c_str());
+  // Right as well as equal: the plane at d = 5.
+  const Frames fr{GST_VIDEO_FORMAT_RGBA, {5}, 7};
+  const std::vector<Bytes> out = run_harness("cuda", fr, "method=elas", "video/x-raw,format=GRAY16_LE", nullptr);
+  fail_unless(fraction_at(out[0], 5) >= 0.8, "only %.3f of the pixels at d = 5", fraction_at(out[0], 5));
+}
+GST_END_TEST;
+
 // ---------------------------------------------------------------- method block, confidence
 
 // method=block on the GPU equals the CPU backend byte for byte: every input
@@ -1265,6 +1307,7 @@ static Suite* cudastereo_cuda_suite(void) {
   tcase_add_test(tc, test_block_cuda_matches_cpu);
   tcase_add_test(tc, test_block_cuda_memory);
   tcase_add_test(tc, test_cross_cuda_matches_cpu);
+  tcase_add_test(tc, test_elas_cuda_matches_cpu);
   tcase_add_test(tc, test_cross_cuda_memory);
   tcase_add_test(tc, test_progressive_uniqueness_and_confidence_cuda_matches_cpu);
   return s;

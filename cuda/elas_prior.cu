@@ -1,0 +1,411 @@
+// ELAS's prior on the GPU (elas_prior.h): the kernels over
+// elas_prior_steps.h's steps, and their launcher. In launch order:
+//   clear              mu_q4 = kNoPrior (a thread a pixel)
+//   compact_rows       a block a grid row: its points, their vertices sorted by x
+//   plan               one block: the non-empty rows and strips (block scans),
+//                      then one thread fills both sides' pockets
+//   strips             a thread a vertex: its two strip triangles
+//   rungs              a thread a strip triangle: the twins across its rungs
+//   first_candidates   a thread a half-edge: the first round's illegal edges
+//   flips              one block: rounds of flips until none is illegal
+//   raster             a warp a triangle: its plane over the pixels it covers
+// The flips need the whole mesh between rounds, so one block runs them all
+// with barriers between phases: no launch a round, no trip to the host, and
+// the same launches every frame whatever the number of rounds.
+#include "elas_prior.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "cuda_util.h"
+#include "stereo_math.h"
+
+namespace cs::cuda {
+namespace {
+
+constexpr int kClearThreadsX = 32, kClearThreadsY = 8;
+constexpr int kRowThreads = 1024;  // at most: a row's cells rounded up to whole warps
+constexpr int kPlanThreads = 1024;
+constexpr int kFlipThreads = 1024;
+constexpr int kStepThreads = 256;
+constexpr int kRasterThreads = 256;
+// A warp a triangle, grid-stride: enough warps to fill the GPU.
+constexpr int kRasterMaxBlocks = 2048;
+// Dynamic shared memory a block gets without asking.
+constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
+// The plan's per-row arrays in shared memory (ChainRows).
+constexpr int kPlanRowArrays = 18;
+
+std::size_t compact_shared_bytes(int cells_x) { return 2 * sizeof(int32_t) * static_cast<std::size_t>(cells_x); }
+std::size_t plan_shared_bytes(int cells_y) {
+  return kPlanRowArrays * sizeof(int32_t) * (static_cast<std::size_t>(cells_y) + 1);
+}
+
+__global__ void __launch_bounds__(kClearThreadsX * kClearThreadsY) clear_kernel(ImageView<int32_t> mu_q4) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < mu_q4.width && y < mu_q4.height) drow(mu_q4, y)[x] = kNoPrior;
+}
+
+// A block a grid row: the cells' x, which of them are vertices, and each
+// vertex's place by rank (the right view's points are not in x order).
+__global__ void __launch_bounds__(kRowThreads)
+    compact_rows_kernel(ImageView<const int16_t> grid, int step, bool right_view, PriorMesh m) {
+  extern __shared__ int32_t row_shared[];
+  const int cx = m.cells_x, j = blockIdx.x;
+  int32_t* x = row_shared;
+  int32_t* kept_x = row_shared + cx;
+  __shared__ int kept;
+  const int16_t* d = drow(grid, j);
+  if (threadIdx.x == 0) kept = 0;
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) x[i] = grid_point(d[i], i, j, step, right_view).x;
+  __syncthreads();
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) kept_x[i] = row_keeps(x, i) ? x[i] : kNoVertexX;
+  __syncthreads();
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) {
+    if (kept_x[i] == kNoVertexX) continue;
+    const GridPoint p = grid_point(d[i], i, j, step, right_view);
+    m.vertex[j * cx + row_position(kept_x, cx, kept_x[i])] = {p.x, p.y, d[i], j * cx + i};
+    atomicAdd(&kept, 1);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) m.row_count[j] = kept;
+}
+
+// Exclusive prefix sum of value over the block in thread order; *total gets
+// the block's sum. Every thread of the block calls it.
+__device__ int block_exclusive_sum(int value, int* total) {
+  __shared__ int warp_offset[32];
+  __shared__ int block_total;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int inclusive = static_cast<int>(warp_inclusive_sum(static_cast<unsigned>(value)));
+  if (lane == 31) warp_offset[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    const int w = lane < warps ? warp_offset[lane] : 0;
+    const int wi = static_cast<int>(warp_inclusive_sum(static_cast<unsigned>(w)));
+    if (lane < warps) warp_offset[lane] = wi - w;
+    if (lane == 31) block_total = wi;
+  }
+  __syncthreads();
+  const int result = warp_offset[warp] + inclusive - value;
+  *total = block_total;
+  __syncthreads();  // the next call rewrites warp_offset and block_total
+  return result;
+}
+
+// One block: the non-empty rows' ranks and boundary vertices, the strips'
+// first triangles (block scans), the pockets (one thread), the strips'
+// outer sides, the counters.
+__global__ void __launch_bounds__(kPlanThreads) plan_kernel(PriorMesh m) {
+  extern __shared__ int32_t plan_shared[];
+  const int cy = m.cells_y, n = cy + 1, tid = threadIdx.x;
+  ChainRows c;
+  int32_t* next_array = plan_shared;
+  auto take = [&]() {
+    int32_t* a = next_array;
+    next_array += n;
+    return a;
+  };
+  c.grid_row = take();
+  c.count = take();
+  c.second_x = take();
+  c.y = take();
+  c.strip_first = take();
+  for (int side = 0; side < 2; ++side) {
+    c.x[side] = take();
+    c.vertex[side] = take();
+    c.inner[side] = take();
+    c.outer[side] = take();
+  }
+  c.stack_x = take();
+  c.stack_y = take();
+  c.stack_v = take();
+  c.inside = take();
+  c.inside_strip = take();
+  int rows = 0;
+  for (int base = 0; base < cy; base += blockDim.x) {
+    const int j = base + tid;
+    const int count = j < cy ? m.row_count[j] : 0;
+    int tile;
+    const int rank = rows + block_exclusive_sum(count > 0 ? 1 : 0, &tile);
+    if (j < cy) {
+      m.row_rank[j] = count > 0 ? rank : -1;
+      if (count > 0) {
+        m.nonempty_row[rank] = j;
+        c.grid_row[rank] = j;
+        c.count[rank] = count;
+      }
+    }
+    rows += tile;
+  }
+  c.rows = rows;
+  __syncthreads();
+  for (int k = tid; k < rows; k += blockDim.x) chain_row_step(m, c, k);
+  __syncthreads();
+  int strip_triangles = 0;
+  for (int base = 0; base + 1 < rows; base += blockDim.x) {
+    const int k = base + tid;
+    const bool strip = k + 1 < rows;
+    int tile;
+    const int first =
+        strip_triangles + block_exclusive_sum(strip ? strip_triangle_count(c.count[k], c.count[k + 1]) : 0, &tile);
+    if (strip) c.strip_first[k] = m.strip_first[k] = first;
+    strip_triangles += tile;
+  }
+  __syncthreads();
+  for (int k = tid; k + 1 < rows; k += blockDim.x) chain_strip_step(c, k);
+  __syncthreads();
+  if (tid == 0) {
+    const int triangles = fill_pockets(m, c, strip_triangles);
+    m.counts[kPriorRows] = rows;
+    m.counts[kPriorStripTriangles] = strip_triangles;
+    m.counts[kPriorTriangles] = triangles;
+    m.counts[kPriorCandidates] = 0;
+    m.counts[kPriorRounds] = 0;
+    m.counts[kPriorFlips] = 0;
+    m.counts[kPriorStatus] = 0;
+  }
+  __syncthreads();
+  for (int k = tid; k + 1 < rows; k += blockDim.x) link_strip_sides(m, c, k);
+}
+
+__global__ void __launch_bounds__(kStepThreads) strips_kernel(PriorMesh m) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < m.cells_x * m.cells_y) strip_vertex_step(m, v);
+}
+
+__global__ void __launch_bounds__(kStepThreads) rungs_kernel(PriorMesh m, int max_triangles) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < max_triangles) strip_rung_step(m, t);
+}
+
+// Reserves `want` (may be 0) consecutive slots of a list whose length is
+// *count for each lane of a whole warp (every lane calls): one atomic a warp
+// instead of one a thread on the same counter.
+__device__ int warp_reserve(int* count, int want) {
+  const int inclusive = static_cast<int>(warp_inclusive_sum(static_cast<unsigned>(want)));
+  int base = 0;
+  if ((threadIdx.x & 31) == 31 && inclusive > 0) base = atomicAdd(count, inclusive);
+  base = __shfl_sync(0xFFFFFFFFu, base, 31);
+  return base + inclusive - want;
+}
+
+// Half-edge e's edge, when a candidate of `round` (e < 0: none, the lane
+// still takes part), into the candidate list, offered to both its
+// triangles.
+__device__ void offer_candidate(const PriorMesh& m, int e, int round, int* count) {
+  int f = -1;
+  const bool offer = e >= 0 && illegal_edge(m, e, round, &f);
+  const int slot = warp_reserve(count, offer ? 1 : 0);
+  if (!offer) return;
+  m.candidate[2 * slot] = e;
+  m.candidate[2 * slot + 1] = f;
+  const unsigned long long key = claim_key(round, min(e, f));
+  atomicMax(m.claim + e / 3, key);
+  atomicMax(m.claim + f / 3, key);
+}
+
+// A thread a half-edge.
+__global__ void __launch_bounds__(kStepThreads) first_candidates_kernel(PriorMesh m) {
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  offer_candidate(m, e < 3 * m.counts[kPriorTriangles] ? e : -1, 1, m.counts + kPriorCandidates);
+}
+
+// One block; two phases a round, a barrier after each:
+//  1. each candidate that won both its triangles flips; the pair goes to
+//     the work list;
+//  2. a thread a half-edge of the work list's triangles mends its twin and
+//     offers its edge for the next round if illegal (its twin is its own to
+//     write, and what it reads of other triangles phase 1 wrote, so no
+//     barrier between the two).
+// The counters alternate by round: one is counted while the other, read
+// before the last barrier, is cleared for the round after. Ends after a
+// round without a flip.
+__global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m) {
+  __shared__ int flip_count[2], offer_count[2];
+  const int tid = threadIdx.x;
+  if (tid == 0) flip_count[0] = flip_count[1] = offer_count[0] = offer_count[1] = 0;
+  __syncthreads();
+  int candidates = m.counts[kPriorCandidates];
+  int round = 1, flips = 0, status = 0;
+  for (;;) {
+    const int now = round & 1, later = now ^ 1;
+    if (tid == 0) flip_count[later] = offer_count[later] = 0;
+    for (int base = 0; base < candidates; base += blockDim.x) {
+      const int i = base + tid;
+      int e = 0, f = 0;
+      bool won = false;
+      if (i < candidates) {
+        e = m.candidate[2 * i];
+        f = m.candidate[2 * i + 1];
+        won = flip_won(m, e, f, round);
+        if (won) flip_edge(m, e, f, round);
+      }
+      const int slot = warp_reserve(&flip_count[now], won ? 2 : 0);
+      if (won) {
+        m.work[slot] = e / 3;
+        m.work[slot + 1] = f / 3;
+      }
+    }
+    __syncthreads();
+    const int flipped = flip_count[now];
+    if (flipped == 0) break;
+    flips += flipped / 2;
+    for (int base = 0; base < 3 * flipped; base += blockDim.x) {
+      const int i = base + tid;
+      const int e = i < 3 * flipped ? 3 * m.work[i / 3] + i % 3 : -1;
+      if (e >= 0) mend_twin(m, e, round);
+      offer_candidate(m, e, round + 1, &offer_count[later]);
+    }
+    __syncthreads();
+    if (round >= kMaxFlipRounds) {
+      status = 1;
+      break;
+    }
+    candidates = offer_count[later];
+    ++round;
+  }
+  if (tid == 0) {
+    m.counts[kPriorRounds] = round;
+    m.counts[kPriorFlips] = flips;
+    m.counts[kPriorStatus] = status;
+  }
+}
+
+__global__ void __launch_bounds__(kRasterThreads) raster_kernel(PriorMesh m, ImageView<int32_t> mu_q4) {
+  const int lane = threadIdx.x & 31;
+  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, warps = (gridDim.x * blockDim.x) >> 5;
+  const int triangles = m.counts[kPriorTriangles];
+  for (int t = warp; t < triangles; t += warps) rasterise_triangle(m, t, lane, 32, mu_q4);
+}
+
+int blocks_for(std::size_t items, int threads) { return static_cast<int>((items + threads - 1) / threads); }
+
+// Raises a kernel's dynamic shared memory limit to `bytes` where the default
+// is too small (never lowers it: another scratch may need more).
+template <typename Kernel>
+cudaError_t allow_shared(Kernel kernel, std::size_t bytes) {
+  if (bytes <= kDefaultSharedBytes) return cudaSuccess;
+  cudaFuncAttributes a{};
+  cudaError_t e = cudaFuncGetAttributes(&a, kernel);
+  if (e != cudaSuccess) return e;
+  if (static_cast<std::size_t>(a.maxDynamicSharedSizeBytes) >= bytes) return cudaSuccess;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+
+std::size_t aligned(std::size_t bytes) { return (bytes + 255) & ~std::size_t{255}; }
+
+}  // namespace
+
+ElasPriorScratch& ElasPriorScratch::operator=(ElasPriorScratch&& o) noexcept {
+  if (this != &o) {
+    release();
+    block_ = o.block_;
+    bytes_ = o.bytes_;
+    mesh_ = o.mesh_;
+    o.block_ = nullptr;
+    o.bytes_ = 0;
+    o.mesh_ = PriorMesh{};
+  }
+  return *this;
+}
+
+void ElasPriorScratch::release() {
+  if (block_) cudaFree(block_);
+  block_ = nullptr;
+  bytes_ = 0;
+  mesh_ = PriorMesh{};
+}
+
+cudaError_t ElasPriorScratch::allocate(int cells_x, int cells_y) {
+  release();
+  if (cells_x < 0 || cells_y < 0) return cudaErrorInvalidValue;
+  const std::size_t cells = static_cast<std::size_t>(cells_x) * static_cast<std::size_t>(cells_y);
+  if (cells == 0) return cudaSuccess;
+  if (cells > kTriMaxPoints) return cudaErrorInvalidValue;
+  cudaError_t e = allow_shared(compact_rows_kernel, compact_shared_bytes(cells_x));
+  if (e == cudaSuccess) e = allow_shared(plan_kernel, plan_shared_bytes(cells_y));
+  if (e != cudaSuccess) return e;
+  const std::size_t rows = static_cast<std::size_t>(cells_y) + 1, tri = prior_max_triangles(cells_x, cells_y);
+  // Each candidate edge is an inner edge, tested once a round: fewer than
+  // 3 / 2 a triangle.
+  const std::size_t sizes[] = {
+      sizeof(PriorVertex) * cells,              // vertex
+      sizeof(int32_t) * rows * 6,               // row_count .. right_outer
+      sizeof(int32_t) * tri * 3 * 2,            // corner, twin
+      sizeof(int32_t) * tri * 3,                // flipped, partner, work
+      sizeof(unsigned long long) * tri,         // claim
+      sizeof(int32_t) * 2 * (3 * tri / 2 + 1),  // candidate pairs
+      sizeof(int32_t) * kPriorCountSlots,       // counts
+  };
+  std::size_t total = 0;
+  for (std::size_t s : sizes) total += aligned(s);
+  void* p = nullptr;
+  if ((e = cudaMalloc(&p, total)) != cudaSuccess) return e;
+  block_ = p;
+  bytes_ = total;
+  char* at = static_cast<char*>(p);
+  auto take = [&](std::size_t bytes) {
+    char* r = at;
+    at += aligned(bytes);
+    return r;
+  };
+  PriorMesh& m = mesh_;
+  m.cells_x = cells_x;
+  m.cells_y = cells_y;
+  m.vertex = reinterpret_cast<PriorVertex*>(take(sizes[0]));
+  int32_t* row_arrays = reinterpret_cast<int32_t*>(take(sizes[1]));
+  m.row_count = row_arrays;
+  m.row_rank = row_arrays + rows;
+  m.nonempty_row = row_arrays + 2 * rows;
+  m.strip_first = row_arrays + 3 * rows;
+  m.left_outer = row_arrays + 4 * rows;
+  m.right_outer = row_arrays + 5 * rows;
+  int32_t* half_edges = reinterpret_cast<int32_t*>(take(sizes[2]));
+  m.corner = half_edges;
+  m.twin = half_edges + 3 * tri;
+  int32_t* per_triangle = reinterpret_cast<int32_t*>(take(sizes[3]));
+  m.flipped = per_triangle;
+  m.partner = per_triangle + tri;
+  m.work = per_triangle + 2 * tri;
+  m.claim = reinterpret_cast<unsigned long long*>(take(sizes[4]));
+  m.candidate = reinterpret_cast<int32_t*>(take(sizes[5]));
+  m.counts = reinterpret_cast<int32_t*>(take(sizes[6]));
+  return cudaSuccess;
+}
+
+cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool right_view, ElasPriorScratch& scratch,
+                               ImageView<int32_t> mu_q4, cudaStream_t stream) {
+  const PriorMesh& allocated = scratch.mesh();
+  if (step < 1 || grid.width < 0 || grid.height < 0 || grid.width > allocated.cells_x ||
+      grid.height > allocated.cells_y)
+    return cudaErrorInvalidValue;
+  if (mu_q4.width > 0 && mu_q4.height > 0) {
+    const dim3 block(kClearThreadsX, kClearThreadsY);
+    clear_kernel<<<grid_for(mu_q4.width, mu_q4.height, block), block, 0, stream>>>(mu_q4);
+  }
+  if (grid.width == 0 || grid.height == 0) return cudaGetLastError();
+  // The vertices are slotted by this grid's rows; the triangle buffers hold
+  // the allocation's most.
+  PriorMesh m = allocated;
+  m.cells_x = grid.width;
+  m.cells_y = grid.height;
+  const std::size_t cells = static_cast<std::size_t>(grid.width) * grid.height;
+  const std::size_t max_triangles = prior_max_triangles(grid.width, grid.height);
+  const int row_threads = std::min(kRowThreads, (grid.width + 31) / 32 * 32);
+  compact_rows_kernel<<<grid.height, row_threads, compact_shared_bytes(grid.width), stream>>>(grid, step, right_view,
+                                                                                              m);
+  plan_kernel<<<1, kPlanThreads, plan_shared_bytes(grid.height), stream>>>(m);
+  strips_kernel<<<blocks_for(cells, kStepThreads), kStepThreads, 0, stream>>>(m);
+  rungs_kernel<<<blocks_for(max_triangles, kStepThreads), kStepThreads, 0, stream>>>(
+      m, static_cast<int>(max_triangles));
+  first_candidates_kernel<<<blocks_for(3 * max_triangles, kStepThreads), kStepThreads, 0, stream>>>(m);
+  flips_kernel<<<1, kFlipThreads, 0, stream>>>(m);
+  if (mu_q4.width > 0 && mu_q4.height > 0) {
+    const int blocks = std::min(kRasterMaxBlocks, blocks_for(max_triangles * 32, kRasterThreads));
+    raster_kernel<<<blocks, kRasterThreads, 0, stream>>>(m, mu_q4);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace cs::cuda

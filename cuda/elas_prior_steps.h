@@ -1,0 +1,517 @@
+// The per-element code of ELAS's prior on the GPU (elas_prior.h, E4 of
+// common/elas_dense.h): the support grid's points made into THE perturbed
+// Delaunay triangulation (common/triangulation.h) and its planes rasterised
+// (common/triangle_prior.h), as host-and-device functions over plain
+// pointers. The kernels (elas_prior.cu) call them between their barriers;
+// tests/cuda/test_elas_triangulation_emulation.cpp runs the very same code
+// on the CPU, kernel by kernel and thread by thread, against the CPU
+// reference. No CUDA header: under nvcc CS_HD makes these __host__
+// __device__; the atomics stay in the kernels.
+//
+// The construction. The points lie on the grid's rows (y = s j), so:
+//  1. Rows. Each row's vertices sorted by x: a cell's point is a vertex when
+//     it is inside the predicates' range and no earlier cell of its row has
+//     the same x (the right view's points x = s i - d can coincide; equal
+//     points are always on one row, and the row's first is the reference's
+//     vertex). Vertex ids are row-slotted: row j's k-th vertex is
+//     j * cells_x + k, so no global compaction is needed.
+//  2. Strips. Between two consecutive non-empty rows A (above) and B, a
+//     zipper: the rows' vertices after their first, merged by x (A's first
+//     at equal x), each adds one triangle to the current rung A[i] - B[j]
+//     (A[i], A[i + 1], B[j]) or (B[j + 1], B[j], A[i]); every one has
+//     nonzero area because A and B differ in y. A strip has |A| + |B| - 2
+//     triangles, numbered in merge order after the strips above it; an
+//     element finds its place in the merge by a binary search in the other
+//     row, so a thread a vertex builds them all at once.
+//  3. Pockets. The strips' union is cut by every row in one interval but
+//     need not be convex. Between its left boundary (each non-empty row's
+//     first vertex, top to bottom) and the convex hull, Andrew's monotone
+//     chain: each pop on a strict turn the wrong way is a triangle (b, c, p)
+//     outside the union; collinear vertices stay on the chain, so every
+//     vertex is a vertex of the triangulation and no triangle is flat. The
+//     right boundary alike. One thread, a step a row.
+//  4. Flips. Rounds of Lawson flips with incircle_perturbed. In a round
+//     every illegal edge is a candidate; each triangle takes the first of
+//     its candidate edges in the round's order (edge_order of the edge's
+//     canonical id, the smaller of its two half-edge ids) by an atomic
+//     maximum of claim_key, and an edge flips when both its triangles took
+//     it, so the flips of a round share no triangle. A flipped pair
+//     rewrites its own two triangles; then each half-edge of a flipped
+//     triangle mends its twin: a neighbour that did not flip is told the
+//     new half-edge, a neighbour that flipped holds the edge in itself or
+//     in its partner, found by the edge's vertices. Only the edges of
+//     triangles flipped in the last round are tested again (nothing else
+//     changed). The first candidate in the order always flips, so a round
+//     with a candidate flips something, and Lawson flips on a fixed point
+//     set end: the loop ends, with no illegal edge, at the unique perturbed
+//     Delaunay triangulation the CPU reference builds.
+//  5. The prior: per triangle, its plane and the pixels of its bounding box
+//     it covers by the exact top-left rule; each pixel has at most one.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+
+#include "stereo.h"
+#include "stereo_math.h"
+#include "triangle_prior.h"
+#include "triangulation.h"
+
+namespace cs::cuda {
+
+// A cell without a vertex, in a row's array of x coordinates (above every
+// coordinate the predicates accept).
+constexpr int32_t kNoVertexX = INT32_MAX;
+// The flip loop's guard against a bug that would never end it: Lawson flips
+// end long before (tests count the rounds); reaching it sets kPriorStatus.
+constexpr int kMaxFlipRounds = 1 << 20;
+
+struct alignas(16) PriorVertex {
+  int32_t x, y, d;
+  int32_t cell;  // j * cells_x + i: the grid cell it comes from
+};
+
+// Slots of PriorMesh::counts, written on the GPU, read by later kernels and
+// by tests.
+enum PriorCount : int {
+  kPriorRows = 0,           // non-empty rows
+  kPriorStripTriangles = 1, // triangles of the strips (ids below it)
+  kPriorTriangles = 2,      // all triangles
+  kPriorCandidates = 3,     // the first round's candidate edges
+  kPriorRounds = 4,         // flip rounds run (the last one flipped nothing)
+  kPriorFlips = 5,          // flips in all
+  kPriorStatus = 6,         // 0, or 1 when kMaxFlipRounds stopped the loop
+  kPriorCountSlots = 8
+};
+
+// One view's triangulation: the vertices (row-slotted), the non-empty rows
+// and strips, and the triangles as half-edges: half-edge e belongs to
+// triangle e / 3 and runs from corner[e] to corner[next_half(e)]; twin[e] is
+// the opposite half-edge, -1 on the hull. Every triangle is in positive
+// orientation (orient2d > 0).
+struct PriorMesh {
+  int cells_x = 0, cells_y = 0;  // this frame's grid
+  PriorVertex* vertex = nullptr;         // cells_x * cells_y
+  int32_t* row_count = nullptr;          // cells_y: vertices of each grid row
+  int32_t* row_rank = nullptr;           // cells_y: index among the non-empty rows, -1 for an empty row
+  int32_t* nonempty_row = nullptr;       // cells_y: the grid row of each non-empty row
+  int32_t* strip_first = nullptr;        // cells_y: strip k (non-empty rows k, k + 1): its first triangle
+  int32_t* left_outer = nullptr;         // cells_y: the pocket half-edge across strip k's left side, -1 none
+  int32_t* right_outer = nullptr;        // likewise on its right side
+  int32_t* corner = nullptr;             // 3 a triangle
+  int32_t* twin = nullptr;               // 3 a triangle
+  int32_t* flipped = nullptr;            // a triangle: the round of its last flip, 0 none
+  int32_t* partner = nullptr;            // a triangle: the other triangle of that flip
+  unsigned long long* claim = nullptr;   // a triangle: claim_key of the edge it takes this round
+  int32_t* work = nullptr;               // the triangles flipped in the last round
+  int32_t* candidate = nullptr;          // pairs (half-edge, twin) of the round's candidate edges
+  int32_t* counts = nullptr;             // kPriorCountSlots
+};
+
+// Room for the triangles of a grid's points: n points make 2 n - 2 - (hull
+// vertices) triangles, fewer than 2 n (at least one slot, for empty grids).
+inline std::size_t prior_max_triangles(int cells_x, int cells_y) {
+  const std::size_t n = static_cast<std::size_t>(cells_x > 0 ? cells_x : 0) * (cells_y > 0 ? cells_y : 0);
+  return n > 0 ? 2 * n : 1;
+}
+
+CS_HD int next_half(int e) { return e % 3 == 2 ? e - 2 : e + 1; }
+CS_HD int prev_half(int e) { return e % 3 == 0 ? e + 2 : e - 1; }
+
+// The vertices do not change after compact_rows: on the GPU they are read
+// through the read-only cache, which the flips' stores do not disturb.
+CS_HD TriPoint vertex_point(const PriorMesh& m, int v) {
+#if defined(__CUDA_ARCH__)
+  const int2 p = __ldg(reinterpret_cast<const int2*>(m.vertex + v));
+  return {p.x, p.y};
+#else
+  return {m.vertex[v].x, m.vertex[v].y};
+#endif
+}
+CS_HD int vertex_row(const PriorMesh& m, int v) { return v / m.cells_x; }
+
+// ---------------------------------------------------------------- 1. rows
+
+// Cell (i, j)'s point: (s i, s j) in the left view, (s i - d, s j) in the
+// right one; a vertex candidate when d >= 0 and inside the predicates'
+// range (common/triangulation.h: a point outside is no vertex).
+struct GridPoint {
+  int32_t x, y;
+  bool valid;
+};
+CS_HD GridPoint grid_point(int d, int i, int j, int step, bool right_view) {
+  const int64_t x = static_cast<int64_t>(step) * i - (right_view ? d : 0);
+  const int64_t y = static_cast<int64_t>(step) * j;
+  const bool valid = d >= 0 && x >= 0 && y >= 0 && x < kTriCoordLimit && y < kTriCoordLimit;
+  return {valid ? static_cast<int32_t>(x) : kNoVertexX, valid ? static_cast<int32_t>(y) : 0, valid};
+}
+
+// x[i]: the row's cell i's x, kNoVertexX where it has no point. Cell i's
+// point is a vertex when no earlier cell of the row has the same point.
+CS_HD bool row_keeps(const int32_t* x, int i) {
+  if (x[i] == kNoVertexX) return false;
+  for (int k = 0; k < i; ++k)
+    if (x[k] == x[i]) return false;
+  return true;
+}
+
+// A vertex's place in its row: kept_x holds the row's vertices' x (distinct)
+// and kNoVertexX elsewhere.
+CS_HD int row_position(const int32_t* kept_x, int cells, int32_t x) {
+  int rank = 0;
+  for (int k = 0; k < cells; ++k) rank += kept_x[k] < x;
+  return rank;
+}
+
+// ---------------------------------------------------------------- 2. strips
+
+CS_HD int strip_triangle_count(int upper_count, int lower_count) { return upper_count + lower_count - 2; }
+
+// Of a row's vertices after its first (indices 1 .. count - 1), how many
+// have x below `x` (at most `x` when or_equal): a binary search.
+CS_HD int merged_before(const PriorVertex* row, int count, int32_t x, bool or_equal) {
+  int lo = 1, hi = count;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    const bool before = or_equal ? row[mid].x <= x : row[mid].x < x;
+    if (before) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+// A new triangle's corners; its flip state cleared for this frame.
+CS_HD void set_triangle(const PriorMesh& m, int t, int a, int b, int c) {
+  m.corner[3 * t] = a;
+  m.corner[3 * t + 1] = b;
+  m.corner[3 * t + 2] = c;
+  m.flipped[t] = 0;
+  m.claim[t] = 0;
+}
+
+// Vertex v = row j's p-th (p >= 1) makes its two triangles: in the strip
+// below its row, (A[p - 1], A[p], B[jj]) with its row as A; in the strip
+// above, (B[p], B[p - 1], A[ii]) with its row as B. Both have the row's edge
+// (p - 1, p) as half-edge 0, so they are each other's twin there (-1 on the
+// first and last non-empty rows: hull). The rungs (slots 1 and 2) are
+// strip_rung_step's.
+CS_HD void strip_vertex_step(const PriorMesh& m, int v) {
+  const int cx = m.cells_x;
+  const int j = v / cx, p = v % cx;
+  if (p == 0 || p >= m.row_count[j]) return;
+  const int k = m.row_rank[j];
+  const int rows = m.counts[kPriorRows];
+  const int32_t x = m.vertex[v].x;
+  int below = -1, above = -1, below_apex = 0, above_apex = 0;
+  if (k + 1 < rows) {
+    const int c = m.nonempty_row[k + 1];
+    const int jj = merged_before(m.vertex + c * cx, m.row_count[c], x, false);
+    below = m.strip_first[k] + p - 1 + jj;
+    below_apex = c * cx + jj;
+  }
+  if (k >= 1) {
+    const int a = m.nonempty_row[k - 1];
+    const int ii = merged_before(m.vertex + a * cx, m.row_count[a], x, true);
+    above = m.strip_first[k - 1] + p - 1 + ii;
+    above_apex = a * cx + ii;
+  }
+  if (below >= 0) {
+    set_triangle(m, below, v - 1, v, below_apex);
+    m.twin[3 * below] = above >= 0 ? 3 * above : -1;
+  }
+  if (above >= 0) {
+    set_triangle(m, above, v, v - 1, above_apex);
+    m.twin[3 * above] = below >= 0 ? 3 * below : -1;
+  }
+}
+
+// A strip triangle of the first kind (A[i], A[i + 1], B[j]) has its third
+// corner in the lower row; the second kind (B[j + 1], B[j], A[i]) in the
+// upper one. The rung before it (B[j] -> A[i]) and the rung after it
+// (A[i'] -> B[j'], upper to lower) are these slots.
+CS_HD bool upper_edge_kind(const PriorMesh& m, int t) {
+  return vertex_row(m, m.corner[3 * t + 2]) > vertex_row(m, m.corner[3 * t]);
+}
+CS_HD int rung_before_slot(bool upper_edge) { return upper_edge ? 2 : 1; }
+CS_HD int rung_after_slot(bool upper_edge) { return upper_edge ? 1 : 2; }
+
+// Strip triangle t's rungs: the triangles before and after it in its strip,
+// or, on the strip's first rung (both rows' first vertices) and last rung
+// (both rows' last), the pocket triangle there (or the hull).
+CS_HD void strip_rung_step(const PriorMesh& m, int t) {
+  if (t >= m.counts[kPriorStripTriangles]) return;
+  const int cx = m.cells_x;
+  const bool kind = upper_edge_kind(m, t);
+  const int before = 3 * t + rung_before_slot(kind);
+  const int lower = m.corner[before], upper = m.corner[next_half(before)];
+  if (lower % cx == 0 && upper % cx == 0) m.twin[before] = m.left_outer[m.row_rank[upper / cx]];
+  else m.twin[before] = 3 * (t - 1) + rung_after_slot(upper_edge_kind(m, t - 1));
+  const int after = 3 * t + rung_after_slot(kind);
+  const int top = m.corner[after], bottom = m.corner[next_half(after)];
+  if (top % cx == m.row_count[top / cx] - 1 && bottom % cx == m.row_count[bottom / cx] - 1)
+    m.twin[after] = m.right_outer[m.row_rank[top / cx]];
+  else m.twin[after] = 3 * (t + 1) + rung_before_slot(upper_edge_kind(m, t + 1));
+}
+
+// ---------------------------------------------------------------- 3. pockets
+
+// The non-empty rows k = 0 .. rows - 1, top to bottom, as the plan
+// gathers them (shared memory on the GPU), and the pocket pass's chains and
+// stack (rows entries each). Side 0 is the left boundary (each row's first
+// vertex), side 1 the right one (its last).
+struct ChainRows {
+  int rows = 0;
+  int32_t* grid_row = nullptr;     // the grid row
+  int32_t* count = nullptr;        // its vertices
+  int32_t* second_x = nullptr;     // its second vertex's x (count >= 2)
+  int32_t* y = nullptr;
+  int32_t* strip_first = nullptr;  // strip k's first triangle
+  int32_t* x[2] = {};              // the side's vertex's x
+  int32_t* vertex[2] = {};         // its id
+  int32_t* inner[2] = {};          // strip k's side: the strip triangle's half-edge there, -1 none
+  int32_t* outer[2] = {};          // strip k's side: the pocket triangle's half-edge there, -1 none
+  int32_t* stack_x = nullptr;      // the stack: chain vertices ...
+  int32_t* stack_y = nullptr;
+  int32_t* stack_v = nullptr;
+  int32_t* inside = nullptr;       // ... the half-edge inside the chain edge from entry i to i + 1
+  int32_t* inside_strip = nullptr; // that edge's strip when it is a strip's side, else -1
+};
+
+// Non-empty row k's boundary vertices, from its first two and last vertex
+// (its grid row and count set).
+CS_HD void chain_row_step(const PriorMesh& m, const ChainRows& c, int k) {
+  const int base = c.grid_row[k] * m.cells_x, n = c.count[k];
+  const PriorVertex* r = m.vertex + base;
+  c.x[0][k] = r[0].x;
+  c.x[1][k] = r[n - 1].x;
+  c.second_x[k] = n > 1 ? r[1].x : 0;
+  c.y[k] = r[0].y;
+  c.vertex[0][k] = base;
+  c.vertex[1][k] = base + n - 1;
+}
+
+// Strip k's sides (strip_first set): the strip triangles' half-edges there.
+// The left side runs from the lower row's first vertex up to the upper
+// row's (B[0] -> A[0]): the rung before the strip's first triangle, whose
+// kind is that of the first element of the merge. The right side runs from
+// the upper row's last vertex down to the lower row's: the rung after the
+// last triangle, of the kind of the merge's last element. A strip without
+// triangles (both rows a single vertex): -1.
+CS_HD void chain_strip_step(const ChainRows& c, int k) {
+  const int ca = c.count[k], cb = c.count[k + 1], n = strip_triangle_count(ca, cb);
+  c.outer[0][k] = c.outer[1][k] = -1;
+  if (n == 0) {
+    c.inner[0][k] = c.inner[1][k] = -1;
+    return;
+  }
+  const bool upper_first = ca > 1 && (cb == 1 || c.second_x[k] <= c.second_x[k + 1]);
+  const bool upper_last = ca > 1 && (cb == 1 || c.x[1][k] > c.x[1][k + 1]);
+  c.inner[0][k] = 3 * c.strip_first[k] + rung_before_slot(upper_first);
+  c.inner[1][k] = 3 * (c.strip_first[k] + n - 1) + rung_after_slot(upper_last);
+}
+
+// Pocket half-edge h lies across a chain edge whose inside is half-edge g
+// (-1 none) of strip `strip` (-1: g is a pocket triangle's). A strip
+// triangle's side is set from the outer half-edges by strip_rung_step; a
+// strip without triangles meets the other side's pocket (link_strip_sides).
+CS_HD void attach_pocket(const PriorMesh& m, const ChainRows& c, int side, int h, int g, int strip) {
+  m.twin[h] = g;
+  if (strip >= 0) c.outer[side][strip] = h;
+  else if (g >= 0) m.twin[g] = h;
+}
+
+// One side's pockets, triangles from id next on; returns the next free id.
+// Left: the polygon lies right of the chain, b, c, p turn the wrong way
+// when orient2d(b, c, p) > 0, and (b, c, p) is positive; inside half-edges
+// run up the chain (lower to upper). Right: mirrored, (b, p, c), running
+// down. One thread: the stack's top stays in registers, and each row costs
+// a few loads of shared memory.
+CS_HD int fill_pocket_side(const PriorMesh& m, const ChainRows& c, int side, int next) {
+  const bool right = side == 1;
+  int depth = 0;
+  TriPoint top{0, 0};
+  int top_v = -1;
+  for (int k = 0; k < c.rows; ++k) {
+    const TriPoint p = {c.x[side][k], c.y[k]};
+    const int pv = c.vertex[side][k];
+    int pending = -1, pending_strip = -1;  // the inside of the chain edge top - p
+    if (k > 0) {
+      pending = c.inner[side][k - 1];
+      pending_strip = k - 1;
+    }
+    while (depth >= 2) {
+      const TriPoint b = {c.stack_x[depth - 2], c.stack_y[depth - 2]};
+      const int64_t turn = orient2d(b, top, p);
+      if (right ? turn >= 0 : turn <= 0) break;
+      const int bv = c.stack_v[depth - 2];
+      const int t = next++;
+      int bc, cp, pb;  // half-edges b - top, top - p, p - b
+      if (!right) {
+        set_triangle(m, t, bv, top_v, pv);
+        bc = 3 * t, cp = 3 * t + 1, pb = 3 * t + 2;
+      } else {
+        set_triangle(m, t, bv, pv, top_v);
+        bc = 3 * t + 2, cp = 3 * t + 1, pb = 3 * t;
+      }
+      attach_pocket(m, c, side, bc, c.inside[depth - 2], c.inside_strip[depth - 2]);
+      attach_pocket(m, c, side, cp, pending, pending_strip);
+      m.twin[pb] = -1;  // the chain's new edge: hull, until a later pocket covers it
+      pending = pb;
+      pending_strip = -1;
+      --depth;
+      top = b;
+      top_v = bv;
+    }
+    if (depth > 0) {
+      c.inside[depth - 1] = pending;
+      c.inside_strip[depth - 1] = pending_strip;
+    }
+    c.stack_x[depth] = p.x;
+    c.stack_y[depth] = p.y;
+    c.stack_v[depth] = pv;
+    ++depth;
+    top = p;
+    top_v = pv;
+  }
+  return next;
+}
+
+// Both sides' pockets after the strip triangles (chain_strip_step done);
+// returns the number of triangles.
+CS_HD int fill_pockets(const PriorMesh& m, const ChainRows& c, int strip_triangles) {
+  return fill_pocket_side(m, c, 1, fill_pocket_side(m, c, 0, strip_triangles));
+}
+
+// After the pockets, strip k's outer half-edges for strip_rung_step; a
+// strip without triangles is one segment, both sides' chain edge: the
+// pocket triangles the two sides put on it (if any) are twins.
+CS_HD void link_strip_sides(const PriorMesh& m, const ChainRows& c, int k) {
+  const int l = c.outer[0][k], r = c.outer[1][k];
+  m.left_outer[k] = l;
+  m.right_outer[k] = r;
+  if (strip_triangle_count(c.count[k], c.count[k + 1]) == 0 && l >= 0 && r >= 0) {
+    m.twin[l] = r;
+    m.twin[r] = l;
+  }
+}
+
+// ---------------------------------------------------------------- 4. flips
+
+// A round's order of the edges: a bijection of the 32-bit ids (murmur3's
+// finaliser: xor-shifts and odd multipliers are invertible), so two edges
+// never tie, mixed anew each round. Plain ids would let only one edge of a
+// chain of conflicting candidates flip a round (a fan's edges take
+// increasing ids: each triangle takes its lower edge); a mixed order lets
+// about one in three flip, whatever the numbering.
+CS_HD uint32_t edge_order(int edge, int round) {
+  uint32_t h = static_cast<uint32_t>(edge) ^ (static_cast<uint32_t>(round) * 0x9E3779B9u);
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+// Larger for a later round, then for an edge earlier in the round's order.
+CS_HD unsigned long long claim_key(int round, int edge) {
+  return (static_cast<unsigned long long>(static_cast<uint32_t>(round)) << 32) |
+         (0xFFFFFFFFull - edge_order(edge, round));
+}
+
+// Edge e = 3 t + k tested from t in `round`: t flipped in round - 1 (every
+// triangle counts as flipped in round 0), so the edge may have changed; an
+// edge between two such triangles is tested from its smaller half-edge. A
+// candidate when the vertex opposite it is inside the circle of t by the
+// perturbed test (and both triangles after the flip positive, which the
+// test implies). *twin_out: the opposite half-edge.
+CS_HD bool illegal_edge(const PriorMesh& m, int e, int round, int* twin_out) {
+  const int f = m.twin[e];
+  if (f < 0) return false;
+  if (f < e && m.flipped[f / 3] == round - 1) return false;
+  const TriPoint P = vertex_point(m, m.corner[e]), Q = vertex_point(m, m.corner[next_half(e)]);
+  const TriPoint R = vertex_point(m, m.corner[prev_half(e)]), S = vertex_point(m, m.corner[prev_half(f)]);
+  if (incircle_perturbed(P, Q, R, S) <= 0) return false;
+  if (orient2d(P, S, R) <= 0 || orient2d(Q, R, S) <= 0) return false;
+  *twin_out = f;
+  return true;
+}
+
+// Whether candidate (e, f) won both its triangles this round.
+CS_HD bool flip_won(const PriorMesh& m, int e, int f, int round) {
+  const unsigned long long key = claim_key(round, e < f ? e : f);
+  return m.claim[e / 3] == key && m.claim[f / 3] == key;
+}
+
+// Triangle (P, Q, R) on e = P -> Q and (Q, P, S) on f = Q -> P become
+// (P, S, R) and (Q, R, S) (common/triangulation.cpp's flip): e1 = S -> R
+// and f1 = R -> S are the new edge; e and f take the outer half-edges of
+// P -> S and Q -> R. The other triangles' half-edges are mended by
+// mend_twin once every flip of the round is done.
+CS_HD void flip_edge(const PriorMesh& m, int e, int f, int round) {
+  const int t = e / 3, u = f / 3;
+  const int e1 = next_half(e), e2 = prev_half(e), f1 = next_half(f), f2 = prev_half(f);
+  const int R = m.corner[e2], S = m.corner[f2];
+  const int twin_ps = m.twin[f1], twin_qr = m.twin[e1];
+  m.corner[e1] = S;
+  m.corner[f1] = R;
+  m.twin[e] = twin_ps;
+  m.twin[f] = twin_qr;
+  m.twin[e1] = f1;
+  m.twin[f1] = e1;
+  m.flipped[t] = m.flipped[u] = round;
+  m.partner[t] = u;
+  m.partner[u] = t;
+}
+
+// Half-edge e of a triangle flipped this round: its twin (unless e is the
+// new edge) is a half-edge of before the round. A neighbour that did not
+// flip keeps its half-edge and is told e; one that flipped holds the edge
+// in itself or in its partner, found by the edge's vertices, and mends its
+// own side. Each half-edge is one thread's: it writes only its own twin and
+// those of triangles that did not flip.
+CS_HD void mend_twin(const PriorMesh& m, int e, int round) {
+  const int h = m.twin[e];
+  if (h < 0) return;
+  const int w = h / 3;
+  if (w == m.partner[e / 3]) return;
+  if (m.flipped[w] != round) {
+    m.twin[h] = e;
+    return;
+  }
+  const int a = m.corner[e], b = m.corner[next_half(e)];
+  const int holders[2] = {w, m.partner[w]};
+  int found = -1;
+  for (int q = 0; q < 2; ++q)
+    for (int s = 0; s < 3; ++s) {
+      const int g = 3 * holders[q] + s;
+      if (m.corner[g] == b && m.corner[next_half(g)] == a) found = g;
+    }
+  m.twin[e] = found;
+}
+
+// ---------------------------------------------------------------- 5. the prior
+
+template <typename T>
+CS_HD T* prior_row(const ImageView<T>& v, int y) {
+  return reinterpret_cast<T*>(reinterpret_cast<char*>(v.data) + static_cast<std::ptrdiff_t>(y) * v.pitch);
+}
+
+// Triangle t's pixels in its bounding box (clipped to mu_q4) that it covers
+// get its plane's mu; lane `lane` of `lanes` takes every lanes-th pixel.
+CS_HD void rasterise_triangle(const PriorMesh& m, int t, int lane, int lanes, const ImageView<int32_t>& mu_q4) {
+  const int v0 = m.corner[3 * t], v1 = m.corner[3 * t + 1], v2 = m.corner[3 * t + 2];
+  const TriPoint p0 = vertex_point(m, v0), p1 = vertex_point(m, v1), p2 = vertex_point(m, v2);
+  const TrianglePlane plane = triangle_plane(p0, m.vertex[v0].d, p1, m.vertex[v1].d, p2, m.vertex[v2].d);
+  const int x0 = maxi(0, mini(p0.x, mini(p1.x, p2.x))), x1 = mini(mu_q4.width - 1, maxi(p0.x, maxi(p1.x, p2.x)));
+  const int y0 = maxi(0, mini(p0.y, mini(p1.y, p2.y))), y1 = mini(mu_q4.height - 1, maxi(p0.y, maxi(p1.y, p2.y)));
+  if (x0 > x1 || y0 > y1) return;
+  const int w = x1 - x0 + 1, pixels = w * (y1 - y0 + 1);
+  for (int i = lane; i < pixels; i += lanes) {
+    const int x = x0 + i % w, y = y0 + i / w;
+    if (triangle_covers(p0, p1, p2, {x, y})) prior_row(mu_q4, y)[x] = plane_q4(plane, x, y);
+  }
+}
+
+}  // namespace cs::cuda

@@ -203,6 +203,10 @@
  * ]| The same with sample-and-restore: the initial disparities are matched
  * on every second pixel of every second row and restored by the voting.
  * |[
+ * gst-launch-1.0 videotestsrc pattern=ball num-buffers=30 ! video/x-raw,width=640,height=240 ! cudastereo input-layout=side-by-side method=elas max-disparity=64 ! video/x-raw,format=GRAY16_LE ! fakesink
+ * ]| ELAS (method=elas): support points, their triangulation as a prior,
+ * dense matching against it, gaps filled; whole-pixel disparities.
+ * |[
  * gst-launch-1.0 videotestsrc num-buffers=30 ! video/x-raw,width=640,height=480 ! cudastereo input-layout=top-bottom output-mode=depth baseline=0.12 focal-length=700 ! fakesink
  * ]| Depth in millimetres from top-bottom frames (baseline and focal-length
  * from your calibration; without them the element posts an error).

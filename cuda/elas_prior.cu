@@ -190,39 +190,81 @@ __device__ int warp_reserve(int* count, int want) {
   return base + inclusive - want;
 }
 
-// Half-edge e's edge, when a candidate of `round` (e < 0: none, the lane
-// still takes part), into the candidate list, offered to both its
-// triangles.
-__device__ void offer_candidate(const PriorMesh& m, int e, int round, int* count) {
-  int f = -1;
-  const bool offer = e >= 0 && illegal_edge(m, e, round, &f);
-  const int slot = warp_reserve(count, offer ? 1 : 0);
-  if (!offer) return;
-  m.candidate[2 * slot] = e;
-  m.candidate[2 * slot + 1] = f;
-  const unsigned long long key = claim_key(round, min(e, f));
-  atomicMax(m.claim + e / 3, key);
-  atomicMax(m.claim + f / 3, key);
+// The flip loop's lists (candidate pairs, flipped triangles) are written in
+// one phase of a round and read in the next by other threads of its block:
+// their first entries live in shared memory, so that each round's two
+// hand-overs cost no trip to L2 (a round is a chain of dependent loads, and
+// these two were links of it); entries past the shared part, rare after the
+// first round, go to the global buffer at the same index. kFlipSharedPairs
+// and kFlipSharedWork hold several times the flips of a round on 1080p
+// support grids (a few hundred) in 32 KiB of static shared memory.
+constexpr int kFlipSharedPairs = 2048;
+constexpr int kFlipSharedWork = 4096;
+
+// Entry i of a list whose first `cap` entries are in shared memory (near)
+// and the others in global memory (far, indexed as if it held them all).
+// (Two functions, not one reference: a reference to either would make the
+// compiler address shared memory through generic pointers.)
+__device__ __forceinline__ int32_t split_load(const int32_t* near, int cap, const int32_t* far, int i) {
+  if (i < cap) return near[i];
+  return far[i];
+}
+__device__ __forceinline__ void split_store(int32_t* near, int cap, int32_t* far, int i, int32_t value) {
+  if (i < cap) near[i] = value;
+  else far[i] = value;
+}
+
+// The edges of half-edges e[0 .. N - 1] (as k holds them) that are
+// candidates of `round` (e < 0: none; every lane takes part), in that
+// order, into the candidate list (pairs: entries 2 i, 2 i + 1; the first
+// near_cap entries at near), each offered to both its triangles.
+template <int N>
+__device__ void offer_candidates(const PriorMesh& m, const int (&e)[N], const EdgeQuad (&k)[N], int round, int* count,
+                                 int32_t* near, int near_cap) {
+  bool offer[N];
+  int want = 0;
+  for (int n = 0; n < N; ++n) {
+    offer[n] = e[n] >= 0 && illegal_edge(m, e[n], k[n]);
+    want += offer[n] ? 1 : 0;
+  }
+  int slot = warp_reserve(count, want);
+  for (int n = 0; n < N; ++n) {
+    if (!offer[n]) continue;
+    const int f = k[n].twin;
+    split_store(near, near_cap, m.candidate, 2 * slot, e[n]);
+    split_store(near, near_cap, m.candidate, 2 * slot + 1, f);
+    ++slot;
+    const unsigned long long key = claim_key(round, min(e[n], f));
+    atomicMax(m.claim + e[n] / 3, key);
+    atomicMax(m.claim + f / 3, key);
+  }
 }
 
 // A thread a half-edge.
 __global__ void __launch_bounds__(kStepThreads) first_candidates_kernel(PriorMesh m) {
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  offer_candidate(m, e < 3 * m.counts[kPriorTriangles] ? e : -1, 1, m.counts + kPriorCandidates);
+  const bool edge = e < 3 * m.counts[kPriorTriangles];
+  const int half[1] = {edge ? e : -1};
+  const EdgeQuad k[1] = {edge ? edge_quad(m, e, 1) : EdgeQuad{-1, 0, 0, 0, 0, false}};
+  offer_candidates(m, half, k, 1, m.counts + kPriorCandidates, nullptr, 0);
 }
 
 // One block; two phases a round, a barrier after each:
-//  1. each candidate that won both its triangles flips; the pair goes to
-//     the work list;
-//  2. a thread a half-edge of the work list's triangles mends its twin and
-//     offers its edge for the next round if illegal (its twin is its own to
-//     write, and what it reads of other triangles phase 1 wrote, so no
-//     barrier between the two).
+//  1. each candidate that won both its triangles flips; its two half-edges
+//     go to the work list (the first round's candidates are the global list
+//     first_candidates_kernel wrote, later rounds' the split list);
+//  2. a thread a work list entry: its triangle's two outer half-edges
+//     (flipped_outer_half), both read before either is mended, mend their
+//     twins and offer their edges (as the mending read them) for the next
+//     round if illegal (a half-edge's twin is its own to write, and what it
+//     reads of other triangles phase 1 wrote, so no barrier between the
+//     two).
 // The counters alternate by round: one is counted while the other, read
 // before the last barrier, is cleared for the round after. Ends after a
 // round without a flip.
 __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m) {
   __shared__ int flip_count[2], offer_count[2];
+  __shared__ int32_t near_pairs[2 * kFlipSharedPairs], near_work[kFlipSharedWork];
   const int tid = threadIdx.x;
   if (tid == 0) flip_count[0] = flip_count[1] = offer_count[0] = offer_count[1] = 0;
   __syncthreads();
@@ -231,31 +273,39 @@ __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m) {
   for (;;) {
     const int now = round & 1, later = now ^ 1;
     if (tid == 0) flip_count[later] = offer_count[later] = 0;
+    const int pairs_cap = round == 1 ? 0 : 2 * kFlipSharedPairs;
     for (int base = 0; base < candidates; base += blockDim.x) {
       const int i = base + tid;
       int e = 0, f = 0;
       bool won = false;
       if (i < candidates) {
-        e = m.candidate[2 * i];
-        f = m.candidate[2 * i + 1];
-        won = flip_won(m, e, f, round);
-        if (won) flip_edge(m, e, f, round);
+        e = split_load(near_pairs, pairs_cap, m.candidate, 2 * i);
+        f = split_load(near_pairs, pairs_cap, m.candidate, 2 * i + 1);
+        won = flip_if_won(m, e, f, round);
       }
       const int slot = warp_reserve(&flip_count[now], won ? 2 : 0);
       if (won) {
-        m.work[slot] = e / 3;
-        m.work[slot + 1] = f / 3;
+        split_store(near_work, kFlipSharedWork, m.work, slot, e);
+        split_store(near_work, kFlipSharedWork, m.work, slot + 1, f);
       }
     }
     __syncthreads();
     const int flipped = flip_count[now];
     if (flipped == 0) break;
     flips += flipped / 2;
-    for (int base = 0; base < 3 * flipped; base += blockDim.x) {
+    for (int base = 0; base < flipped; base += blockDim.x) {
       const int i = base + tid;
-      const int e = i < 3 * flipped ? 3 * m.work[i / 3] + i % 3 : -1;
-      if (e >= 0) mend_twin(m, e, round);
-      offer_candidate(m, e, round + 1, &offer_count[later]);
+      int half[2] = {-1, -1};
+      EdgeQuad k[2] = {{-1, 0, 0, 0, 0, false}, {-1, 0, 0, 0, 0, false}};
+      if (i < flipped) {
+        const int e = split_load(near_work, kFlipSharedWork, m.work, i);
+        half[0] = flipped_outer_half(e, 0);
+        half[1] = flipped_outer_half(e, 1);
+        const MendRead d0 = mend_read(m, half[0]), d1 = mend_read(m, half[1]);
+        k[0] = mend_write(m, half[0], d0, round);
+        k[1] = mend_write(m, half[1], d1, round);
+      }
+      offer_candidates(m, half, k, round + 1, &offer_count[later], near_pairs, 2 * kFlipSharedPairs);
     }
     __syncthreads();
     if (round >= kMaxFlipRounds) {
@@ -333,7 +383,7 @@ cudaError_t ElasPriorScratch::allocate(int cells_x, int cells_y) {
       sizeof(PriorVertex) * cells,              // vertex
       sizeof(int32_t) * rows * 6,               // row_count .. right_outer
       sizeof(int32_t) * tri * 3 * 2,            // corner, twin
-      sizeof(int32_t) * tri * 3,                // flipped, partner, work
+      sizeof(int32_t) * tri * 3,                // flipped, flip_with, work
       sizeof(unsigned long long) * tri,         // claim
       sizeof(int32_t) * 2 * (3 * tri / 2 + 1),  // candidate pairs
       sizeof(int32_t) * kPriorCountSlots,       // counts
@@ -366,7 +416,7 @@ cudaError_t ElasPriorScratch::allocate(int cells_x, int cells_y) {
   m.twin = half_edges + 3 * tri;
   int32_t* per_triangle = reinterpret_cast<int32_t*>(take(sizes[3]));
   m.flipped = per_triangle;
-  m.partner = per_triangle + tri;
+  m.flip_with = per_triangle + tri;
   m.work = per_triangle + 2 * tri;
   m.claim = reinterpret_cast<unsigned long long*>(take(sizes[4]));
   m.candidate = reinterpret_cast<int32_t*>(take(sizes[5]));

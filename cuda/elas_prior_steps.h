@@ -36,14 +36,15 @@
 //     canonical id, the smaller of its two half-edge ids) by an atomic
 //     maximum of claim_key, and an edge flips when both its triangles took
 //     it, so the flips of a round share no triangle. A flipped pair
-//     rewrites its own two triangles; then each half-edge of a flipped
-//     triangle mends its twin: a neighbour that did not flip is told the
-//     new half-edge, a neighbour that flipped holds the edge in itself or
-//     in its partner, found by the edge's vertices. Only the edges of
-//     triangles flipped in the last round are tested again (nothing else
-//     changed). The first candidate in the order always flips, so a round
-//     with a candidate flips something, and Lawson flips on a fixed point
-//     set end: the loop ends, with no illegal edge, at the unique perturbed
+//     rewrites its own two triangles; then each outer half-edge of a
+//     flipped triangle mends its twin: a neighbour that did not flip is
+//     told the new half-edge, a neighbour that flipped holds the edge in
+//     itself or in its partner, known from the half-edges of its flip. Only
+//     the outer edges of triangles flipped in the last round are tested
+//     again (nothing else changed, and a flip's new edge is legal). The
+//     first candidate in the order always flips, so a round with a
+//     candidate flips something, and Lawson flips on a fixed point set
+//     end: the loop ends, with no illegal edge, at the unique perturbed
 //     Delaunay triangulation the CPU reference builds.
 //  5. The prior: per triangle, its plane and the pixels of its bounding box
 //     it covers by the exact top-left rule; each pixel has at most one.
@@ -102,9 +103,9 @@ struct PriorMesh {
   int32_t* corner = nullptr;             // 3 a triangle
   int32_t* twin = nullptr;               // 3 a triangle
   int32_t* flipped = nullptr;            // a triangle: the round of its last flip, 0 none
-  int32_t* partner = nullptr;            // a triangle: the other triangle of that flip
+  int32_t* flip_with = nullptr;          // a triangle: 4 x the partner's half-edge of that flip + its own's slot
   unsigned long long* claim = nullptr;   // a triangle: claim_key of the edge it takes this round
-  int32_t* work = nullptr;               // the triangles flipped in the last round
+  int32_t* work = nullptr;               // the half-edges flipped on in the last round (two a flip)
   int32_t* candidate = nullptr;          // pairs (half-edge, twin) of the round's candidate edges
   int32_t* counts = nullptr;             // kPriorCountSlots
 };
@@ -420,40 +421,65 @@ CS_HD unsigned long long claim_key(int round, int edge) {
          (0xFFFFFFFFull - edge_order(edge, round));
 }
 
-// Edge e = 3 t + k tested from t in `round`: t flipped in round - 1 (every
-// triangle counts as flipped in round 0), so the edge may have changed; an
-// edge between two such triangles is tested from its smaller half-edge. A
-// candidate when the vertex opposite it is inside the circle of t by the
-// perturbed test (and both triangles after the flip positive, which the
-// test implies). *twin_out: the opposite half-edge.
-CS_HD bool illegal_edge(const PriorMesh& m, int e, int round, int* twin_out) {
-  const int f = m.twin[e];
-  if (f < 0) return false;
-  if (f < e && m.flipped[f / 3] == round - 1) return false;
-  const TriPoint P = vertex_point(m, m.corner[e]), Q = vertex_point(m, m.corner[next_half(e)]);
-  const TriPoint R = vertex_point(m, m.corner[prev_half(e)]), S = vertex_point(m, m.corner[prev_half(f)]);
+// The flip loop runs in one block, so each dependent trip to memory in a
+// round is paid by the whole round: the steps below issue every load that
+// does not depend on another one first and decide afterwards (loads whose
+// values a losing or finished step then ignores cost nothing extra on the
+// chain).
+
+// An edge as the legality test needs it: half-edge e = P -> Q of triangle
+// (P, Q, R), its twin f (-1: hull) of triangle (Q, P, S), and whether f's
+// triangle counts as flipped in the round before the test's (every
+// triangle counts as flipped in round 0).
+struct EdgeQuad {
+  int twin;
+  int p, q, r, s;  // vertex ids
+  bool twin_fresh;
+};
+
+// Edge e read from the mesh, for a test in `round`.
+CS_HD EdgeQuad edge_quad(const PriorMesh& m, int e, int round) {
+  EdgeQuad k;
+  k.twin = m.twin[e];
+  k.p = m.corner[e];
+  k.q = m.corner[next_half(e)];
+  k.r = m.corner[prev_half(e)];
+  k.s = k.twin >= 0 ? m.corner[prev_half(k.twin)] : -1;
+  k.twin_fresh = k.twin >= 0 && m.flipped[k.twin / 3] == round - 1;
+  return k;
+}
+
+// Edge e tested from its triangle t, which flipped in the round before the
+// test's, so the edge may have changed; an edge between two such triangles
+// is tested from its smaller half-edge. A candidate when the vertex
+// opposite it is inside the circle of t by the perturbed test (and both
+// triangles after the flip positive, which the test implies).
+CS_HD bool illegal_edge(const PriorMesh& m, int e, const EdgeQuad& k) {
+  if (k.twin < 0) return false;
+  if (k.twin < e && k.twin_fresh) return false;
+  const TriPoint P = vertex_point(m, k.p), Q = vertex_point(m, k.q), R = vertex_point(m, k.r),
+                 S = vertex_point(m, k.s);
   if (incircle_perturbed(P, Q, R, S) <= 0) return false;
-  if (orient2d(P, S, R) <= 0 || orient2d(Q, R, S) <= 0) return false;
-  *twin_out = f;
-  return true;
+  return orient2d(P, S, R) > 0 && orient2d(Q, R, S) > 0;
 }
 
-// Whether candidate (e, f) won both its triangles this round.
-CS_HD bool flip_won(const PriorMesh& m, int e, int f, int round) {
-  const unsigned long long key = claim_key(round, e < f ? e : f);
-  return m.claim[e / 3] == key && m.claim[f / 3] == key;
-}
-
-// Triangle (P, Q, R) on e = P -> Q and (Q, P, S) on f = Q -> P become
-// (P, S, R) and (Q, R, S) (common/triangulation.cpp's flip): e1 = S -> R
-// and f1 = R -> S are the new edge; e and f take the outer half-edges of
-// P -> S and Q -> R. The other triangles' half-edges are mended by
-// mend_twin once every flip of the round is done.
-CS_HD void flip_edge(const PriorMesh& m, int e, int f, int round) {
+// Candidate (e, f): when it won both its triangles this round (each holds
+// claim_key of the edge it took), triangle (P, Q, R) on e = P -> Q and
+// (Q, P, S) on f = Q -> P become (P, S, R) and (Q, R, S)
+// (common/triangulation.cpp's flip): e1 = S -> R and f1 = R -> S are the
+// new edge; e and f take the outer half-edges of P -> S and Q -> R. The
+// other triangles' half-edges are mended (mend_read, mend_write) once
+// every flip of the round is done. A winner reads only its own two triangles (no other
+// flip of the round touches them); a loser's reads may meet another flip's
+// writes and are ignored. Returns whether it flipped.
+CS_HD bool flip_if_won(const PriorMesh& m, int e, int f, int round) {
   const int t = e / 3, u = f / 3;
   const int e1 = next_half(e), e2 = prev_half(e), f1 = next_half(f), f2 = prev_half(f);
+  const unsigned long long claim_t = m.claim[t], claim_u = m.claim[u];
   const int R = m.corner[e2], S = m.corner[f2];
   const int twin_ps = m.twin[f1], twin_qr = m.twin[e1];
+  const unsigned long long key = claim_key(round, e < f ? e : f);
+  if (claim_t != key || claim_u != key) return false;
   m.corner[e1] = S;
   m.corner[f1] = R;
   m.twin[e] = twin_ps;
@@ -461,34 +487,85 @@ CS_HD void flip_edge(const PriorMesh& m, int e, int f, int round) {
   m.twin[e1] = f1;
   m.twin[f1] = e1;
   m.flipped[t] = m.flipped[u] = round;
-  m.partner[t] = u;
-  m.partner[u] = t;
+  m.flip_with[t] = 4 * f + e % 3;
+  m.flip_with[u] = 4 * e + f % 3;
+  return true;
 }
 
-// Half-edge e of a triangle flipped this round: its twin (unless e is the
-// new edge) is a half-edge of before the round. A neighbour that did not
-// flip keeps its half-edge and is told e; one that flipped holds the edge
-// in itself or in its partner, found by the edge's vertices, and mends its
-// own side. Each half-edge is one thread's: it writes only its own twin and
-// those of triangles that did not flip.
-CS_HD void mend_twin(const PriorMesh& m, int e, int round) {
-  const int h = m.twin[e];
-  if (h < 0) return;
-  const int w = h / 3;
-  if (w == m.partner[e / 3]) return;
-  if (m.flipped[w] != round) {
+// The half-edges of a triangle flipped on half-edge e (flip_if_won) that
+// are mended and tested again: k = 0 is e, k = 1 is prev_half(e). The third,
+// next_half(e), is the new edge: its twin is the partner's (nothing to
+// mend) and it is legal (of a convex quad's two diagonals exactly one is
+// legal under the perturbation, and the flip chose it; neither triangle
+// changes again this round), so testing it would only say no.
+CS_HD int flipped_outer_half(int e, int k) { return k == 0 ? e : prev_half(e); }
+
+// Entry i (0 .. 2) of three, by selects: a run-time index into an array
+// would put it in local memory on the GPU.
+CS_HD int pick3(const int (&v)[3], int i) { return i == 0 ? v[0] : (i == 1 ? v[1] : v[2]); }
+
+// Half-edge e, an outer half-edge of a triangle flipped this round: its
+// twin h is a half-edge of before the round, of triangle w. A w that did
+// not flip this round keeps h and is told e. A w that flipped on its
+// half-edge x with the partner's half-edge y (flip_with) kept the edge at
+// prev_half(x) in place and handed the one at next_half(x) to y (h is not
+// x: x lay between w and its partner, h between w and e's pair), so the
+// edge's new place needs no search; its opposite vertex is then the one
+// that w received at next_half(x). Each half-edge is one thread's: it
+// writes only its own twin and those of triangles that did not flip, and
+// nothing else of the mesh changes in this phase, so what it reads is
+// settled. In two steps: mend_read does every load and mend_write the
+// stores, so that a thread with two half-edges issues both half-edges'
+// loads before either's stores (the compiler may not move a load past a
+// store that might alias it); every load is one of two dependent levels
+// (e's twin, then its triangle).
+struct MendRead {
+  int twin;
+  int p, q, r;     // e = p -> q in (p, q, r)
+  int w_flipped;   // the round the twin's triangle w last flipped
+  int w_with;      // its flip_with
+  int w_corner[3];
+};
+
+CS_HD MendRead mend_read(const PriorMesh& m, int e) {
+  MendRead d;
+  d.twin = m.twin[e];
+  d.p = m.corner[e];
+  d.q = m.corner[next_half(e)];
+  d.r = m.corner[prev_half(e)];
+  d.w_flipped = -1;
+  d.w_with = -1;
+  for (int c = 0; c < 3; ++c) d.w_corner[c] = -1;
+  if (d.twin < 0) return d;
+  const int w = d.twin / 3;
+  d.w_flipped = m.flipped[w];
+  d.w_with = m.flip_with[w];
+  for (int c = 0; c < 3; ++c) d.w_corner[c] = m.corner[3 * w + c];
+  return d;
+}
+
+// Returns e's edge after mending, for the test of the next round: every
+// vertex is known, and the twin's triangle flipped this round unless it is
+// a neighbour that did not.
+CS_HD EdgeQuad mend_write(const PriorMesh& m, int e, const MendRead& d, int round) {
+  EdgeQuad k{d.twin, d.p, d.q, d.r, -1, true};
+  if (d.twin < 0) return k;
+  const int h = d.twin, w = h / 3;
+  if (d.w_flipped != round) {
     m.twin[h] = e;
-    return;
+    k.s = pick3(d.w_corner, prev_half(h % 3));
+    k.twin_fresh = false;
+    return k;
   }
-  const int a = m.corner[e], b = m.corner[next_half(e)];
-  const int holders[2] = {w, m.partner[w]};
-  int found = -1;
-  for (int q = 0; q < 2; ++q)
-    for (int s = 0; s < 3; ++s) {
-      const int g = 3 * holders[q] + s;
-      if (m.corner[g] == b && m.corner[next_half(g)] == a) found = g;
-    }
-  m.twin[e] = found;
+  const int x_slot = d.w_with & 3;
+  if (h == 3 * w + next_half(x_slot)) {
+    k.twin = d.w_with >> 2;
+    k.s = pick3(d.w_corner, next_half(x_slot));
+  } else {
+    k.s = pick3(d.w_corner, prev_half(h % 3));
+  }
+  m.twin[e] = k.twin;
+  return k;
 }
 
 // ---------------------------------------------------------------- 5. the prior

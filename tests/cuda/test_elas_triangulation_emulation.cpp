@@ -32,7 +32,7 @@ using namespace elas_prior_cases;
 struct HostMesh {
   std::vector<PriorVertex> vertex;
   std::vector<int32_t> row_count, row_rank, nonempty_row, strip_first, left_outer, right_outer;
-  std::vector<int32_t> corner, twin, flipped, partner, work, candidate, counts;
+  std::vector<int32_t> corner, twin, flipped, flip_with, work, candidate, counts;
   std::vector<unsigned long long> claim;
   PriorMesh m;
 
@@ -46,7 +46,7 @@ struct HostMesh {
     corner.assign(3 * tri, kPoison);
     twin.assign(3 * tri, kPoison);
     flipped.assign(tri, 77);
-    partner.assign(tri, kPoison);
+    flip_with.assign(tri, kPoison);
     work.assign(tri, kPoison);
     candidate.assign(4 * tri, kPoison);
     counts.assign(kPriorCountSlots, kPoison);
@@ -63,7 +63,7 @@ struct HostMesh {
     m.corner = corner.data();
     m.twin = twin.data();
     m.flipped = flipped.data();
-    m.partner = partner.data();
+    m.flip_with = flip_with.data();
     m.claim = claim.data();
     m.work = work.data();
     m.candidate = candidate.data();
@@ -175,11 +175,12 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
   Emulated out;
   out.before_flips = valid_mesh(m, triangles, false);
   if (!out.before_flips) return out;
-  // offer_candidate: a lane's half-edge's edge at its reserved slot when a
-  // candidate, offered to both its triangles (atomicMax).
-  auto offer = [&](int e, int round, int& count) {
-    int f = -1;
-    if (!illegal_edge(m, e, round, &f)) return;
+  // offer_candidates, one half-edge: its edge (as k holds it) at the lane's
+  // next reserved slot when a candidate, offered to both its triangles
+  // (atomicMax).
+  auto offer = [&](int e, const EdgeQuad& k, int round, int& count) {
+    if (!illegal_edge(m, e, k)) return;
+    const int f = k.twin;
     m.candidate[2 * count] = e;
     m.candidate[2 * count + 1] = f;
     ++count;
@@ -189,7 +190,7 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
   };
   int candidates = 0;
   threads(3 * max_tri, reverse, [&](int e) {
-    if (e < 3 * m.counts[kPriorTriangles]) offer(e, 1, candidates);
+    if (e < 3 * m.counts[kPriorTriangles]) offer(e, edge_quad(m, e, 1), 1, candidates);
   });
   m.counts[kPriorCandidates] = candidates;
   // flips_kernel: one block, its two phases a round.
@@ -199,18 +200,19 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
     int flipped = 0;
     threads(candidates, reverse, [&](int i) {
       const int e = m.candidate[2 * i], f = m.candidate[2 * i + 1];
-      if (!flip_won(m, e, f, round)) return;
-      flip_edge(m, e, f, round);
-      m.work[flipped++] = e / 3;
-      m.work[flipped++] = f / 3;
+      if (!flip_if_won(m, e, f, round)) return;
+      m.work[flipped++] = e;
+      m.work[flipped++] = f;
     });
     if (flipped == 0) break;
     flips += flipped / 2;
     int offered = 0;
-    threads(3 * flipped, reverse, [&](int i) {
-      const int e = 3 * m.work[i / 3] + i % 3;
-      mend_twin(m, e, round);
-      offer(e, round + 1, offered);
+    threads(flipped, reverse, [&](int i) {
+      const int e0 = flipped_outer_half(m.work[i], 0), e1 = flipped_outer_half(m.work[i], 1);
+      const MendRead d0 = mend_read(m, e0), d1 = mend_read(m, e1);
+      const EdgeQuad k0 = mend_write(m, e0, d0, round), k1 = mend_write(m, e1, d1, round);
+      offer(e0, k0, round + 1, offered);
+      offer(e1, k1, round + 1, offered);
     });
     if (round >= kMaxFlipRounds) {
       m.counts[kPriorStatus] = 1;

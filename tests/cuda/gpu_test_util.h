@@ -95,6 +95,14 @@ template <typename T>
                                        << first.str();
 }
 
+// A rendered view's matching intensity (stage 1's grey, as both engines
+// make it from RGBA).
+inline Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
+  Image<uint8_t> g;
+  convert_to_gray(rgba_view(rgba), g);
+  return g;
+}
+
 // One frame through the CPU reference and the CUDA engine, as the method
 // tests compare them: the CPU's Q4, foreground and confidence outputs; the
 // engine's Q4 through its encoder into a pitched host frame, and its debug

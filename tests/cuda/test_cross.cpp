@@ -37,16 +37,6 @@ std::unique_ptr<CudaEngine> make(const Params& p) {
   return e;
 }
 
-// A grey view of a colour one (its luma).
-Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
-  Image<uint8_t> g(rgba.width, rgba.height);
-  for (size_t i = 0; i < g.pixels.size(); ++i) {
-    const uint32_t c = rgba.pixels[i];
-    g.pixels[i] = luma_from_rgb(c & 255, (c >> 8) & 255, (c >> 16) & 255);
-  }
-  return g;
-}
-
 // The sums and sizes of a map of costs, apart (same_image compares numbers).
 void split_costs(const Image<CrossCost>& c, Image<int32_t>* sums, Image<int32_t>* pixels) {
   *sums = Image<int32_t>(c.width, c.height);

@@ -37,15 +37,6 @@ std::unique_ptr<CudaEngine> make(const Params& p) {
   return e;
 }
 
-Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
-  Image<uint8_t> g(rgba.width, rgba.height);
-  for (size_t i = 0; i < g.pixels.size(); ++i) {
-    const uint32_t c = rgba.pixels[i];
-    g.pixels[i] = luma_from_rgb(c & 255, (c >> 8) & 255, (c >> 16) & 255);
-  }
-  return g;
-}
-
 // The descriptors as bytes (same_image compares numbers).
 Image<uint8_t> bytes_of(const Image<ElasDescriptor>& d) {
   Image<uint8_t> b(d.width * 16, d.height);

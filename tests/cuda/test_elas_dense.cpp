@@ -31,12 +31,6 @@
 namespace cs::cuda::test {
 namespace {
 
-Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
-  Image<uint8_t> g;
-  convert_to_gray(rgba_view(rgba), g);
-  return g;
-}
-
 ElasParams elas_params(int min_disparity, int max_disparity) {
   ElasParams p;
   p.support.min_disparity = min_disparity;

@@ -33,12 +33,6 @@ namespace {
 
 // ---------------------------------------------------------------- helpers
 
-Image<uint8_t> grey_of(const Image<uint32_t>& rgba) {
-  Image<uint8_t> g;
-  convert_to_gray(rgba_view(rgba), g);
-  return g;
-}
-
 // A view's descriptors in the device layout: byte k of the descriptor is
 // byte k of the uint4 in memory (both machines little-endian).
 Image<uint4> words_of(const Image<ElasDescriptor>& d) {

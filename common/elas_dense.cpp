@@ -217,17 +217,10 @@ void elas_match(const Image<uint8_t>& left, const Image<uint8_t>& right, const E
   elas_view_descriptors(left, g.descriptors[0]);
   elas_view_descriptors(right, g.descriptors[1]);
   const Image<ElasDescriptor>&dl = g.descriptors[0], &dr = g.descriptors[1];
-  elas_candidates(dl, dr, p.support, g.support, mask_left);
-  elas_remove_inconsistent(p.support, g.support);
-  elas_remove_redundant(p.support, g.support);
-  std::vector<ElasSupportPoint> points, right_points;
-  const int s = std::max(1, p.support.candidate_step);
-  for (int j = 0; j < g.support.d.height; ++j)
-    for (int i = 0; i < g.support.d.width; ++i)
-      if (const int d = g.support.d.at(i, j); d >= 0) {
-        points.push_back({s * i, s * j, d});
-        right_points.push_back({s * i - d, s * j, d});
-      }
+  elas_support_grid(dl, dr, p.support, g.support, mask_left);
+  const std::vector<ElasSupportPoint> points = elas_points_of(g.support, p.support.candidate_step);
+  std::vector<ElasSupportPoint> right_points;
+  for (const ElasSupportPoint& q : points) right_points.push_back({q.x - q.d, q.y, q.d});
   const std::vector<uint16_t> table = elas_prior_table(p.beta, p.gamma, p.sigma);
   prior_of(points, w, h, g.mu_q4[0]);
   prior_of(right_points, w, h, g.mu_q4[1]);

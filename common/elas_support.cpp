@@ -155,11 +155,20 @@ std::vector<ElasSupportPoint> elas_support_from_descriptors(const Image<ElasDesc
                                                             const ElasSupportParams& p,
                                                             const Image<uint8_t>* mask_left) {
   ElasDisparityGrid grid;
+  elas_support_grid(left, right, p, grid, mask_left);
+  return elas_points_of(grid, p.candidate_step);
+}
+
+void elas_support_grid(const Image<ElasDescriptor>& left, const Image<ElasDescriptor>& right,
+                       const ElasSupportParams& p, ElasDisparityGrid& grid, const Image<uint8_t>* mask_left) {
   elas_candidates(left, right, p, grid, mask_left);
   elas_remove_inconsistent(p, grid);
   elas_remove_redundant(p, grid);
+}
+
+std::vector<ElasSupportPoint> elas_points_of(const ElasDisparityGrid& grid, int candidate_step) {
   std::vector<ElasSupportPoint> out;
-  const int s = std::max(1, p.candidate_step);
+  const int s = std::max(1, candidate_step);
   for (int j = 0; j < grid.d.height; ++j)
     for (int i = 0; i < grid.d.width; ++i)
       if (grid.d.at(i, j) >= 0) out.push_back({s * i, s * j, grid.d.at(i, j)});

@@ -109,6 +109,11 @@ void elas_remove_redundant(const ElasSupportParams& p, ElasDisparityGrid& grid);
 struct ElasSupportPoint {
   int x, y, d;
 };
+// E2 a to e: the support grid.
+void elas_support_grid(const Image<ElasDescriptor>& left, const Image<ElasDescriptor>& right,
+                       const ElasSupportParams& p, ElasDisparityGrid& grid, const Image<uint8_t>* mask_left = nullptr);
+// The support grid's points (cell (i, j): (s i, s j)) in row-major grid order.
+std::vector<ElasSupportPoint> elas_points_of(const ElasDisparityGrid& grid, int candidate_step);
 // E2 from the views' descriptors: the support points in row-major grid
 // order.
 std::vector<ElasSupportPoint> elas_support_from_descriptors(const Image<ElasDescriptor>& left,

@@ -276,9 +276,11 @@ cudaError_t ElasDenseBuffers::allocate(int width, int height, const ElasDensePar
   const size_t cells = aligned(l.cell_words() * 4), diffused = aligned(l.diffused_words() * 4);
   const size_t pixels = aligned(l.pixels() * 4), table = aligned(prior.size() * 2);
   char* m = nullptr;
-  cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&m), cells + diffused + 2 * pixels + table);
+  const size_t bytes = cells + diffused + 2 * pixels + table;
+  cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&m), bytes);
   if (e != cudaSuccess) return e;
   memory_ = m;
+  bytes_ = bytes;
   scratch_.layout = l;
   scratch_.cells = reinterpret_cast<uint32_t*>(m);
   scratch_.diffused = reinterpret_cast<uint32_t*>(m + cells);
@@ -294,6 +296,7 @@ cudaError_t ElasDenseBuffers::allocate(int width, int height, const ElasDensePar
 void ElasDenseBuffers::release() {
   if (memory_) cudaFree(memory_);
   memory_ = nullptr;
+  bytes_ = 0;
   scratch_ = ElasDenseScratch();
 }
 

@@ -112,9 +112,11 @@ class ElasDenseBuffers {
   cudaError_t allocate(int width, int height, const ElasDenseParams& p, const std::vector<uint16_t>& prior);
   void release();
   const ElasDenseScratch& scratch() const { return scratch_; }
+  size_t bytes() const { return bytes_; }
 
  private:
   void* memory_ = nullptr;
+  size_t bytes_ = 0;
   ElasDenseScratch scratch_;
 };
 

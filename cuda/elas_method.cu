@@ -125,11 +125,9 @@ class ElasMethod final : public MatchingMethod {
   bool has_confidence() const override { return true; }
 
   size_t device_bytes() const override {
-    size_t n = grid_.bytes() + candidates_.bytes() + best_.bytes() + rival_.bytes() + final_.bytes();
+    size_t n = grid_.bytes() + candidates_.bytes() + best_.bytes() + rival_.bytes() + final_.bytes() + dense_.bytes();
     for (int k = 0; k < 2; ++k)
       n += descriptors_[k].bytes() + mu_[k].bytes() + raw_[k].bytes() + checked_[k].bytes() + prior_[k].bytes();
-    const ElasDenseLayout l = elas_dense_layout(width_, height_, dense_params_);
-    n += (l.cell_words() + l.diffused_words()) * sizeof(uint32_t) + 2 * l.pixels() * sizeof(int32_t);
     return n;
   }
 

@@ -3,18 +3,28 @@
 //   clear              mu_q4 = kNoPrior (a thread a pixel)
 //   compact_rows       a block a grid row: its points, their vertices sorted by x
 //   plan               one block: the non-empty rows and strips (block scans),
-//                      then one thread fills both sides' pockets
+//                      then a thread a side fills the pockets
 //   strips             a thread a vertex: its two strip triangles
 //   rungs              a thread a strip triangle: the twins across its rungs
 //   first_candidates   a thread a half-edge: the first round's illegal edges
-//   flips              one block: rounds of flips until none is illegal
+//   spread_flip,       the first rounds of flips over the whole GPU, two
+//   spread_mend        launches a round (a fixed number of rounds for the
+//                      grid's size: default_spread_rounds)
+//   flips              one block: the rounds after those until none is illegal
 //   raster             a warp a triangle: its plane over the pixels it covers
-// The flips need the whole mesh between rounds, so one block runs them all
-// with barriers between phases: no launch a round, no trip to the host, and
-// the same launches every frame whatever the number of rounds.
+//                      (a big triangle: the big list)
+//   big_raster         a warp a row of a big triangle
+// The flips need the whole mesh between rounds. The first rounds hold
+// thousands of flips (on Aloe at 1080p 5352, 3198, 2638, ... halving about
+// every three rounds), more than one block can take at once, so they are
+// spread over the GPU; the tens of rounds after them hold a few hundred
+// flips or fewer, and one block runs them all with barriers between the
+// phases: no launch a round, no trip to the host, and the same launches
+// every frame whatever the number of rounds.
 #include "elas_prior.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 #include "cuda_util.h"
@@ -31,44 +41,32 @@ constexpr int kStepThreads = 256;
 constexpr int kRasterThreads = 256;
 // A warp a triangle, grid-stride: enough warps to fill the GPU.
 constexpr int kRasterMaxBlocks = 2048;
+// The big triangles' rows: a warp a row, grid-stride.
+constexpr int kBigRasterBlocks = 1024;
+// The spread rounds' launches: at most this many blocks a multiprocessor.
+constexpr int kSpreadBlocksPerSm = 4;
+
+// The current device's multiprocessors.
+cudaError_t spread_sms(int* sms) {
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  return cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+}
 // Dynamic shared memory a block gets without asking.
 constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
-// The plan's per-row arrays in shared memory (ChainRows).
-constexpr int kPlanRowArrays = 18;
 
-std::size_t compact_shared_bytes(int cells_x) { return 2 * sizeof(int32_t) * static_cast<std::size_t>(cells_x); }
+// compact_rows' x table: two entries an x of a row's points.
+std::size_t compact_shared_bytes(int cells_x, int step) {
+  return 2 * sizeof(int32_t) * static_cast<std::size_t>(step) * static_cast<std::size_t>(cells_x);
+}
 std::size_t plan_shared_bytes(int cells_y) {
-  return kPlanRowArrays * sizeof(int32_t) * (static_cast<std::size_t>(cells_y) + 1);
+  return kChainRowArrays * sizeof(int32_t) * (static_cast<std::size_t>(cells_y) + 1);
 }
 
 __global__ void __launch_bounds__(kClearThreadsX * kClearThreadsY) clear_kernel(ImageView<int32_t> mu_q4) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x < mu_q4.width && y < mu_q4.height) drow(mu_q4, y)[x] = kNoPrior;
-}
-
-// A block a grid row: the cells' x, which of them are vertices, and each
-// vertex's place by rank (the right view's points are not in x order).
-__global__ void __launch_bounds__(kRowThreads)
-    compact_rows_kernel(ImageView<const int16_t> grid, int step, bool right_view, PriorMesh m) {
-  extern __shared__ int32_t row_shared[];
-  const int cx = m.cells_x, j = blockIdx.x;
-  int32_t* x = row_shared;
-  int32_t* kept_x = row_shared + cx;
-  __shared__ int kept;
-  const int16_t* d = drow(grid, j);
-  if (threadIdx.x == 0) kept = 0;
-  for (int i = threadIdx.x; i < cx; i += blockDim.x) x[i] = grid_point(d[i], i, j, step, right_view).x;
-  __syncthreads();
-  for (int i = threadIdx.x; i < cx; i += blockDim.x) kept_x[i] = row_keeps(x, i) ? x[i] : kNoVertexX;
-  __syncthreads();
-  for (int i = threadIdx.x; i < cx; i += blockDim.x) {
-    if (kept_x[i] == kNoVertexX) continue;
-    const GridPoint p = grid_point(d[i], i, j, step, right_view);
-    m.vertex[j * cx + row_position(kept_x, cx, kept_x[i])] = {p.x, p.y, d[i], j * cx + i};
-    atomicAdd(&kept, 1);
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) m.row_count[j] = kept;
 }
 
 // Exclusive prefix sum of value over the block in thread order; *total gets
@@ -91,6 +89,40 @@ __device__ int block_exclusive_sum(int value, int* total) {
   *total = block_total;
   __syncthreads();  // the next call rewrites warp_offset and block_total
   return result;
+}
+
+// A block a grid row: its vertices (row_keeps: the first cell of each x)
+// sorted by x (row_position), through a table indexed by x (the row's
+// points lie in [0, step cells_x)): each x's first cell by an atomic
+// minimum, then the vertices' ranks by a block scan over the table.
+__global__ void __launch_bounds__(kRowThreads)
+    compact_rows_kernel(ImageView<const int16_t> grid, int step, bool right_view, PriorMesh m) {
+  extern __shared__ int32_t row_shared[];
+  const int cx = m.cells_x, j = blockIdx.x, xs = step * cx;
+  int32_t* first = row_shared;      // the first cell whose point has this x, INT32_MAX none
+  int32_t* rank = row_shared + xs;  // the vertices of smaller x
+  const int16_t* d = drow(grid, j);
+  for (int x = threadIdx.x; x < xs; x += blockDim.x) first[x] = INT32_MAX;
+  __syncthreads();
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) {
+    const GridPoint p = grid_point(d[i], i, j, step, right_view);
+    if (p.valid) atomicMin(&first[p.x], i);
+  }
+  __syncthreads();
+  int kept = 0;
+  for (int base = 0; base < xs; base += blockDim.x) {
+    const int x = base + threadIdx.x;
+    int tile;
+    const int r = kept + block_exclusive_sum(x < xs && first[x] != INT32_MAX ? 1 : 0, &tile);
+    if (x < xs) rank[x] = r;
+    kept += tile;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) {
+    const GridPoint p = grid_point(d[i], i, j, step, right_view);
+    if (p.valid && first[p.x] == i) m.vertex[j * cx + rank[p.x]] = {p.x, p.y, d[i], j * cx + i};
+  }
+  if (threadIdx.x == 0) m.row_count[j] = kept;
 }
 
 // One block: the non-empty rows' ranks and boundary vertices, the strips'
@@ -117,11 +149,13 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(PriorMesh m) {
     c.inner[side] = take();
     c.outer[side] = take();
   }
-  c.stack_x = take();
-  c.stack_y = take();
-  c.stack_v = take();
-  c.inside = take();
-  c.inside_strip = take();
+  for (int side = 0; side < 2; ++side) {
+    c.stack_x[side] = take();
+    c.stack_y[side] = take();
+    c.stack_v[side] = take();
+    c.inside[side] = take();
+    c.inside_strip[side] = take();
+  }
   int rows = 0;
   for (int base = 0; base < cy; base += blockDim.x) {
     const int j = base + tid;
@@ -155,18 +189,23 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(PriorMesh m) {
   __syncthreads();
   for (int k = tid; k + 1 < rows; k += blockDim.x) chain_strip_step(c, k);
   __syncthreads();
+  // The two sides' pockets at once, in two warps; the right side's built
+  // apart, then moved behind the left side's.
+  __shared__ int pocket_end[2];
+  const int right_built = pocket_scratch_first(strip_triangles, rows);
+  if (tid == 0) pocket_end[0] = fill_pocket_side(m, c, 0, strip_triangles);
+  if (tid == 32) pocket_end[1] = fill_pocket_side(m, c, 1, right_built);
+  __syncthreads();
+  const PocketMove mv{right_built, pocket_end[0], pocket_end[1] - right_built};
+  for (int i = tid; i < mv.count; i += blockDim.x) move_right_pocket(m, mv, i);
   if (tid == 0) {
-    const int triangles = fill_pockets(m, c, strip_triangles);
     m.counts[kPriorRows] = rows;
     m.counts[kPriorStripTriangles] = strip_triangles;
-    m.counts[kPriorTriangles] = triangles;
-    m.counts[kPriorCandidates] = 0;
-    m.counts[kPriorRounds] = 0;
-    m.counts[kPriorFlips] = 0;
-    m.counts[kPriorStatus] = 0;
+    m.counts[kPriorTriangles] = mv.to + mv.count;
+    for (int slot = kPriorTriangles + 1; slot < kPriorCountSlots; ++slot) m.counts[slot] = 0;
   }
   __syncthreads();
-  for (int k = tid; k + 1 < rows; k += blockDim.x) link_strip_sides(m, c, k);
+  for (int k = tid; k + 1 < rows; k += blockDim.x) link_strip_sides(m, c, mv, k);
 }
 
 __global__ void __launch_bounds__(kStepThreads) strips_kernel(PriorMesh m) {
@@ -246,13 +285,76 @@ __global__ void __launch_bounds__(kStepThreads) first_candidates_kernel(PriorMes
   const bool edge = e < 3 * m.counts[kPriorTriangles];
   const int half[1] = {edge ? e : -1};
   const EdgeQuad k[1] = {edge ? edge_quad(m, e, 1) : EdgeQuad{-1, 0, 0, 0, 0, false}};
-  offer_candidates(m, half, k, 1, m.counts + kPriorCandidates, nullptr, 0);
+  offer_candidates(m, half, k, 1, m.counts + kPriorRoundCandidates + 1, nullptr, 0);
 }
 
-// One block; two phases a round, a barrier after each:
+// The first rounds, while they hold thousands of candidates, over the whole
+// GPU: two launches a round, the same two phases as flips_kernel's (below),
+// the lists and counters in global memory (the slots of the round's
+// parity). A launch whose round has nothing to do returns at once.
+//
+// Phase 1 of round r: each candidate that won both its triangles flips; its
+// two half-edges go to the work list. It also clears the counters of round
+// r + 1, which no one reads or counts before this launch ends.
+__global__ void __launch_bounds__(kStepThreads) spread_flip_kernel(PriorMesh m, int round) {
+  int* const candidates_slot = m.counts + kPriorRoundCandidates;
+  int* const work_slot = m.counts + kPriorRoundWork;
+  const int candidates = candidates_slot[round & 1];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    candidates_slot[(round + 1) & 1] = 0;
+    work_slot[(round + 1) & 1] = 0;
+  }
+  const int stride = gridDim.x * blockDim.x;
+  for (int base = blockIdx.x * blockDim.x; base < candidates; base += stride) {
+    const int i = base + threadIdx.x;
+    int e = 0, f = 0;
+    bool won = false;
+    if (i < candidates) {
+      e = m.candidate[2 * i];
+      f = m.candidate[2 * i + 1];
+      won = flip_if_won(m, e, f, round);
+    }
+    const int slot = warp_reserve(work_slot + (round & 1), won ? 2 : 0);
+    if (won) {
+      m.work[slot] = e;
+      m.work[slot + 1] = f;
+    }
+  }
+}
+
+// Phase 2 of round r: a thread a work list entry mends its triangle's
+// outer half-edges and offers the illegal ones to round r + 1.
+__global__ void __launch_bounds__(kStepThreads) spread_mend_kernel(PriorMesh m, int round) {
+  const int flipped = m.counts[kPriorRoundWork + (round & 1)];
+  if (flipped == 0) return;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    m.counts[kPriorFlips] += flipped / 2;
+    m.counts[kPriorLastFlipRound] = round;
+  }
+  const int stride = gridDim.x * blockDim.x;
+  for (int base = blockIdx.x * blockDim.x; base < flipped; base += stride) {
+    const int i = base + threadIdx.x;
+    int half[2] = {-1, -1};
+    EdgeQuad k[2] = {{-1, 0, 0, 0, 0, false}, {-1, 0, 0, 0, 0, false}};
+    if (i < flipped) {
+      const int e = m.work[i];
+      half[0] = flipped_outer_half(e, 0);
+      half[1] = flipped_outer_half(e, 1);
+      const MendRead d0 = mend_read(m, half[0]), d1 = mend_read(m, half[1]);
+      k[0] = mend_write(m, half[0], d0, round);
+      k[1] = mend_write(m, half[1], d1, round);
+    }
+    offer_candidates(m, half, k, round + 1, m.counts + kPriorRoundCandidates + ((round + 1) & 1), nullptr, 0);
+  }
+}
+
+// One block, from round first_round on (the rounds before it were
+// spread_flip_kernel's and spread_mend_kernel's); two phases a round, a
+// barrier after each:
 //  1. each candidate that won both its triangles flips; its two half-edges
 //     go to the work list (the first round's candidates are the global list
-//     first_candidates_kernel wrote, later rounds' the split list);
+//     spread kernels or first_candidates_kernel left in global memory,
+//     later rounds' the split list);
 //  2. a thread a work list entry: its triangle's two outer half-edges
 //     (flipped_outer_half), both read before either is mended, mend their
 //     twins and offer their edges (as the mending read them) for the next
@@ -262,18 +364,18 @@ __global__ void __launch_bounds__(kStepThreads) first_candidates_kernel(PriorMes
 // The counters alternate by round: one is counted while the other, read
 // before the last barrier, is cleared for the round after. Ends after a
 // round without a flip.
-__global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m) {
+__global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m, int first_round) {
   __shared__ int flip_count[2], offer_count[2];
   __shared__ int32_t near_pairs[2 * kFlipSharedPairs], near_work[kFlipSharedWork];
   const int tid = threadIdx.x;
   if (tid == 0) flip_count[0] = flip_count[1] = offer_count[0] = offer_count[1] = 0;
   __syncthreads();
-  int candidates = m.counts[kPriorCandidates];
-  int round = 1, flips = 0, status = 0;
+  int candidates = m.counts[kPriorRoundCandidates + (first_round & 1)];
+  int round = first_round, flips = 0, status = 0;
   for (;;) {
     const int now = round & 1, later = now ^ 1;
     if (tid == 0) flip_count[later] = offer_count[later] = 0;
-    const int pairs_cap = round == 1 ? 0 : 2 * kFlipSharedPairs;
+    const int pairs_cap = round == first_round ? 0 : 2 * kFlipSharedPairs;
     for (int base = 0; base < candidates; base += blockDim.x) {
       const int i = base + tid;
       int e = 0, f = 0;
@@ -316,17 +418,45 @@ __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m) {
     ++round;
   }
   if (tid == 0) {
-    m.counts[kPriorRounds] = round;
-    m.counts[kPriorFlips] = flips;
+    // The round that flipped nothing, here or before first_round.
+    m.counts[kPriorRounds] = round > first_round ? round : m.counts[kPriorLastFlipRound] + 1;
+    m.counts[kPriorFlips] += flips;
     m.counts[kPriorStatus] = status;
   }
 }
 
+// A warp a triangle: a small one's box; a big one (raster_is_big) goes to
+// the big list with its rows' range (one 64-bit atomic: the list's order
+// is that of the ranges) for big_raster_kernel.
 __global__ void __launch_bounds__(kRasterThreads) raster_kernel(PriorMesh m, ImageView<int32_t> mu_q4) {
   const int lane = threadIdx.x & 31;
   const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, warps = (gridDim.x * blockDim.x) >> 5;
   const int triangles = m.counts[kPriorTriangles];
-  for (int t = warp; t < triangles; t += warps) rasterise_triangle(m, t, lane, 32, mu_q4);
+  for (int t = warp; t < triangles; t += warps) {
+    const RasterTriangle r = raster_triangle(m, t, mu_q4.width, mu_q4.height);
+    if (!raster_is_big(r)) {
+      rasterise_box(r, lane, 32, mu_q4);
+    } else if (lane == 0) {
+      static_assert(kPriorBigTriangles == kPriorBigRows + 1 && kPriorBigRows % 2 == 0, "one aligned 64-bit word");
+      const unsigned long long old = atomicAdd(reinterpret_cast<unsigned long long*>(m.counts + kPriorBigRows),
+                                               (1ull << 32) | static_cast<unsigned>(r.y1 - r.y0 + 1));
+      const int entry = static_cast<int>(old >> 32);
+      m.big[2 * entry] = t;
+      m.big[2 * entry + 1] = static_cast<int>(old & 0xFFFFFFFFu);
+    }
+  }
+}
+
+// A warp a row of a big triangle (grid-stride over the rows of all of them).
+__global__ void __launch_bounds__(kRasterThreads) big_raster_kernel(PriorMesh m, ImageView<int32_t> mu_q4) {
+  const int lane = threadIdx.x & 31;
+  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, warps = (gridDim.x * blockDim.x) >> 5;
+  const int rows = m.counts[kPriorBigRows], count = m.counts[kPriorBigTriangles];
+  for (int row = warp; row < rows; row += warps) {
+    const int entry = big_entry_of_row(m.big, count, row);
+    const RasterTriangle r = raster_triangle(m, m.big[2 * entry], mu_q4.width, mu_q4.height);
+    rasterise_row(r, r.y0 + row - m.big[2 * entry + 1], lane, 32, mu_q4);
+  }
 }
 
 int blocks_for(std::size_t items, int threads) { return static_cast<int>((items + threads - 1) / threads); }
@@ -373,10 +503,9 @@ cudaError_t ElasPriorScratch::allocate(int cells_x, int cells_y) {
   const std::size_t cells = static_cast<std::size_t>(cells_x) * static_cast<std::size_t>(cells_y);
   if (cells == 0) return cudaSuccess;
   if (cells > kTriMaxPoints) return cudaErrorInvalidValue;
-  cudaError_t e = allow_shared(compact_rows_kernel, compact_shared_bytes(cells_x));
-  if (e == cudaSuccess) e = allow_shared(plan_kernel, plan_shared_bytes(cells_y));
+  cudaError_t e = allow_shared(plan_kernel, plan_shared_bytes(cells_y));
   if (e != cudaSuccess) return e;
-  const std::size_t rows = static_cast<std::size_t>(cells_y) + 1, tri = prior_max_triangles(cells_x, cells_y);
+  const std::size_t rows = static_cast<std::size_t>(cells_y) + 1, tri = prior_triangle_slots(cells_x, cells_y);
   // Each candidate edge is an inner edge, tested once a round: fewer than
   // 3 / 2 a triangle.
   const std::size_t sizes[] = {
@@ -386,6 +515,7 @@ cudaError_t ElasPriorScratch::allocate(int cells_x, int cells_y) {
       sizeof(int32_t) * tri * 3,                // flipped, flip_with, work
       sizeof(unsigned long long) * tri,         // claim
       sizeof(int32_t) * 2 * (3 * tri / 2 + 1),  // candidate pairs
+      sizeof(int32_t) * 2 * tri,                // big triangles
       sizeof(int32_t) * kPriorCountSlots,       // counts
   };
   std::size_t total = 0;
@@ -420,12 +550,24 @@ cudaError_t ElasPriorScratch::allocate(int cells_x, int cells_y) {
   m.work = per_triangle + 2 * tri;
   m.claim = reinterpret_cast<unsigned long long*>(take(sizes[4]));
   m.candidate = reinterpret_cast<int32_t*>(take(sizes[5]));
-  m.counts = reinterpret_cast<int32_t*>(take(sizes[6]));
+  m.big = reinterpret_cast<int32_t*>(take(sizes[6]));
+  m.counts = reinterpret_cast<int32_t*>(take(sizes[7]));
   return cudaSuccess;
 }
 
+int default_spread_rounds(int cells_x, int cells_y) {
+  // About 3 / 4 of a round's candidates are offered again the next round
+  // (Aloe's support grids at 640x480 to 1920x1080: 0.76 to 0.80 a round
+  // over the first ten), and the first round has about 0.1 a cell (0.08 to
+  // 0.10): spread the rounds until about one block's worth (kFlipThreads)
+  // would be left.
+  const double first = 0.1 * static_cast<double>(cells_x) * static_cast<double>(cells_y);
+  if (first <= kFlipThreads) return 0;
+  return static_cast<int>(std::ceil(std::log(first / kFlipThreads) / std::log(4.0 / 3.0)));
+}
+
 cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool right_view, ElasPriorScratch& scratch,
-                               ImageView<int32_t> mu_q4, cudaStream_t stream) {
+                               ImageView<int32_t> mu_q4, cudaStream_t stream, int spread_rounds) {
   const PriorMesh& allocated = scratch.mesh();
   if (step < 1 || grid.width < 0 || grid.height < 0 || grid.width > allocated.cells_x ||
       grid.height > allocated.cells_y)
@@ -442,18 +584,38 @@ cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool rig
   m.cells_y = grid.height;
   const std::size_t cells = static_cast<std::size_t>(grid.width) * grid.height;
   const std::size_t max_triangles = prior_max_triangles(grid.width, grid.height);
-  const int row_threads = std::min(kRowThreads, (grid.width + 31) / 32 * 32);
-  compact_rows_kernel<<<grid.height, row_threads, compact_shared_bytes(grid.width), stream>>>(grid, step, right_view,
-                                                                                              m);
+  // (The table outgrows the default shared memory only for views over 6144
+  // pixels wide.)
+  const std::size_t table_bytes = compact_shared_bytes(grid.width, step);
+  if (table_bytes > kDefaultSharedBytes) {
+    const cudaError_t e = allow_shared(compact_rows_kernel, table_bytes);
+    if (e != cudaSuccess) return e;
+  }
+  const int row_threads = static_cast<int>(std::min<std::size_t>(kRowThreads, (step * grid.width + 31) / 32 * 32));
+  compact_rows_kernel<<<grid.height, row_threads, table_bytes, stream>>>(grid, step, right_view, m);
   plan_kernel<<<1, kPlanThreads, plan_shared_bytes(grid.height), stream>>>(m);
   strips_kernel<<<blocks_for(cells, kStepThreads), kStepThreads, 0, stream>>>(m);
   rungs_kernel<<<blocks_for(max_triangles, kStepThreads), kStepThreads, 0, stream>>>(
       m, static_cast<int>(max_triangles));
   first_candidates_kernel<<<blocks_for(3 * max_triangles, kStepThreads), kStepThreads, 0, stream>>>(m);
-  flips_kernel<<<1, kFlipThreads, 0, stream>>>(m);
+  const int spread = spread_rounds >= 0 ? spread_rounds : default_spread_rounds(grid.width, grid.height);
+  if (spread > 0) {
+    int sms = 0;
+    cudaError_t e = spread_sms(&sms);
+    if (e != cudaSuccess) return e;
+    // Enough blocks for a round of the largest grids in one pass, no more
+    // than a few a multiprocessor (the blocks of an empty round return).
+    const int blocks = std::max(1, std::min(kSpreadBlocksPerSm * sms, blocks_for(3 * max_triangles, kStepThreads)));
+    for (int round = 1; round <= spread; ++round) {
+      spread_flip_kernel<<<blocks, kStepThreads, 0, stream>>>(m, round);
+      spread_mend_kernel<<<blocks, kStepThreads, 0, stream>>>(m, round);
+    }
+  }
+  flips_kernel<<<1, kFlipThreads, 0, stream>>>(m, spread + 1);
   if (mu_q4.width > 0 && mu_q4.height > 0) {
     const int blocks = std::min(kRasterMaxBlocks, blocks_for(max_triangles * 32, kRasterThreads));
     raster_kernel<<<blocks, kRasterThreads, 0, stream>>>(m, mu_q4);
+    big_raster_kernel<<<kBigRasterBlocks, kRasterThreads, 0, stream>>>(m, mu_q4);
   }
   return cudaGetLastError();
 }

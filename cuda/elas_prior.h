@@ -23,7 +23,7 @@ namespace cs::cuda {
 
 // The buffers of one view's triangulation for grids of up to cells_x x
 // cells_y cells (vertices, at most 2 cells_x cells_y triangles, flip lists,
-// counters). Moves only.
+// the big triangles' list, counters). Moves only.
 class ElasPriorScratch {
  public:
   ElasPriorScratch() = default;
@@ -58,9 +58,17 @@ class ElasPriorScratch {
 // the scratch's size; step: the candidate step s >= 1; right_view: the
 // point of cell (i, j) with disparity d is at (s i - d, s j), else (s i,
 // s j). mu_q4 (any size): kNoPrior outside the triangles, plane_q4 of the
-// covering triangle inside. cudaErrorInvalidValue for a grid larger than the
-// scratch or a step below 1.
+// covering triangle inside. spread_rounds: how many of the first flip rounds
+// run over the whole GPU before one block runs the rest (-1:
+// default_spread_rounds of the grid's size); the result is the same for
+// any. cudaErrorInvalidValue for a grid larger than the scratch or a step
+// below 1.
 cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool right_view, ElasPriorScratch& scratch,
-                               ImageView<int32_t> mu_q4, cudaStream_t stream);
+                               ImageView<int32_t> mu_q4, cudaStream_t stream, int spread_rounds = -1);
+
+// The flip rounds spread over the GPU for a grid of cells_x x cells_y cells:
+// about those whose candidates would not fit one block at once (0 for
+// small grids).
+int default_spread_rounds(int cells_x, int cells_y);
 
 }  // namespace cs::cuda

@@ -79,11 +79,23 @@ enum PriorCount : int {
   kPriorRows = 0,           // non-empty rows
   kPriorStripTriangles = 1, // triangles of the strips (ids below it)
   kPriorTriangles = 2,      // all triangles
-  kPriorCandidates = 3,     // the first round's candidate edges
+  // 3: unused
   kPriorRounds = 4,         // flip rounds run (the last one flipped nothing)
   kPriorFlips = 5,          // flips in all
   kPriorStatus = 6,         // 0, or 1 when kMaxFlipRounds stopped the loop
-  kPriorCountSlots = 8
+  kPriorLastFlipRound = 7,  // the last round that flipped (0: none)
+  // The rounds spread over the GPU (elas_prior.cu): round r's candidate
+  // edges and its flipped half-edges (two a flip) are counted in the slot
+  // of r's parity.
+  kPriorRoundCandidates = 8,  // 8, 9
+  kPriorRoundWork = 10,       // 10, 11
+  // The triangles rasterised a row a warp (raster_is_big): their rows in
+  // all and how many, one 64-bit word (rows the low half) that one atomic
+  // addition a triangle advances, so that the list's order is that of the
+  // rows' ranges.
+  kPriorBigRows = 12,
+  kPriorBigTriangles = 13,
+  kPriorCountSlots = 16
 };
 
 // One view's triangulation: the vertices (row-slotted), the non-empty rows
@@ -107,6 +119,7 @@ struct PriorMesh {
   unsigned long long* claim = nullptr;   // a triangle: claim_key of the edge it takes this round
   int32_t* work = nullptr;               // the half-edges flipped on in the last round (two a flip)
   int32_t* candidate = nullptr;          // pairs (half-edge, twin) of the round's candidate edges
+  int32_t* big = nullptr;                // pairs (triangle, its first flattened row) of the big triangles
   int32_t* counts = nullptr;             // kPriorCountSlots
 };
 
@@ -272,12 +285,15 @@ struct ChainRows {
   int32_t* vertex[2] = {};         // its id
   int32_t* inner[2] = {};          // strip k's side: the strip triangle's half-edge there, -1 none
   int32_t* outer[2] = {};          // strip k's side: the pocket triangle's half-edge there, -1 none
-  int32_t* stack_x = nullptr;      // the stack: chain vertices ...
-  int32_t* stack_y = nullptr;
-  int32_t* stack_v = nullptr;
-  int32_t* inside = nullptr;       // ... the half-edge inside the chain edge from entry i to i + 1
-  int32_t* inside_strip = nullptr; // that edge's strip when it is a strip's side, else -1
+  // Each side's stack (the sides run at once): chain vertices ...
+  int32_t* stack_x[2] = {};
+  int32_t* stack_y[2] = {};
+  int32_t* stack_v[2] = {};
+  int32_t* inside[2] = {};         // ... the half-edge inside the chain edge from entry i to i + 1
+  int32_t* inside_strip[2] = {};   // that edge's strip when it is a strip's side, else -1
 };
+// ChainRows' arrays (rows + 1 entries each).
+constexpr int kChainRowArrays = 23;
 
 // Non-empty row k's boundary vertices, from its first two and last vertex
 // (its grid row and count set).
@@ -312,83 +328,123 @@ CS_HD void chain_strip_step(const ChainRows& c, int k) {
   c.inner[1][k] = 3 * (c.strip_first[k] + n - 1) + rung_after_slot(upper_last);
 }
 
-// Pocket half-edge h lies across a chain edge whose inside is half-edge g
-// (-1 none) of strip `strip` (-1: g is a pocket triangle's). A strip
-// triangle's side is set from the outer half-edges by strip_rung_step; a
-// strip without triangles meets the other side's pocket (link_strip_sides).
-CS_HD void attach_pocket(const PriorMesh& m, const ChainRows& c, int side, int h, int g, int strip) {
-  m.twin[h] = g;
-  if (strip >= 0) c.outer[side][strip] = h;
-  else if (g >= 0) m.twin[g] = h;
-}
-
 // One side's pockets, triangles from id next on; returns the next free id.
 // Left: the polygon lies right of the chain, b, c, p turn the wrong way
 // when orient2d(b, c, p) > 0, and (b, c, p) is positive; inside half-edges
 // run up the chain (lower to upper). Right: mirrored, (b, p, c), running
-// down. One thread: the stack's top stays in registers, and each row costs
-// a few loads of shared memory.
+// down. A pocket half-edge h lies across a chain edge whose inside is
+// half-edge g (-1 none) of strip `strip` (-1: g is a pocket triangle's): a
+// strip triangle's side is set from the outer half-edges by
+// strip_rung_step, and a strip without triangles meets the other side's
+// pocket (link_strip_sides). One thread a side, both sides at once (each
+// its own stack and outer half-edges): the stack's two top entries stay in
+// registers, the side's arrays are picked once, and each row costs a few
+// loads of shared memory.
 CS_HD int fill_pocket_side(const PriorMesh& m, const ChainRows& c, int side, int next) {
   const bool right = side == 1;
+  const int32_t* const xs = right ? c.x[1] : c.x[0];
+  const int32_t* const vs = right ? c.vertex[1] : c.vertex[0];
+  const int32_t* const inner = right ? c.inner[1] : c.inner[0];
+  int32_t* const outer = right ? c.outer[1] : c.outer[0];
+  int32_t* const sx = right ? c.stack_x[1] : c.stack_x[0];
+  int32_t* const sy = right ? c.stack_y[1] : c.stack_y[0];
+  int32_t* const sv = right ? c.stack_v[1] : c.stack_v[0];
+  int32_t* const inside = right ? c.inside[1] : c.inside[0];
+  int32_t* const inside_strip = right ? c.inside_strip[1] : c.inside_strip[0];
+  auto attach = [&](int h, int g, int strip) {
+    m.twin[h] = g;
+    if (strip >= 0) outer[strip] = h;
+    else if (g >= 0) m.twin[g] = h;
+  };
   int depth = 0;
-  TriPoint top{0, 0};
-  int top_v = -1;
+  TriPoint top{0, 0}, below{0, 0};  // entries depth - 1 and depth - 2
+  int top_v = -1, below_v = -1;
   for (int k = 0; k < c.rows; ++k) {
-    const TriPoint p = {c.x[side][k], c.y[k]};
-    const int pv = c.vertex[side][k];
-    int pending = -1, pending_strip = -1;  // the inside of the chain edge top - p
-    if (k > 0) {
-      pending = c.inner[side][k - 1];
-      pending_strip = k - 1;
-    }
+    const TriPoint p = {xs[k], c.y[k]};
+    const int pv = vs[k];
+    // The inside of the chain edge top - p.
+    int pending = k > 0 ? inner[k - 1] : -1, pending_strip = k > 0 ? k - 1 : -1;
     while (depth >= 2) {
-      const TriPoint b = {c.stack_x[depth - 2], c.stack_y[depth - 2]};
-      const int64_t turn = orient2d(b, top, p);
+      const int64_t turn = orient2d(below, top, p);
       if (right ? turn >= 0 : turn <= 0) break;
-      const int bv = c.stack_v[depth - 2];
       const int t = next++;
-      int bc, cp, pb;  // half-edges b - top, top - p, p - b
+      int bc, cp, pb;  // half-edges below - top, top - p, p - below
       if (!right) {
-        set_triangle(m, t, bv, top_v, pv);
+        set_triangle(m, t, below_v, top_v, pv);
         bc = 3 * t, cp = 3 * t + 1, pb = 3 * t + 2;
       } else {
-        set_triangle(m, t, bv, pv, top_v);
+        set_triangle(m, t, below_v, pv, top_v);
         bc = 3 * t + 2, cp = 3 * t + 1, pb = 3 * t;
       }
-      attach_pocket(m, c, side, bc, c.inside[depth - 2], c.inside_strip[depth - 2]);
-      attach_pocket(m, c, side, cp, pending, pending_strip);
+      attach(bc, inside[depth - 2], inside_strip[depth - 2]);
+      attach(cp, pending, pending_strip);
       m.twin[pb] = -1;  // the chain's new edge: hull, until a later pocket covers it
       pending = pb;
       pending_strip = -1;
       --depth;
-      top = b;
-      top_v = bv;
+      top = below;
+      top_v = below_v;
+      if (depth >= 2) {
+        below = {sx[depth - 2], sy[depth - 2]};
+        below_v = sv[depth - 2];
+      }
     }
     if (depth > 0) {
-      c.inside[depth - 1] = pending;
-      c.inside_strip[depth - 1] = pending_strip;
+      inside[depth - 1] = pending;
+      inside_strip[depth - 1] = pending_strip;
     }
-    c.stack_x[depth] = p.x;
-    c.stack_y[depth] = p.y;
-    c.stack_v[depth] = pv;
+    sx[depth] = p.x;
+    sy[depth] = p.y;
+    sv[depth] = pv;
     ++depth;
+    below = top;
+    below_v = top_v;
     top = p;
     top_v = pv;
   }
   return next;
 }
 
-// Both sides' pockets after the strip triangles (chain_strip_step done);
-// returns the number of triangles.
-CS_HD int fill_pockets(const PriorMesh& m, const ChainRows& c, int strip_triangles) {
-  return fill_pocket_side(m, c, 1, fill_pocket_side(m, c, 0, strip_triangles));
+// The two sides run at once: the left side's pockets take the ids after the
+// strip triangles, the right side's are built at pocket_scratch_first (past
+// any id the left side can reach: a side pops at most rows - 2 times) and
+// then moved to the ids after the left side's (move_right_pocket), so the
+// numbering is that of the left side's pockets, then the right side's.
+CS_HD int pocket_scratch_first(int strip_triangles, int rows) { return strip_triangles + 2 * (rows > 0 ? rows : 0); }
+// The triangle slots the buffers need for a grid: prior_max_triangles and
+// room for the right side's pockets as they are built.
+inline std::size_t prior_triangle_slots(int cells_x, int cells_y) {
+  return prior_max_triangles(cells_x, cells_y) + 3 * static_cast<std::size_t>(cells_y > 0 ? cells_y + 1 : 1);
 }
 
-// After the pockets, strip k's outer half-edges for strip_rung_step; a
-// strip without triangles is one segment, both sides' chain edge: the
-// pocket triangles the two sides put on it (if any) are twins.
-CS_HD void link_strip_sides(const PriorMesh& m, const ChainRows& c, int k) {
-  const int l = c.outer[0][k], r = c.outer[1][k];
+// Where the right side's pockets were built (from `built`, `count` of them)
+// and go (from `to`).
+struct PocketMove {
+  int built, to, count;
+};
+// A half-edge after the move: one of a moved triangle renumbered.
+CS_HD int moved_half(const PocketMove& mv, int h) {
+  return h >= 3 * mv.built && h < 3 * (mv.built + mv.count) ? h - 3 * (mv.built - mv.to) : h;
+}
+// The right side's i-th pocket triangle to its place; the two ranges do not
+// overlap, and only these triangles and the strips' right outer half-edges
+// (link_strip_sides) refer to them.
+CS_HD void move_right_pocket(const PriorMesh& m, const PocketMove& mv, int i) {
+  const int from = mv.built + i, to = mv.to + i;
+  for (int s = 0; s < 3; ++s) {
+    m.corner[3 * to + s] = m.corner[3 * from + s];
+    m.twin[3 * to + s] = moved_half(mv, m.twin[3 * from + s]);
+  }
+  m.flipped[to] = 0;
+  m.claim[to] = 0;
+}
+
+// After the pockets (and their move), strip k's outer half-edges for
+// strip_rung_step; a strip without triangles is one segment, both sides'
+// chain edge: the pocket triangles the two sides put on it (if any) are
+// twins.
+CS_HD void link_strip_sides(const PriorMesh& m, const ChainRows& c, const PocketMove& mv, int k) {
+  const int l = c.outer[0][k], r = c.outer[1][k] >= 0 ? moved_half(mv, c.outer[1][k]) : -1;
   m.left_outer[k] = l;
   m.right_outer[k] = r;
   if (strip_triangle_count(c.count[k], c.count[k + 1]) == 0 && l >= 0 && r >= 0) {
@@ -575,20 +631,80 @@ CS_HD T* prior_row(const ImageView<T>& v, int y) {
   return reinterpret_cast<T*>(reinterpret_cast<char*>(v.data) + static_cast<std::ptrdiff_t>(y) * v.pitch);
 }
 
-// Triangle t's pixels in its bounding box (clipped to mu_q4) that it covers
-// get its plane's mu; lane `lane` of `lanes` takes every lanes-th pixel.
-CS_HD void rasterise_triangle(const PriorMesh& m, int t, int lane, int lanes, const ImageView<int32_t>& mu_q4) {
+// Triangle t as the raster needs it: its corners, its plane and its
+// bounding box clipped to a width x height image (empty: x0 > x1 or y0 > y1).
+struct RasterTriangle {
+  TriPoint p0, p1, p2;
+  TrianglePlane plane;
+  int x0, x1, y0, y1;
+};
+
+CS_HD RasterTriangle raster_triangle(const PriorMesh& m, int t, int width, int height) {
   const int v0 = m.corner[3 * t], v1 = m.corner[3 * t + 1], v2 = m.corner[3 * t + 2];
-  const TriPoint p0 = vertex_point(m, v0), p1 = vertex_point(m, v1), p2 = vertex_point(m, v2);
-  const TrianglePlane plane = triangle_plane(p0, m.vertex[v0].d, p1, m.vertex[v1].d, p2, m.vertex[v2].d);
-  const int x0 = maxi(0, mini(p0.x, mini(p1.x, p2.x))), x1 = mini(mu_q4.width - 1, maxi(p0.x, maxi(p1.x, p2.x)));
-  const int y0 = maxi(0, mini(p0.y, mini(p1.y, p2.y))), y1 = mini(mu_q4.height - 1, maxi(p0.y, maxi(p1.y, p2.y)));
-  if (x0 > x1 || y0 > y1) return;
-  const int w = x1 - x0 + 1, pixels = w * (y1 - y0 + 1);
-  for (int i = lane; i < pixels; i += lanes) {
-    const int x = x0 + i % w, y = y0 + i / w;
-    if (triangle_covers(p0, p1, p2, {x, y})) prior_row(mu_q4, y)[x] = plane_q4(plane, x, y);
+  RasterTriangle r;
+  r.p0 = vertex_point(m, v0);
+  r.p1 = vertex_point(m, v1);
+  r.p2 = vertex_point(m, v2);
+  r.plane = triangle_plane(r.p0, m.vertex[v0].d, r.p1, m.vertex[v1].d, r.p2, m.vertex[v2].d);
+  r.x0 = maxi(0, mini(r.p0.x, mini(r.p1.x, r.p2.x)));
+  r.x1 = mini(width - 1, maxi(r.p0.x, maxi(r.p1.x, r.p2.x)));
+  r.y0 = maxi(0, mini(r.p0.y, mini(r.p1.y, r.p2.y)));
+  r.y1 = mini(height - 1, maxi(r.p0.y, maxi(r.p1.y, r.p2.y)));
+  return r;
+}
+
+// A triangle whose clipped box holds more than this many pixels is
+// rasterised a row at a time (rasterise_row, a warp a row): with a warp a
+// triangle the launch would wait on the few largest (the hull's pockets and
+// the triangles over textureless areas span hundreds of rows).
+constexpr int kBigRasterPixels = 1024;
+
+CS_HD bool raster_is_empty(const RasterTriangle& r) { return r.x0 > r.x1 || r.y0 > r.y1; }
+CS_HD bool raster_is_big(const RasterTriangle& r) {
+  return !raster_is_empty(r) && (r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) > kBigRasterPixels;
+}
+
+// The pixel's prior if the triangle covers it (the exact top-left rule).
+CS_HD void raster_pixel(const RasterTriangle& r, int x, int y, const ImageView<int32_t>& mu_q4) {
+  if (triangle_covers(r.p0, r.p1, r.p2, {x, y})) prior_row(mu_q4, y)[x] = plane_q4(r.plane, x, y);
+}
+
+// A small triangle: every pixel of its box; lane `lane` of `lanes` takes
+// every lanes-th.
+CS_HD void rasterise_box(const RasterTriangle& r, int lane, int lanes, const ImageView<int32_t>& mu_q4) {
+  if (raster_is_empty(r)) return;
+  const int w = r.x1 - r.x0 + 1, pixels = w * (r.y1 - r.y0 + 1);
+  for (int i = lane; i < pixels; i += lanes) raster_pixel(r, r.x0 + i % w, r.y0 + i / w, mu_q4);
+}
+
+// Row y (in the box) of a big triangle: the pixels of the box's row where
+// each edge function orient2d(i, j, (x, y)) = K - dy x is >= 0 (a superset
+// of the covered ones, bounded by exact floor divisions), each tested by
+// the rule; lane `lane` of `lanes` takes every lanes-th.
+CS_HD void rasterise_row(const RasterTriangle& r, int y, int lane, int lanes, const ImageView<int32_t>& mu_q4) {
+  int64_t lo = r.x0, hi = r.x1;
+  const TriPoint p[3] = {r.p0, r.p1, r.p2};
+  for (int k = 0; k < 3; ++k) {
+    const TriPoint i = p[k], j = p[k == 2 ? 0 : k + 1];
+    const int64_t dx = j.x - i.x, dy = j.y - i.y;
+    const int64_t K = dx * (y - i.y) + dy * i.x;
+    if (dy > 0) hi = hi < floor_div(K, dy) ? hi : floor_div(K, dy);
+    else if (dy < 0) lo = lo > -floor_div(K, -dy) ? lo : -floor_div(K, -dy);
+    else if (K < 0) return;
   }
+  for (int64_t x = lo + lane; x <= hi; x += lanes) raster_pixel(r, static_cast<int>(x), y, mu_q4);
+}
+
+// The entry of the big triangles' list (pairs: triangle, first flattened
+// row; in order of first rows) whose rows hold flattened row `row`.
+CS_HD int big_entry_of_row(const int32_t* big, int count, int row) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (big[2 * mid + 1] <= row) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 }  // namespace cs::cuda

@@ -65,16 +65,18 @@ void expect_view_matches(const Image<int16_t>& grid, int step, bool right_view, 
 }
 
 // Both views of a grid at once (two streams, two scratches extra cells
-// larger than the grid) into width x height images; returns the flip rounds
+// larger than the grid) into width x height images, the first `spread`
+// flip rounds over the whole GPU (-1: the default); returns the flip rounds
 // of the left view.
-int expect_both_views(const Image<int16_t>& grid, int step, int width, int height, int extra = 0) {
+int expect_both_views(const Image<int16_t>& grid, int step, int width, int height, int extra = 0, int spread = -1) {
   const DeviceImage<int16_t> d_grid = upload(grid);
   ElasPriorScratch scratch[2];
   Streams streams;
   DeviceImage<int32_t> mu[2] = {make_device<int32_t>(width, height), make_device<int32_t>(width, height)};
   for (int v = 0; v < 2; ++v) {
     EXPECT_EQ(scratch[v].allocate(grid.width + extra, grid.height + extra), cudaSuccess);
-    EXPECT_EQ(enqueue_elas_prior(d_grid.cview(), step, v == 1, scratch[v], mu[v].view(), streams.s[v]), cudaSuccess);
+    EXPECT_EQ(enqueue_elas_prior(d_grid.cview(), step, v == 1, scratch[v], mu[v].view(), streams.s[v], spread),
+              cudaSuccess);
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   for (int v = 0; v < 2; ++v) expect_view_matches(grid, step, v == 1, scratch[v], mu[v]);
@@ -175,6 +177,28 @@ TEST(ElasPrior, FullHdGridsAndRenderedScenes) {
     const int rounds =
         expect_both_views(support_grid(s.pair, p), p.candidate_step, s.pair.left_rgba.width, s.pair.left_rgba.height);
     std::printf("%s: %d flip rounds (left view)\n", s.name, rounds - 1);
+  }
+}
+
+// The first rounds over the whole GPU, then one block: the same triangles,
+// mu_q4 and number of rounds whichever round the block takes over at (0:
+// the block runs them all; more than the rounds: it runs none).
+TEST(ElasPrior, SpreadRoundsChangeNothing) {
+  EXPECT_EQ(default_spread_rounds(128, 96), 1);  // 640x480 at step 5
+  EXPECT_EQ(default_spread_rounds(384, 216), 8);  // 1920x1080
+  EXPECT_EQ(default_spread_rounds(20, 20), 0);
+  const ElasSupportParams p = rendered_support_params();
+  const RenderedScene scene = rendered_scenes().front();
+  const Image<int16_t> grids[] = {random_grid(384, 216, 0.3, 120, 5), random_grid(384, 216, 0.05, 120, 6),
+                                  support_grid(scene.pair, p), random_grid(17, 9, 0.5, 20, 7)};
+  for (const Image<int16_t>& g : grids) {
+    SCOPED_TRACE(std::to_string(g.width) + " x " + std::to_string(g.height) + " cells");
+    const int w = g.width * 5, h = g.height * 5;
+    const int rounds = expect_both_views(g, 5, w, h, 0, 0);
+    for (int spread : {1, 4, rounds / 2, rounds - 1, rounds, rounds + 3}) {
+      SCOPED_TRACE("spread " + std::to_string(spread));
+      EXPECT_EQ(expect_both_views(g, 5, w, h, 0, spread), rounds);
+    }
   }
 }
 

@@ -125,6 +125,32 @@ __global__ void __launch_bounds__(kRowThreads)
   if (threadIdx.x == 0) m.row_count[j] = kept;
 }
 
+// compact_rows_kernel's steps as elas_prior_steps.h states them, a search a
+// cell, in 2 cells_x ints of shared memory: for rows whose x table would
+// outgrow the default shared memory (views over 6144 pixels wide).
+__global__ void __launch_bounds__(kRowThreads)
+    compact_wide_rows_kernel(ImageView<const int16_t> grid, int step, bool right_view, PriorMesh m) {
+  extern __shared__ int32_t row_shared[];
+  const int cx = m.cells_x, j = blockIdx.x;
+  int32_t* x = row_shared;
+  int32_t* kept_x = row_shared + cx;
+  __shared__ int kept;
+  const int16_t* d = drow(grid, j);
+  if (threadIdx.x == 0) kept = 0;
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) x[i] = grid_point(d[i], i, j, step, right_view).x;
+  __syncthreads();
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) kept_x[i] = row_keeps(x, i) ? x[i] : kNoVertexX;
+  __syncthreads();
+  for (int i = threadIdx.x; i < cx; i += blockDim.x) {
+    if (kept_x[i] == kNoVertexX) continue;
+    const GridPoint p = grid_point(d[i], i, j, step, right_view);
+    m.vertex[j * cx + row_position(kept_x, cx, kept_x[i])] = {p.x, p.y, d[i], j * cx + i};
+    atomicAdd(&kept, 1);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) m.row_count[j] = kept;
+}
+
 // One block: the non-empty rows' ranks and boundary vertices, the strips'
 // first triangles (block scans), the pockets (one thread), the strips'
 // outer sides, the counters.
@@ -584,15 +610,17 @@ cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool rig
   m.cells_y = grid.height;
   const std::size_t cells = static_cast<std::size_t>(grid.width) * grid.height;
   const std::size_t max_triangles = prior_max_triangles(grid.width, grid.height);
-  // (The table outgrows the default shared memory only for views over 6144
-  // pixels wide.)
   const std::size_t table_bytes = compact_shared_bytes(grid.width, step);
-  if (table_bytes > kDefaultSharedBytes) {
-    const cudaError_t e = allow_shared(compact_rows_kernel, table_bytes);
+  if (table_bytes <= kDefaultSharedBytes) {
+    const int row_threads = static_cast<int>(std::min<std::size_t>(kRowThreads, (step * grid.width + 31) / 32 * 32));
+    compact_rows_kernel<<<grid.height, row_threads, table_bytes, stream>>>(grid, step, right_view, m);
+  } else {
+    const std::size_t bytes = 2 * sizeof(int32_t) * static_cast<std::size_t>(grid.width);
+    const cudaError_t e = allow_shared(compact_wide_rows_kernel, bytes);
     if (e != cudaSuccess) return e;
+    const int row_threads = std::min(kRowThreads, (grid.width + 31) / 32 * 32);
+    compact_wide_rows_kernel<<<grid.height, row_threads, bytes, stream>>>(grid, step, right_view, m);
   }
-  const int row_threads = static_cast<int>(std::min<std::size_t>(kRowThreads, (step * grid.width + 31) / 32 * 32));
-  compact_rows_kernel<<<grid.height, row_threads, table_bytes, stream>>>(grid, step, right_view, m);
   plan_kernel<<<1, kPlanThreads, plan_shared_bytes(grid.height), stream>>>(m);
   strips_kernel<<<blocks_for(cells, kStepThreads), kStepThreads, 0, stream>>>(m);
   rungs_kernel<<<blocks_for(max_triangles, kStepThreads), kStepThreads, 0, stream>>>(

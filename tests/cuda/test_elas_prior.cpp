@@ -166,6 +166,14 @@ TEST(ElasPrior, GridSmallerThanItsScratchAndImagesOfOtherSizes) {
   expect_both_views(g, 5, 211, 140);
 }
 
+// Views over 6144 pixels wide: the rows' vertices are found by a search a
+// cell instead of the x table (which would outgrow the default shared
+// memory); both views, right-view points coinciding.
+TEST(ElasPrior, RowsWiderThanTheXTable) {
+  expect_both_views(random_grid(1300, 6, 0.3, 120, 21), 5, 6500, 30);
+  expect_both_views(random_grid(1300, 6, 0.9, 40, 22), 5, 6500, 30);
+}
+
 TEST(ElasPrior, FullHdGridsAndRenderedScenes) {
   for (double density : {0.05, 0.3}) {
     SCOPED_TRACE("density " + std::to_string(density));

@@ -305,6 +305,24 @@ __device__ void offer_candidates(const PriorMesh& m, const int (&e)[N], const Ed
   }
 }
 
+// Phase 2 of a round for the triangle flipped on half-edge e (-1: none;
+// every lane of the warp calls): its two outer half-edges (flipped_outer_half),
+// both read before either is mended, mend their twins and are offered to
+// round + 1 if illegal (offer_candidates' list and count).
+__device__ __forceinline__ void mend_and_offer(const PriorMesh& m, int e, int round, int* count, int32_t* near,
+                                               int near_cap) {
+  int half[2] = {-1, -1};
+  EdgeQuad k[2] = {{-1, 0, 0, 0, 0, false}, {-1, 0, 0, 0, 0, false}};
+  if (e >= 0) {
+    half[0] = flipped_outer_half(e, 0);
+    half[1] = flipped_outer_half(e, 1);
+    const MendRead d0 = mend_read(m, half[0]), d1 = mend_read(m, half[1]);
+    k[0] = mend_write(m, half[0], d0, round);
+    k[1] = mend_write(m, half[1], d1, round);
+  }
+  offer_candidates(m, half, k, round + 1, count, near, near_cap);
+}
+
 // A thread a half-edge.
 __global__ void __launch_bounds__(kStepThreads) first_candidates_kernel(PriorMesh m) {
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
@@ -360,17 +378,8 @@ __global__ void __launch_bounds__(kStepThreads) spread_mend_kernel(PriorMesh m, 
   const int stride = gridDim.x * blockDim.x;
   for (int base = blockIdx.x * blockDim.x; base < flipped; base += stride) {
     const int i = base + threadIdx.x;
-    int half[2] = {-1, -1};
-    EdgeQuad k[2] = {{-1, 0, 0, 0, 0, false}, {-1, 0, 0, 0, 0, false}};
-    if (i < flipped) {
-      const int e = m.work[i];
-      half[0] = flipped_outer_half(e, 0);
-      half[1] = flipped_outer_half(e, 1);
-      const MendRead d0 = mend_read(m, half[0]), d1 = mend_read(m, half[1]);
-      k[0] = mend_write(m, half[0], d0, round);
-      k[1] = mend_write(m, half[1], d1, round);
-    }
-    offer_candidates(m, half, k, round + 1, m.counts + kPriorRoundCandidates + ((round + 1) & 1), nullptr, 0);
+    mend_and_offer(m, i < flipped ? m.work[i] : -1, round, m.counts + kPriorRoundCandidates + ((round + 1) & 1),
+                   nullptr, 0);
   }
 }
 
@@ -423,17 +432,8 @@ __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m, int fi
     flips += flipped / 2;
     for (int base = 0; base < flipped; base += blockDim.x) {
       const int i = base + tid;
-      int half[2] = {-1, -1};
-      EdgeQuad k[2] = {{-1, 0, 0, 0, 0, false}, {-1, 0, 0, 0, 0, false}};
-      if (i < flipped) {
-        const int e = split_load(near_work, kFlipSharedWork, m.work, i);
-        half[0] = flipped_outer_half(e, 0);
-        half[1] = flipped_outer_half(e, 1);
-        const MendRead d0 = mend_read(m, half[0]), d1 = mend_read(m, half[1]);
-        k[0] = mend_write(m, half[0], d0, round);
-        k[1] = mend_write(m, half[1], d1, round);
-      }
-      offer_candidates(m, half, k, round + 1, &offer_count[later], near_pairs, 2 * kFlipSharedPairs);
+      mend_and_offer(m, i < flipped ? split_load(near_work, kFlipSharedWork, m.work, i) : -1, round,
+                     &offer_count[later], near_pairs, 2 * kFlipSharedPairs);
     }
     __syncthreads();
     if (round >= kMaxFlipRounds) {

@@ -47,7 +47,7 @@ constexpr int kBigRasterBlocks = 1024;
 constexpr int kSpreadBlocksPerSm = 4;
 
 // The current device's multiprocessors.
-cudaError_t spread_sms(int* sms) {
+cudaError_t device_multiprocessors(int* sms) {
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
@@ -60,6 +60,8 @@ constexpr std::size_t kDefaultSharedBytes = 48 * 1024;
 std::size_t compact_shared_bytes(int cells_x, int step) {
   return 2 * sizeof(int32_t) * static_cast<std::size_t>(step) * static_cast<std::size_t>(cells_x);
 }
+// compact_wide_rows': the row's x and its vertices' x.
+std::size_t compact_wide_shared_bytes(int cells_x) { return 2 * sizeof(int32_t) * static_cast<std::size_t>(cells_x); }
 std::size_t plan_shared_bytes(int cells_y) {
   return kChainRowArrays * sizeof(int32_t) * (static_cast<std::size_t>(cells_y) + 1);
 }
@@ -305,6 +307,20 @@ __device__ void offer_candidates(const PriorMesh& m, const int (&e)[N], const Ed
   }
 }
 
+// Phase 1 of a round for candidate (e, f) (e = -1: none; every lane of the
+// warp calls): when it won both its triangles it flips (flip_if_won), and
+// its two half-edges go to the work list (its length *count, its first
+// near_cap entries at near).
+__device__ __forceinline__ void flip_and_list(const PriorMesh& m, int e, int f, int round, int* count, int32_t* near,
+                                              int near_cap) {
+  const bool won = e >= 0 && flip_if_won(m, e, f, round);
+  const int slot = warp_reserve(count, won ? 2 : 0);
+  if (won) {
+    split_store(near, near_cap, m.work, slot, e);
+    split_store(near, near_cap, m.work, slot + 1, f);
+  }
+}
+
 // Phase 2 of a round for the triangle flipped on half-edge e (-1: none;
 // every lane of the warp calls): its two outer half-edges (flipped_outer_half),
 // both read before either is mended, mend their twins and are offered to
@@ -351,18 +367,9 @@ __global__ void __launch_bounds__(kStepThreads) spread_flip_kernel(PriorMesh m, 
   const int stride = gridDim.x * blockDim.x;
   for (int base = blockIdx.x * blockDim.x; base < candidates; base += stride) {
     const int i = base + threadIdx.x;
-    int e = 0, f = 0;
-    bool won = false;
-    if (i < candidates) {
-      e = m.candidate[2 * i];
-      f = m.candidate[2 * i + 1];
-      won = flip_if_won(m, e, f, round);
-    }
-    const int slot = warp_reserve(work_slot + (round & 1), won ? 2 : 0);
-    if (won) {
-      m.work[slot] = e;
-      m.work[slot + 1] = f;
-    }
+    const bool in = i < candidates;
+    flip_and_list(m, in ? m.candidate[2 * i] : -1, in ? m.candidate[2 * i + 1] : -1, round, work_slot + (round & 1),
+                  nullptr, 0);
   }
 }
 
@@ -413,18 +420,10 @@ __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m, int fi
     const int pairs_cap = round == first_round ? 0 : 2 * kFlipSharedPairs;
     for (int base = 0; base < candidates; base += blockDim.x) {
       const int i = base + tid;
-      int e = 0, f = 0;
-      bool won = false;
-      if (i < candidates) {
-        e = split_load(near_pairs, pairs_cap, m.candidate, 2 * i);
-        f = split_load(near_pairs, pairs_cap, m.candidate, 2 * i + 1);
-        won = flip_if_won(m, e, f, round);
-      }
-      const int slot = warp_reserve(&flip_count[now], won ? 2 : 0);
-      if (won) {
-        split_store(near_work, kFlipSharedWork, m.work, slot, e);
-        split_store(near_work, kFlipSharedWork, m.work, slot + 1, f);
-      }
+      const bool in = i < candidates;
+      flip_and_list(m, in ? split_load(near_pairs, pairs_cap, m.candidate, 2 * i) : -1,
+                    in ? split_load(near_pairs, pairs_cap, m.candidate, 2 * i + 1) : -1, round, &flip_count[now],
+                    near_work, kFlipSharedWork);
     }
     __syncthreads();
     const int flipped = flip_count[now];
@@ -509,9 +508,11 @@ ElasPriorScratch& ElasPriorScratch::operator=(ElasPriorScratch&& o) noexcept {
     block_ = o.block_;
     bytes_ = o.bytes_;
     mesh_ = o.mesh_;
+    multiprocessors_ = o.multiprocessors_;
     o.block_ = nullptr;
     o.bytes_ = 0;
     o.mesh_ = PriorMesh{};
+    o.multiprocessors_ = 0;
   }
   return *this;
 }
@@ -530,6 +531,9 @@ cudaError_t ElasPriorScratch::allocate(int cells_x, int cells_y) {
   if (cells == 0) return cudaSuccess;
   if (cells > kTriMaxPoints) return cudaErrorInvalidValue;
   cudaError_t e = allow_shared(plan_kernel, plan_shared_bytes(cells_y));
+  // (Only rows too wide for compact_rows' x table take this kernel.)
+  if (e == cudaSuccess) e = allow_shared(compact_wide_rows_kernel, compact_wide_shared_bytes(cells_x));
+  if (e == cudaSuccess) e = device_multiprocessors(&multiprocessors_);
   if (e != cudaSuccess) return e;
   const std::size_t rows = static_cast<std::size_t>(cells_y) + 1, tri = prior_triangle_slots(cells_x, cells_y);
   // Each candidate edge is an inner edge, tested once a round: fewer than
@@ -615,11 +619,9 @@ cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool rig
     const int row_threads = static_cast<int>(std::min<std::size_t>(kRowThreads, (step * grid.width + 31) / 32 * 32));
     compact_rows_kernel<<<grid.height, row_threads, table_bytes, stream>>>(grid, step, right_view, m);
   } else {
-    const std::size_t bytes = 2 * sizeof(int32_t) * static_cast<std::size_t>(grid.width);
-    const cudaError_t e = allow_shared(compact_wide_rows_kernel, bytes);
-    if (e != cudaSuccess) return e;
     const int row_threads = std::min(kRowThreads, (grid.width + 31) / 32 * 32);
-    compact_wide_rows_kernel<<<grid.height, row_threads, bytes, stream>>>(grid, step, right_view, m);
+    compact_wide_rows_kernel<<<grid.height, row_threads, compact_wide_shared_bytes(grid.width), stream>>>(
+        grid, step, right_view, m);
   }
   plan_kernel<<<1, kPlanThreads, plan_shared_bytes(grid.height), stream>>>(m);
   strips_kernel<<<blocks_for(cells, kStepThreads), kStepThreads, 0, stream>>>(m);
@@ -628,12 +630,10 @@ cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool rig
   first_candidates_kernel<<<blocks_for(3 * max_triangles, kStepThreads), kStepThreads, 0, stream>>>(m);
   const int spread = spread_rounds >= 0 ? spread_rounds : default_spread_rounds(grid.width, grid.height);
   if (spread > 0) {
-    int sms = 0;
-    cudaError_t e = spread_sms(&sms);
-    if (e != cudaSuccess) return e;
     // Enough blocks for a round of the largest grids in one pass, no more
     // than a few a multiprocessor (the blocks of an empty round return).
-    const int blocks = std::max(1, std::min(kSpreadBlocksPerSm * sms, blocks_for(3 * max_triangles, kStepThreads)));
+    const int blocks = std::max(
+        1, std::min(kSpreadBlocksPerSm * scratch.multiprocessors(), blocks_for(3 * max_triangles, kStepThreads)));
     for (int round = 1; round <= spread; ++round) {
       spread_flip_kernel<<<blocks, kStepThreads, 0, stream>>>(m, round);
       spread_mend_kernel<<<blocks, kStepThreads, 0, stream>>>(m, round);

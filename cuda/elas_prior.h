@@ -46,11 +46,15 @@ class ElasPriorScratch {
   const int32_t* device_counts() const { return mesh_.counts; }
   // Where the run's buffers are (cells_x, cells_y: the allocation's).
   const PriorMesh& mesh() const { return mesh_; }
+  // The multiprocessors of the device it was allocated on (the spread
+  // rounds' launches are sized by them).
+  int multiprocessors() const { return multiprocessors_; }
 
  private:
   void* block_ = nullptr;
   std::size_t bytes_ = 0;
   PriorMesh mesh_{};
+  int multiprocessors_ = 0;
 };
 
 // One view's prior on `stream`. grid: cells_x x cells_y disparities of the

@@ -688,9 +688,15 @@ CS_HD void rasterise_row(const RasterTriangle& r, int y, int lane, int lanes, co
     const TriPoint i = p[k], j = p[k == 2 ? 0 : k + 1];
     const int64_t dx = j.x - i.x, dy = j.y - i.y;
     const int64_t K = dx * (y - i.y) + dy * i.x;
-    if (dy > 0) hi = hi < floor_div(K, dy) ? hi : floor_div(K, dy);
-    else if (dy < 0) lo = lo > -floor_div(K, -dy) ? lo : -floor_div(K, -dy);
-    else if (K < 0) return;
+    if (dy > 0) {
+      const int64_t bound = floor_div(K, dy);  // x <= K / dy
+      hi = hi < bound ? hi : bound;
+    } else if (dy < 0) {
+      const int64_t bound = -floor_div(K, -dy);  // x >= K / dy, rounded up
+      lo = lo > bound ? lo : bound;
+    } else if (K < 0) {
+      return;
+    }
   }
   for (int64_t x = lo + lane; x <= hi; x += lanes) raster_pixel(r, static_cast<int>(x), y, mu_q4);
 }

@@ -66,217 +66,256 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
 
 // ---------------------------------------------------------------- C3, C4
 
-// A block a tile of kTileW x kTileH samples, all disparities in turn (a
-// thread follows kTileH / 8 anchors of one column through the sweep). Per
-// disparity, over the tile with an apron of kMaxCrossArm samples:
-//  1. the pixel costs of the region (coalesced reads), then their prefix
-//     sums along each row, a thread an eighth of a row;
-//  2. the horizontal sums H and sizes N_H of the tile's columns in every
-//     row, a thread an eighth of a column, summed down the column as they
-//     are made; then each part adds the parts above it (column
-//     prefix sums from the region's first row);
-//  3. each anchor's C and N as two differences of the column sums, then its
-//     winner, rival and lagged minimum.
-// The colours and the right view's arms are read through the cache (the
-// left ones are the same every disparity, the right ones shift by one).
-// kTileH 32 needs about 70 KiB of shared memory a block (two blocks an SM
-// where 64 registers a thread suffice: 1.1 to 1.2 times faster at 1080p on
-// an H200 than one block of 95 registers); 16 fits sm_75's 64 KiB.
+// A block a tile of kTileW x kTileH samples (the anchors), all disparities
+// in turn, 32 warps. Per disparity, over the tile's region (an apron of
+// kMaxCrossArm samples on each side):
+//  A. a warp kRowsPerWarp consecutive rows of the region: a lane the pixel
+//     costs of three adjacent columns and their prefix sums along the row
+//     (its own, then the lanes before it by shuffles; two rows a scan, one
+//     in each half of a word) into the warp's row buffers; then the
+//     horizontal sum H and size N_H of two tile columns, two reads of a
+//     buffer each, packed as H | N_H << 20;
+//  B. a warp two tile columns, a lane kRowsPerWarp rows: the packed sums
+//     summed down each column (inclusive column prefix sums; row 0 of the
+//     buffer holds the zeros before the region);
+//  C. a thread kAnchors anchors of one tile column: C | N << 20 as the
+//     difference of two column sums, then its winner, rival and lagged
+//     minimum. The packed sums wrap around 2^32 but every region has C <
+//     2^20 and N < 2^11, so the difference is exact.
+// The column sums are double-buffered by disparity: C of d reads one buffer
+// while A of d + 1 fills the other, so a disparity takes two barriers. The
+// colours and the right view's arms are read through the cache.
 constexpr int kTileW = 64, kApron = kMaxCrossArm;
 constexpr int kRegionW = kTileW + 2 * kApron;
-constexpr int kMatchThreads = 512;
-constexpr int kRowParts = 8;   // threads a region row (step 1)
-constexpr int kRowPart = kRegionW / kRowParts;
-constexpr int kColumnParts = kMatchThreads / kTileW;  // 8 threads a tile column (step 2)
-static_assert(kRegionW % kRowParts == 0 && kMatchThreads % kRowParts == 0, "whole row parts");
+constexpr int kMatchWarps = 32, kMatchThreads = 32 * kMatchWarps;
+constexpr int kLaneColumns = kRegionW / 32;   // step A's costs a lane
+constexpr int kPrefixStride = kRegionW + 1;  // a row's prefix sums, P[0] = 0
+constexpr int kSumStride = kTileW + 1;       // padded: step B's lanes read a column
+constexpr int kTileColumns = kTileW / 32;    // step A's H a lane, step B's columns a warp
+static_assert(kRegionW % 32 == 0 && kTileW % 32 == 0 && kMatchThreads % kTileW == 0, "whole lanes");
+static_assert(kTileColumns * kMatchWarps == kTileW, "step B: every tile column has a warp");
 
 template <int kTileH>
 struct MatchTile {
   static constexpr int kRegionH = kTileH + 2 * kApron;
-  static constexpr int kAnchors = kTileH / kColumnParts;
-  static constexpr int kColumnPart = kRegionH / kColumnParts;
-  static_assert(kRegionH % kColumnParts == 0 && kTileH % kColumnParts == 0, "whole column parts");
-  // larm: kRegionH x kTileW; prefix: kRegionH x (kRegionW + 1); hsum (the
-  // column sums of H, inclusive within a column part): kRegionH x kTileW;
-  // nsum (of N_H, 16 bits): kRegionH x kTileW; offsets of the parts, H and N.
-  static constexpr size_t kShared = sizeof(uint32_t) * (kRegionH * kTileW + kRegionH * (kRegionW + 1) +
-                                                        kRegionH * kTileW + 2 * kColumnParts * kTileW) +
-                                    sizeof(uint16_t) * kRegionH * kTileW;
+  static constexpr int kRowsPerWarp = kRegionH / kMatchWarps;
+  static constexpr int kAnchors = kTileW * kTileH / kMatchThreads;
+  static constexpr int kAnchorRowStep = kMatchThreads / kTileW;
+  static constexpr int kSumRows = kRegionH + 1;
+  static constexpr int kRowPairs = (kRowsPerWarp + 1) / 2;  // step A's scans a warp
+  static_assert(kRegionH % kMatchWarps == 0 && (kTileW * kTileH) % kMatchThreads == 0, "whole parts");
+  // Two buffers of column sums, each warp's row buffers.
+  static constexpr size_t kShared =
+      sizeof(uint32_t) * (2 * kSumRows * kSumStride + kMatchWarps * kRowPairs * kPrefixStride);
 };
 
-__device__ __forceinline__ int arm_of(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }
+// Inside the sweep "none" is C = 2^20 - 1, N = 1: its normalised cost lies
+// above every real one (C <= kMaxCrossTruncation * N), so one comparison
+// serves every case and all products stay within 32 bits (C < 2^20, N <
+// 2^11). It becomes kNoCrossCost on the way out.
+constexpr uint32_t kSweepNone = 0xFFFFFu | 1u << 20;
+static_assert(kMaxCrossTruncation < 0xFFFFF && (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < (1 << 11),
+              "packed costs");
+static_assert((2 * kMaxCrossArm + 1) * kMaxCrossTruncation < (1 << 16), "a row's horizontal sum in a half word");
+__device__ __forceinline__ bool sweep_below(uint32_t a, uint32_t b) {
+  return (a & 0xFFFFFu) * (b >> 20) < (b & 0xFFFFFu) * (a >> 20);
+}
+__device__ __forceinline__ uint32_t swept_cost(uint32_t c) { return c == kSweepNone ? kNoCrossCost : c; }
 
+// The inclusive prefix sum of v over the lanes of a warp: each step adds
+// the value o lanes below where that lane exists (shfl's own predicate, so
+// the steps need no comparisons of the lane).
+__device__ __forceinline__ uint32_t warp_prefix(uint32_t v) {
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1)
+    asm("{\n\t.reg .u32 t;\n\t.reg .pred p;\n\t"
+        "shfl.sync.up.b32 t|p, %0, %1, 0, 0xffffffff;\n\t"
+        "@p add.u32 %0, %0, t;\n\t}"
+        : "+r"(v)
+        : "r"(o));
+  return v;
+}
+
+// Byte k of a packed word (an arm of cross_arm's packing).
+template <int k>
+__device__ __forceinline__ int byte_at(uint32_t word) {
+  return static_cast<int>(__byte_perm(word, 0u, 0x4440u + k));
+}
+
+// Every read of the kernel below stays inside the images: columns are
+// clamped to [0, w) and rows outside the samples' read row 0. What such a
+// read feeds is never counted: a pixel cost outside every admissible
+// anchor's region cancels in the difference of two row prefix sums, a
+// horizontal sum outside its vertical overlap in the difference of two
+// column sums (an arm never leaves the image), and an anchor that is not
+// admissible takes none.
+//
 // kS: the sample-restore factor (a constant: the arms' divisions by it are
 // then shifts or multiplications).
 template <int kTileH, int kS>
-__global__ void __launch_bounds__(kMatchThreads, 2) cross_match_kernel(const __grid_constant__ CrossViews v,
-                                                                   const CrossParams p) {
+__global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __grid_constant__ CrossViews v,
+                                                                      const CrossParams p) {
   using T = MatchTile<kTileH>;
-  constexpr int kRegionH = T::kRegionH, kAnchors = T::kAnchors, kColumnPart = T::kColumnPart;
+  constexpr int kRegionH = T::kRegionH, kRows = T::kRowsPerWarp, kAnchors = T::kAnchors, S = kS;
+  constexpr int kSumRows = T::kSumRows, kPairs = T::kRowPairs;
   extern __shared__ uint32_t shared[];
-  uint32_t* larm = shared;                               // kRegionH x kTileW
-  uint32_t* prefix = larm + kRegionH * kTileW;           // kRegionH x (kRegionW + 1)
-  uint32_t* hsum = prefix + kRegionH * (kRegionW + 1);   // kRegionH x kTileW
-  uint32_t* hpart = hsum + kRegionH * kTileW;            // kColumnParts x kTileW: the parts' offsets
-  uint32_t* npart = hpart + kColumnParts * kTileW;
-  uint16_t* nsum = reinterpret_cast<uint16_t*>(npart + kColumnParts * kTileW);  // kRegionH x kTileW
-  constexpr int S = kS;
+  // The region's rows of both views' colours and arms and of the right
+  // mask (null outside the samples' rows; the others row 0 there).
+  __shared__ const uint32_t* rows[4][kRegionH];  // left colour, right colour, left arms, right arms
+  __shared__ const uint8_t* right_mask[kRegionH];
   const int w = v.colour[0].width, h = v.colour[0].height;
   const int ws = (w + S - 1) / S, hs = (h + S - 1) / S;
   const int i0 = blockIdx.x * kTileW, j0 = blockIdx.y * kTileH;
-  const int tid = threadIdx.x;
-  for (int k = tid; k < kRegionH * kTileW; k += kMatchThreads) {
-    const int i = i0 + k % kTileW, j = j0 - kApron + k / kTileW;
-    larm[k] = i < ws && j >= 0 && j < hs ? drow(v.arms[0], S * j)[S * i] : 0;
-  }
-  // The region's rows of the colours and of the right view's arms (null
-  // outside the samples' rows).
-  __shared__ const uint32_t* rows[3][kRegionH];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const bool masks = v.mask[0].data != nullptr;
+  uint32_t* const sums = shared;  // 2 x kSumRows x kSumStride
+  uint32_t* const prefix = shared + 2 * kSumRows * kSumStride + warp * kPairs * kPrefixStride;
   for (int r = tid; r < kRegionH; r += kMatchThreads) {
     const int j = j0 - kApron + r;
     const bool in = j >= 0 && j < hs;
-    rows[0][r] = in ? drow(v.colour[0], S * j) : nullptr;
-    rows[1][r] = in ? drow(v.colour[1], S * j) : nullptr;
-    rows[2][r] = in ? drow(v.arms[1], S * j) : nullptr;
+    const int y = in ? S * j : 0;
+    rows[0][r] = drow(v.colour[0], y);
+    rows[1][r] = drow(v.colour[1], y);
+    rows[2][r] = drow(v.arms[0], y);
+    rows[3][r] = drow(v.arms[1], y);
+    right_mask[r] = in && masks ? drow(v.mask[1], y) : nullptr;
   }
-  const bool masks = v.mask[0].data != nullptr;
-  // Step 2's column part and step 3's anchors: column c of the tile.
-  const int c = tid % kTileW, part = tid / kTileW;
-  const int ai = i0 + c;
+  for (int k = tid; k < 2 * kSumStride; k += kMatchThreads)
+    sums[(k / kSumStride) * kSumRows * kSumStride + k % kSumStride] = 0;  // row 0 of both buffers
+  if (lane < kPairs) prefix[lane * kPrefixStride] = 0;
+
+  // Step A: row q of this warp is region row warp * kRows + q; cost column
+  // m of this lane region column kLaneColumns * lane + m, tile column n of
+  // it lane + 32 n. Their pixels' columns, clamped.
+  int cost_x[kLaneColumns], sum_x[kTileColumns];
+#pragma unroll
+  for (int m = 0; m < kLaneColumns; ++m) cost_x[m] = min(max(S * (i0 - kApron + kLaneColumns * lane + m), 0), w - 1);
+#pragma unroll
+  for (int n = 0; n < kTileColumns; ++n) sum_x[n] = min(S * (i0 + lane + 32 * n), w - 1);
+  // Step C: tile column c, tile rows anchor_row + kAnchorRowStep k.
+  const int c = tid % kTileW, anchor_row = tid / kTileW;
+  const int ai = i0 + c, anchor_x = min(S * ai, w - 1);
+  uint32_t anchor_arms[kAnchors];
+  unsigned anchor_in = 0, anchor_fg = 0;
   uint32_t best[kAnchors], rival[kAnchors], lag2[kAnchors], prev[kAnchors];
   int winner[kAnchors];
 #pragma unroll
   for (int k = 0; k < kAnchors; ++k) {
-    best[k] = rival[k] = lag2[k] = prev[k] = kNoCrossCost;
+    const int aj = j0 + anchor_row + T::kAnchorRowStep * k;
+    const bool in = ai < ws && aj < hs;
+    anchor_arms[k] = in ? drow(v.arms[0], S * aj)[S * ai] : 0;
+    anchor_in |= static_cast<unsigned>(in) << k;
+    anchor_fg |= static_cast<unsigned>(in && (!masks || drow(v.mask[0], S * aj)[S * ai])) << k;
+    best[k] = rival[k] = lag2[k] = prev[k] = kSweepNone;
     winner[k] = -1;
   }
   const uint32_t trunc = static_cast<uint32_t>(p.truncation);
-  const int seg = tid % kRowParts;
   // With the background model a tile without a foreground sample has no
   // admissible candidate at any d (C3): its winners are all none, written
-  // without the sweep (the background's tiles cost nothing here).
-  bool foreground = !masks;
-  if (masks)
+  // without the sweep (the background's tiles cost nothing here). Beyond
+  // S (i_last) no anchor of the tile has a right pixel: nothing changes.
+  const bool sweep = __syncthreads_or(anchor_fg != 0);
+  const int d_end = min(p.range.hi, S * (min(i0 + kTileW, ws) - 1) + 1);
+  for (int d = sweep ? p.range.lo : d_end; d < d_end; ++d) {
+    uint32_t* const sum = sums + (d & 1) * kSumRows * kSumStride;
+    // A. Pixel costs, row prefix sums, packed horizontal sums. Rows 2 g and
+    //    2 g + 1 share a scan, their costs in the low and high halves of a
+    //    word: the sums carry from one half into the other, but a row's
+    //    difference of two prefix sums (< 2^16: at most 33 costs) comes out
+    //    exact in its half.
 #pragma unroll
-    for (int k = 0; k < kAnchors; ++k) {
-      const int aj = j0 + part + kColumnParts * k;
-      if (ai < ws && aj < hs && drow(v.mask[0], S * aj)[S * ai]) foreground = true;
-    }
-  const bool sweep = __syncthreads_or(foreground);
-  for (int d = sweep ? p.range.lo : p.range.hi; d < p.range.hi; ++d) {
-    // 1. Pixel costs (adjacent threads, adjacent columns), then their prefix
-    //    sums along each row of the region in place (a thread an eighth of
-    //    a row: its own sums, then the parts before it by shuffles).
-    for (int k = tid; k < kRegionH * kRegionW; k += kMatchThreads) {
-      const int r = k / kRegionW, cc = k % kRegionW;
-      const int i = i0 - kApron + cc, j = j0 - kApron + r;
-      const int xr = S * i - d;
-      uint32_t e = 0;
-      if (j >= 0 && j < hs && i >= 0 && i < ws && xr >= 0)
-        e = min(__vsadu4(__ldg(rows[0][r] + S * i), __ldg(rows[1][r] + xr)), trunc);
-      prefix[r * (kRegionW + 1) + cc + 1] = e;
-    }
-    __syncthreads();
-    for (int r = tid / kRowParts; r < kRegionH; r += kMatchThreads / kRowParts) {
-      uint32_t* pr = prefix + r * (kRegionW + 1) + seg * kRowPart;
+    for (int g = 0; g < kPairs; ++g) {
+      const int r = warp * kRows + 2 * g;
+      const bool second = 2 * g + 1 < kRows;
+      uint32_t run[kLaneColumns];
       uint32_t total = 0;
 #pragma unroll
-      for (int k = 1; k <= kRowPart; ++k) {
-        total += pr[k];
-        pr[k] = total;
+      for (int m = 0; m < kLaneColumns; ++m) {
+        const unsigned xr = max(cost_x[m] - d, 0);
+        uint32_t e = min(__vsadu4(__ldg(rows[0][r] + cost_x[m]), __ldg(rows[1][r] + xr)), trunc);
+        if (second) e |= min(__vsadu4(__ldg(rows[0][r + 1] + cost_x[m]), __ldg(rows[1][r + 1] + xr)), trunc) << 16;
+        total += e;
+        run[m] = total;
       }
-      uint32_t before = total;
+      const uint32_t before = warp_prefix(total) - total;
 #pragma unroll
-      for (int o = 1; o < kRowParts; o <<= 1) {
-        const uint32_t t = __shfl_up_sync(0xFFFFFFFFu, before, o, kRowParts);
-        if (seg >= o) before += t;
-      }
-      before -= total;
-      if (seg == 0) pr[0] = 0;
-      if (before)
+      for (int m = 0; m < kLaneColumns; ++m) prefix[g * kPrefixStride + kLaneColumns * lane + m + 1] = before + run[m];
+    }
+    __syncwarp();
 #pragma unroll
-        for (int k = 1; k <= kRowPart; ++k) pr[k] += before;
-    }
-    __syncthreads();
-    // 2. Horizontal sums over the overlap of both views' arms, summed down
-    //    column c of the tile within this thread's part of the rows.
-    {
-      const int i = ai;
-      const int xr = S * i - d;
-      const bool column_in = i < ws && xr >= 0;
-      uint32_t hrun = 0, nrun = 0;
-      for (int k = 0; k < kColumnPart; ++k) {
-        const int r = part * kColumnPart + k;
-        const int j = j0 - kApron + r;
-        if (column_in && j >= 0 && j < hs) {
-          const uint32_t la = larm[r * kTileW + c], ra = __ldg(rows[2][r] + xr);
-          const int hm = min(arm_of(la, 0), arm_of(ra, 0)) / S, hp = min(arm_of(la, 1), arm_of(ra, 1)) / S;
-          const uint32_t* pr = prefix + r * (kRegionW + 1);
-          hrun += pr[kApron + c + hp + 1] - pr[kApron + c - hm];
-          nrun += hm + hp + 1;
-        }
-        hsum[r * kTileW + c] = hrun;
-        nsum[r * kTileW + c] = static_cast<uint16_t>(nrun);
-      }
-      hpart[part * kTileW + c] = hrun;
-      npart[part * kTileW + c] = nrun;
-    }
-    __syncthreads();
-    // 2b. The parts before this thread's added to its rows: column sums
-    //     from the region's first row.
-    if (part > 0) {
-      uint32_t hoff = 0, noff = 0;
-      for (int q = 0; q < part; ++q) {
-        hoff += hpart[q * kTileW + c];
-        noff += npart[q * kTileW + c];
-      }
-      for (int k = 0; k < kColumnPart; ++k) {
-        const int r = part * kColumnPart + k;
-        hsum[r * kTileW + c] += hoff;
-        nsum[r * kTileW + c] = static_cast<uint16_t>(nsum[r * kTileW + c] + noff);
+    for (int q = 0; q < kRows; ++q) {
+      const int r = warp * kRows + q;
+      const uint32_t* la = rows[2][r];
+      const uint32_t* ra = rows[3][r];
+#pragma unroll
+      for (int n = 0; n < kTileColumns; ++n) {
+        const int tc = lane + 32 * n;
+        const unsigned xr = max(sum_x[n] - d, 0);
+        const uint32_t left = __ldg(la + sum_x[n]), right = __ldg(ra + xr);
+        const int hm = min(byte_at<0>(left), byte_at<0>(right)) / S;
+        const int hp = min(byte_at<1>(left), byte_at<1>(right)) / S;
+        const uint32_t* pr = prefix + (q / 2) * kPrefixStride + kApron + tc;
+        const uint32_t both = pr[hp + 1] - pr[-hm];
+        const uint32_t hsum = q % 2 ? both >> 16 : both & 0xFFFFu;
+        sum[(r + 1) * kSumStride + tc] = hsum + (static_cast<uint32_t>(hm + hp + 1) << 20);
       }
     }
     __syncthreads();
-    // 3. Each anchor's vertical sum: the column sums at the ends of its overlap.
+    // B. Column prefix sums: this lane's kRows rows of the warp's columns.
+#pragma unroll
+    for (int n = 0; n < kTileColumns; ++n) {
+      uint32_t* col = sum + (kRows * lane + 1) * kSumStride + kTileColumns * warp + n;
+      uint32_t run[kRows];
+      uint32_t total = 0;
+#pragma unroll
+      for (int q = 0; q < kRows; ++q) {
+        total += col[q * kSumStride];
+        run[q] = total;
+      }
+      const uint32_t before = warp_prefix(total) - total;
+#pragma unroll
+      for (int q = 0; q < kRows; ++q) col[q * kSumStride] = before + run[q];
+    }
+    __syncthreads();
+    // C. Each anchor's C and N, its winner, rival and lagged minimum.
     const int xr = S * ai - d;
+    const unsigned xr_read = max(anchor_x - d, 0);
 #pragma unroll
     for (int k = 0; k < kAnchors; ++k) {
-      const int ar = part + kColumnParts * k, aj = j0 + ar;
-      uint32_t cost = kNoCrossCost;
-      if (ai < ws && aj < hs && xr >= 0 &&
-          (!masks || (drow(v.mask[0], S * aj)[S * ai] && drow(v.mask[1], S * aj)[xr]))) {
-        const uint32_t la = larm[(ar + kApron) * kTileW + c], ra = __ldg(rows[2][ar + kApron] + xr);
-        const int vm = min(arm_of(la, 2), arm_of(ra, 2)) / S, vp = min(arm_of(la, 3), arm_of(ra, 3)) / S;
-        const int b = ar + kApron + vp, a = ar + kApron - vm - 1;  // rows a + 1 .. b
-        const uint32_t hb = hsum[b * kTileW + c], nb = nsum[b * kTileW + c];
-        const uint32_t ha = a < 0 ? 0 : hsum[a * kTileW + c], na = a < 0 ? 0 : nsum[a * kTileW + c];
-        cost = (hb - ha) | (nb - na) << 20;
-      }
-      if (cross_cost_below(cost, best[k])) {
+      const int ar = anchor_row + T::kAnchorRowStep * k + kApron;  // region row
+      bool admissible = ((anchor_in >> k) & 1u) && xr >= 0;
+      if (masks) admissible = admissible && ((anchor_fg >> k) & 1u) && right_mask[ar][xr];
+      const uint32_t right = __ldg(rows[3][ar] + xr_read);
+      const int vm = min(byte_at<2>(anchor_arms[k]), byte_at<2>(right)) / S;
+      const int vp = min(byte_at<3>(anchor_arms[k]), byte_at<3>(right)) / S;
+      uint32_t cost = sum[(ar + vp + 1) * kSumStride + c] - sum[(ar - vm) * kSumStride + c];
+      cost = admissible ? cost : kSweepNone;
+      if (sweep_below(cost, best[k])) {
         best[k] = cost;
         winner[k] = d;
         rival[k] = lag2[k];  // the candidates d - 2 and below
-      } else if (cost != kNoCrossCost && d >= winner[k] + 2 && cross_cost_below(cost, rival[k])) {
+      } else if (d >= winner[k] + 2 && sweep_below(cost, rival[k])) {
         rival[k] = cost;
       }
-      if (cross_cost_below(prev[k], lag2[k])) lag2[k] = prev[k];
+      if (sweep_below(prev[k], lag2[k])) lag2[k] = prev[k];
       prev[k] = cost;
     }
-    __syncthreads();
   }
-  if (ai >= ws) return;
 #pragma unroll
   for (int k = 0; k < kAnchors; ++k) {
-    const int aj = j0 + part + kColumnParts * k;
-    if (aj >= hs) continue;
+    if (!((anchor_in >> k) & 1u)) continue;
+    const int aj = j0 + anchor_row + T::kAnchorRowStep * k;
+    const uint32_t b = swept_cost(best[k]), r = swept_cost(rival[k]);
     int kept = winner[k];
-    if (kept >= 0 && !cross_unique(best[k], rival[k], p.uniqueness_ratio)) kept = -1;
+    if (kept >= 0 && !cross_unique(b, r, p.uniqueness_ratio)) kept = -1;
     drow(v.raw, aj)[ai] = static_cast<int16_t>(winner[k]);
     drow(v.disparity, aj)[ai] = static_cast<int16_t>(kept);
-    drow(v.best, aj)[ai] = best[k];
-    drow(v.rival, aj)[ai] = rival[k];
+    drow(v.best, aj)[ai] = b;
+    drow(v.rival, aj)[ai] = r;
   }
 }
+
+__device__ __forceinline__ int arm_of(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }
 
 // ---------------------------------------------------------------- C4 offers, C5
 
@@ -470,17 +509,17 @@ std::vector<KernelLaunch> cross_kernel_launches() {
   std::vector<KernelLaunch> out;
   for (int s = 1; s <= kMaxSampleRestore; ++s) {
     KernelLaunch k;
-    k.kernel = "cross_match_kernel<16, " + std::to_string(s) + ">";
+    k.kernel = "cross_match_kernel<32, " + std::to_string(s) + ">";
     k.threads = kMatchThreads;
-    k.dynamic_shared = MatchTile<16>::kShared;
+    k.dynamic_shared = MatchTile<32>::kShared;
     k.min_blocks_per_sm = 1;
     k.required = true;
-    k.what = "method cross: the aggregation's tile of 16 rows (every GPU)";
+    k.what = "method cross: the aggregation's tile of 32 rows (every GPU)";
     out.push_back(k);
-    k.kernel = "cross_match_kernel<32, " + std::to_string(s) + ">";
-    k.dynamic_shared = MatchTile<32>::kShared;
+    k.kernel = "cross_match_kernel<64, " + std::to_string(s) + ">";
+    k.dynamic_shared = MatchTile<64>::kShared;
     k.required = false;
-    k.what = "method cross: the aggregation's tile of 32 rows (where it fits)";
+    k.what = "method cross: the aggregation's tile of 64 rows (where it fits)";
     out.push_back(k);
   }
   return out;
@@ -502,18 +541,18 @@ cudaError_t allow_shared() {
 }
 
 cudaError_t prepare_cross_match() {
-  for (cudaError_t e : {allow_shared<16, 1>(), allow_shared<16, 2>(), allow_shared<16, 3>()})
+  for (cudaError_t e : {allow_shared<32, 1>(), allow_shared<32, 2>(), allow_shared<32, 3>()})
     if (e != cudaSuccess) return e;
   // The taller tile where the GPU has the shared memory for it.
-  for (cudaError_t e : {allow_shared<32, 1>(), allow_shared<32, 2>(), allow_shared<32, 3>()})
+  for (cudaError_t e : {allow_shared<64, 1>(), allow_shared<64, 2>(), allow_shared<64, 3>()})
     if (e != cudaSuccess) (void)cudaGetLastError();
   return cudaSuccess;
 }
 
 int cross_tile_rows(const DeviceLimits& limits) {
   // The dynamic part and the kernel's static rows of pointers.
-  const size_t tall = MatchTile<32>::kShared + 3 * MatchTile<32>::kRegionH * sizeof(const uint32_t*);
-  return limits.shared_per_block_optin >= tall ? 32 : 16;
+  const size_t tall = MatchTile<64>::kShared + 3 * MatchTile<64>::kRegionH * sizeof(const uint32_t*);
+  return limits.shared_per_block_optin >= tall ? 64 : 32;
 }
 
 template <int kTileH>
@@ -531,9 +570,9 @@ cudaError_t launch_match(const CrossViews& v, const CrossParams& p, cudaStream_t
 
 cudaError_t enqueue_cross_match(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
   if (!sizes_agree(v, p)) return cudaErrorInvalidValue;
-  const int rows = p.tile_rows ? p.tile_rows : 32;
+  const int rows = p.tile_rows ? p.tile_rows : 64;
+  if (rows == 64) return launch_match<64>(v, p, stream);
   if (rows == 32) return launch_match<32>(v, p, stream);
-  if (rows == 16) return launch_match<16>(v, p, stream);
   return cudaErrorInvalidValue;
 }
 

@@ -49,7 +49,7 @@ struct CrossParams {
   int uniqueness_ratio = 0;
   bool lr_check = true;
   int tolerance = 1;
-  int tile_rows = 32;  // the aggregation's tile: 32 or 16 rows of samples (cross_tile_rows)
+  int tile_rows = 64;  // the aggregation's tile: 64 or 32 rows of samples (cross_tile_rows)
 };
 
 // Samples of a view of `size` pixels (stages.h C2: ceil(size / S)).
@@ -64,8 +64,8 @@ cudaError_t enqueue_cross(const CrossViews& v, const CrossParams& p, cudaStream_
 // Per process and device, before the first enqueue_cross_match: the
 // aggregation kernel's shared memory (more than the default 48 KiB).
 cudaError_t prepare_cross_match();
-// The aggregation's tile rows for a GPU: 32 where its shared memory holds
-// that tile, else 16.
+// The aggregation's tile rows for a GPU: 64 where its shared memory holds
+// that tile, else 32.
 int cross_tile_rows(const DeviceLimits& limits);
 // The aggregation kernel's launch configurations (tests/cuda/kernel_configs).
 std::vector<KernelLaunch> cross_kernel_launches();

@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "cross_matching.h"
 #include "cuda_engine.h"
+#include "device_limits.h"
 #include "gpu_test_util.h"
 #include "matcher_debug.h"
 #include "stages.h"
@@ -155,6 +157,32 @@ TEST(CudaEngineCross, PipelineMatchesReferenceOnScenes) {
     // Grey input: the three channels equal.
     const Image<uint8_t> gl = grey_of(c.pair.left_rgba), gr = grey_of(c.pair.right_rgba);
     compare_cross_frame(cpu, *gpu, gray_view(gl), gray_view(gr));
+  }
+}
+
+// The aggregation's two tile heights (cross_tile_rows: 64 rows where the
+// GPU's shared memory holds them, else 32), each against the reference on a
+// view several tiles high and wide, through an engine that emulates that
+// GPU's limits.
+TEST(CudaEngineCross, BothTileHeightsMatchReference) {
+  struct Target {
+    int cc, sms, rows;
+  };
+  for (const Target t : {Target{75, 40, 32}, Target{86, 28, 64}, Target{90, 132, 64}}) {
+    DeviceLimits limits;
+    ASSERT_TRUE(architecture_limits(t.cc, t.sms, &limits));
+    EXPECT_EQ(cross_tile_rows(limits), t.rows) << "sm_" << t.cc;
+    for (int s : {1, 2}) {
+      SCOPED_TRACE(::testing::Message() << "sm_" << t.cc << ", sample-restore " << s);
+      Params p = cross_params(64);
+      p.sample_restore = s;
+      const SyntheticPair pair = make_step_pair(211, 203, 8, 40, 6);
+      Matcher cpu(p);
+      auto gpu = make(p);
+      ASSERT_TRUE(gpu);
+      ASSERT_EQ(gpu->emulate_device_limits(limits), "");
+      compare_cross_frame(cpu, *gpu, rgba_view(pair.left_rgba), rgba_view(pair.right_rgba));
+    }
   }
 }
 

@@ -12,41 +12,32 @@ namespace {
 
 // ---------------------------------------------------------------- C1
 
-constexpr int kArmX = 32, kArmY = 8;
+constexpr int kArmX = 32, kArmY = 8, kArmRows = 32;  // a block's pixels: kArmX x kArmRows
 // The rule reads pixels i + 1 and i + 2 for i < L: up to L + 1 away.
 constexpr int kArmApron = kMaxCrossArm + 1;
-constexpr int kArmTileW = kArmX + 2 * kArmApron, kArmTileH = kArmY + 2 * kArmApron;
+constexpr int kArmTileW = kArmX + 2 * kArmApron, kArmTileH = kArmRows + 2 * kArmApron;
 
-// phi of C1 for q inside the image: the largest of the three channels'
-// differences above tau (convert_to_rgb's fourth bytes are 0).
-__device__ __forceinline__ bool colour_differs(uint32_t p, uint32_t q, int tau) {
-  const uint32_t d = __vabsdiffu4(p, q);
-  return static_cast<int>(__vimax3_u32(d & 255u, __byte_perm(d, 0u, 0x4441u), __byte_perm(d, 0u, 0x4442u))) > tau;
+// phi of C1 for two pixels q1, q2 inside the image against p: whether the
+// largest of the three channels' differences lies above tau, for both at
+// once in the halves of a word (convert_to_rgb's fourth bytes are 0, so the
+// absolute differences' are too and serve as the zero bytes). Returns bit
+// 0 for q1, bit 1 for q2. below_tau = (0x7FFF - tau) in both halves: a
+// half with its top bit set after adding it held more than tau.
+__device__ __forceinline__ uint32_t colours_differ(uint32_t p, uint32_t q1, uint32_t q2, uint32_t below_tau) {
+  const uint32_t d1 = __vabsdiffu4(p, q1), d2 = __vabsdiffu4(p, q2);
+  const uint32_t largest = __vimax3_u16x2(__byte_perm(d1, d2, 0x7430u), __byte_perm(d1, d2, 0x7531u),
+                                          __byte_perm(d1, d2, 0x7632u));
+  const uint32_t tops = (largest + below_tau) & 0x80008000u;
+  return (tops >> 15 | tops >> 30) & 3u;
 }
 
-// Both views (blockIdx.z); a thread a pixel. The view 1 pixels of the
-// sampled rows also reset the right map's keys (C4's offers come next).
-__global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_constant__ CrossViews v, int tau,
-                                                                  int arm_length, int sample) {
-  __shared__ uint32_t tile[kArmTileH][kArmTileW];
-  const int z = blockIdx.z;
-  const ImageView<const uint32_t> c = z ? v.colour[1] : v.colour[0];
-  const int w = c.width, h = c.height;
-  const int x0 = blockIdx.x * kArmX, y0 = blockIdx.y * kArmY;
-  for (int k = threadIdx.y * kArmX + threadIdx.x; k < kArmTileW * kArmTileH; k += kArmX * kArmY) {
-    const int tx = k % kArmTileW, ty = k / kArmTileW;
-    const int x = x0 - kArmApron + tx, y = y0 - kArmApron + ty;
-    tile[ty][tx] = x >= 0 && x < w && y >= 0 && y < h ? drow(c, y)[x] : 0u;  // outside: see `inside`
-  }
-  __syncthreads();
-  const int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
-  if (x >= w || y >= h) return;
-  if (z == 1 && y % sample == 0) drow(v.right_keys, y / sample)[x] = ~0ull;
-  const int cx = threadIdx.x + kArmApron, cy = threadIdx.y + kArmApron;
+// C1's four arms of the pixel at (cx, cy) of a tile, packed as cross_arm
+// reads them; inside: the image's pixels beyond it in each direction (those
+// further out differ).
+__device__ __forceinline__ uint32_t pixel_arms(const uint32_t (*tile)[kArmTileW], int cx, int cy, const int (&inside)[4],
+                                               uint32_t below_tau, int arm_length) {
   const uint32_t p = tile[cy][cx];
   const int dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
-  // Pixels inside the image in each direction: those beyond differ.
-  const int inside[4] = {x, w - 1 - x, y, h - 1 - y};
   uint32_t arms = 0;
 #pragma unroll
   for (int a = 0; a < 4; ++a) {
@@ -55,13 +46,47 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
     // most L.
     uint32_t flags = ~0u << min(inside[a], 31);
 #pragma unroll
-    for (int k = 1; k <= kMaxCrossArm + 1; ++k)
-      flags |= static_cast<uint32_t>(colour_differs(p, tile[cy + k * dy[a]][cx + k * dx[a]], tau)) << (k - 1);
+    for (int k = 1; k <= kMaxCrossArm + 1; k += 2) {
+      const int k2 = min(k + 1, kMaxCrossArm + 1);  // the last pair: bit 17 repeats bit 16 (no effect)
+      flags |= colours_differ(p, tile[cy + k * dy[a]][cx + k * dx[a]], tile[cy + k2 * dy[a]][cx + k2 * dx[a]],
+                              below_tau) << (k - 1);
+    }
     const uint32_t pairs = flags & (flags >> 1);
     const int len = pairs ? min(__ffs(pairs) - 1, arm_length) : arm_length;
     arms |= static_cast<uint32_t>(len) << (8 * a);
   }
-  drow(v.arms[z], y)[x] = arms;
+  return arms;
+}
+
+// Both views (blockIdx.z); a thread kArmRows / kArmY pixels of a column
+// (the tile's apron read once for four times the pixels). The view 1 pixels
+// of the sampled rows also reset the right map's keys (C4's offers come
+// next).
+__global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_constant__ CrossViews v, int tau,
+                                                                  int arm_length, int sample) {
+  __shared__ uint32_t tile[kArmTileH][kArmTileW];
+  const int z = blockIdx.z;
+  const ImageView<const uint32_t> c = z ? v.colour[1] : v.colour[0];
+  const int w = c.width, h = c.height;
+  const int x0 = blockIdx.x * kArmX, y0 = blockIdx.y * kArmRows;
+  for (int ty = threadIdx.y; ty < kArmTileH; ty += kArmY) {
+    const int y = y0 - kArmApron + ty;
+    const bool row_in = y >= 0 && y < h;
+    for (int tx = threadIdx.x; tx < kArmTileW; tx += kArmX) {
+      const int x = x0 - kArmApron + tx;
+      tile[ty][tx] = row_in && x >= 0 && x < w ? drow(c, y)[x] : 0u;  // outside: see `inside`
+    }
+  }
+  __syncthreads();
+  const int x = x0 + threadIdx.x;
+  if (x >= w) return;
+  const uint32_t below_tau = static_cast<uint32_t>(0x7FFF - tau) * 0x00010001u;
+  for (int ty = threadIdx.y; ty < kArmRows && y0 + ty < h; ty += kArmY) {
+    const int y = y0 + ty;
+    if (z == 1 && y % sample == 0) drow(v.right_keys, y / sample)[x] = ~0ull;
+    const int inside[4] = {x, w - 1 - x, y, h - 1 - y};
+    drow(v.arms[z], y)[x] = pixel_arms(tile, threadIdx.x + kArmApron, ty + kArmApron, inside, below_tau, arm_length);
+  }
 }
 
 // ---------------------------------------------------------------- C3, C4
@@ -403,6 +428,7 @@ __global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const 
 }
 
 constexpr int kVoteX = 32, kVoteY = 8, kVoteTileH = 32;
+constexpr int kVoteRun = 255 / (2 * kMaxCrossArm + 1);  // rows whose byte counts cannot carry
 
 // A block a kVoteX x kVoteTileH tile: each pixel's row votes summed over
 // its vertical arm (16-bit lanes: a region holds at most 33 x 33
@@ -427,9 +453,15 @@ __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(con
     if (y >= h) break;
     const uint32_t arms = drow(v.arms[0], y)[x];
     uint32_t lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};  // bytes 0, 2 and 1, 3 of each word, 16 bits each
-    for (int r = ty + kMaxCrossArm - arm_of(arms, 2); r <= ty + kMaxCrossArm + arm_of(arms, 3); ++r) {
-      const uint4 e = col[r][threadIdx.x];
-      const uint32_t word[4] = {e.x, e.y, e.z, e.w};
+    // Up to kVoteRun rows summed in bytes (a row's counts are at most 2 L +
+    // 1 = 33), then widened into the 16-bit lanes.
+    const int last = ty + kMaxCrossArm + arm_of(arms, 3);
+    for (int r = ty + kMaxCrossArm - arm_of(arms, 2); r <= last;) {
+      uint32_t word[4] = {0, 0, 0, 0};
+      for (const int end = min(last, r + kVoteRun - 1); r <= end; ++r) {
+        const uint4 e = col[r][threadIdx.x];
+        word[0] += e.x, word[1] += e.y, word[2] += e.z, word[3] += e.w;
+      }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         lo[i] += word[i] & 0x00FF00FFu;
@@ -531,7 +563,7 @@ std::vector<KernelLaunch> cross_kernel_launches() {
 cudaError_t enqueue_cross_arms(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
   if (!sizes_agree(v, p)) return cudaErrorInvalidValue;
   const dim3 block(kArmX, kArmY);
-  dim3 grid = grid_for(v.colour[0].width, v.colour[0].height, block);
+  dim3 grid((v.colour[0].width + kArmX - 1) / kArmX, (v.colour[0].height + kArmRows - 1) / kArmRows);
   grid.z = 2;
   cross_arms_kernel<<<grid, block, 0, stream>>>(v, p.tau, p.arm_length, p.sample);
   return cudaGetLastError();

@@ -1,6 +1,7 @@
 // Method cross's kernels (cross_matching.h; stages.h C1 .. C8).
 #include "cross_matching.h"
 
+#include <algorithm>
 #include <climits>
 #include <string>
 
@@ -167,6 +168,25 @@ __device__ __forceinline__ int byte_at(uint32_t word) {
   return static_cast<int>(__byte_perm(word, 0u, 0x4440u + k));
 }
 
+// Part `index` of `count` of a range of disparities: contiguous, in order,
+// sizes differing by at most one.
+__device__ __forceinline__ Range range_part(Range r, int index, int count) {
+  const int span = r.hi - r.lo;
+  return Range{r.lo + span * index / count, r.lo + span * (index + 1) / count};
+}
+
+// C4's outputs of one sample from its sweep (costs in the sweep's form).
+__device__ __forceinline__ void write_winners(const CrossViews& v, const CrossParams& p, int i, int j, uint32_t best,
+                                              uint32_t rival, int winner) {
+  const uint32_t b = swept_cost(best), r = swept_cost(rival);
+  int kept = winner;
+  if (kept >= 0 && !cross_unique(b, r, p.uniqueness_ratio)) kept = -1;
+  drow(v.raw, j)[i] = static_cast<int16_t>(winner);
+  drow(v.disparity, j)[i] = static_cast<int16_t>(kept);
+  drow(v.best, j)[i] = b;
+  drow(v.rival, j)[i] = r;
+}
+
 // Every read of the kernel below stays inside the images: columns are
 // clamped to [0, w) and rows outside the samples' read row 0. What such a
 // read feeds is never counted: a pixel cost outside every admissible
@@ -240,8 +260,10 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
   // without the sweep (the background's tiles cost nothing here). Beyond
   // S (i_last) no anchor of the tile has a right pixel: nothing changes.
   const bool sweep = __syncthreads_or(anchor_fg != 0);
-  const int d_end = min(p.range.hi, S * (min(i0 + kTileW, ws) - 1) + 1);
-  for (int d = sweep ? p.range.lo : d_end; d < d_end; ++d) {
+  // This block's part of the range (blockIdx.z of gridDim.z: cross_d_parts).
+  const Range part = range_part(p.range, blockIdx.z, gridDim.z);
+  const int d_end = min(part.hi, S * (min(i0 + kTileW, ws) - 1) + 1);
+  for (int d = sweep ? part.lo : d_end; d < d_end; ++d) {
     uint32_t* const sum = sums + (d & 1) * kSumRows * kSumStride;
     // A. Pixel costs, row prefix sums, packed horizontal sums. Rows 2 g and
     //    2 g + 1 share a scan, their costs in the low and high halves of a
@@ -330,14 +352,79 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
   for (int k = 0; k < kAnchors; ++k) {
     if (!((anchor_in >> k) & 1u)) continue;
     const int aj = j0 + anchor_row + T::kAnchorRowStep * k;
-    const uint32_t b = swept_cost(best[k]), r = swept_cost(rival[k]);
-    int kept = winner[k];
-    if (kept >= 0 && !cross_unique(b, r, p.uniqueness_ratio)) kept = -1;
-    drow(v.raw, aj)[ai] = static_cast<int16_t>(winner[k]);
-    drow(v.disparity, aj)[ai] = static_cast<int16_t>(kept);
-    drow(v.best, aj)[ai] = b;
-    drow(v.rival, aj)[ai] = r;
+    if (gridDim.z == 1) {
+      write_winners(v, p, ai, aj, best[k], rival[k], winner[k]);
+      continue;
+    }
+    // A part's sweep for merge_parts_kernel: lag2 as the least cost at d
+    // <= part.hi - 2 (where the sweep stopped early the last cost counts).
+    uint32_t low = lag2[k];
+    if (d_end < part.hi && sweep_below(prev[k], low)) low = prev[k];
+    drow(v.parts, aj + blockIdx.z * hs)[ai] = make_uint4(best[k], rival[k], low, static_cast<uint32_t>(winner[k]));
   }
+}
+
+// C3's cost of sample (i, j) at d by its definition (stages.h, the CPU's
+// cross_cost), in the sweep's form: none where d is not admissible.
+template <int kS>
+__device__ uint32_t direct_cost(const CrossViews& v, const CrossParams& p, int i, int j, int d) {
+  constexpr int S = kS;
+  const int x = S * i, xr = x - d, y = S * j;
+  if (d < p.range.lo || d >= p.range.hi || xr < 0) return kSweepNone;
+  if (v.mask[0].data && !(drow(v.mask[0], y)[x] && drow(v.mask[1], y)[xr])) return kSweepNone;
+  const uint32_t la = drow(v.arms[0], y)[x], ra = drow(v.arms[1], y)[xr];
+  const int vm = min(byte_at<2>(la), byte_at<2>(ra)) / S, vp = min(byte_at<3>(la), byte_at<3>(ra)) / S;
+  uint32_t sum = 0, pixels = 0;
+  for (int k = j - vm; k <= j + vp; ++k) {
+    const uint32_t* lc = drow(v.colour[0], S * k);
+    const uint32_t* rc = drow(v.colour[1], S * k);
+    const uint32_t lk = drow(v.arms[0], S * k)[x], rk = drow(v.arms[1], S * k)[xr];
+    const int hm = min(byte_at<0>(lk), byte_at<0>(rk)) / S, hp = min(byte_at<1>(lk), byte_at<1>(rk)) / S;
+    for (int m = i - hm; m <= i + hp; ++m) sum += min(__vsadu4(lc[S * m], rc[S * m - d]), static_cast<uint32_t>(p.truncation));
+    pixels += hm + hp + 1;
+  }
+  return sum | pixels << 20;
+}
+
+// The parts of the range swept apart (cross_d_parts > 1), joined in order
+// of d into what one sweep of the whole range gives: the winner is the
+// least (cost, d) of all parts; the rival the least (cost, d) more than one
+// away from it. Joining part B (from d = m) to what came before (A):
+//  - B's winner below A's: A's share of the rival is A's best, or, when B
+//    won at m, A's least cost at d <= m - 2 (its lag2);
+//  - else B's share is B's best, or, when A won at m - 1, B's least cost at
+//    d >= m + 1: B's best unless B won at m, then the lesser of B's rival
+//    (d >= m + 2) and the cost at m + 1 (computed here; rare).
+// Ties keep the smaller d (A's). A sample a thread.
+template <int kS>
+__global__ void __launch_bounds__(256) merge_parts_kernel(const __grid_constant__ CrossViews v, const CrossParams p,
+                                                          int parts) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int hs = v.raw.height;
+  if (i >= v.raw.width || j >= hs) return;
+  uint4 a = drow(v.parts, j)[i];
+  uint32_t best = a.x, rival = a.y, low = a.z;
+  int winner = static_cast<int>(a.w);
+  for (int c = 1; c < parts; ++c) {
+    const uint4 b = drow(v.parts, j + c * hs)[i];
+    const int m = range_part(p.range, c, parts).lo, b_winner = static_cast<int>(b.w);
+    const uint32_t a_best = best;
+    if (sweep_below(b.x, best)) {
+      const uint32_t a_share = b_winner == m ? low : best;
+      rival = sweep_below(b.y, a_share) ? b.y : a_share;
+      best = b.x;
+      winner = b_winner;
+    } else {
+      uint32_t b_share = b.x;
+      if (winner == m - 1 && b_winner == m) {
+        const uint32_t next = direct_cost<kS>(v, p, i, j, m + 1);
+        b_share = sweep_below(b.y, next) ? b.y : next;
+      }
+      if (sweep_below(b_share, rival)) rival = b_share;
+    }
+    low = sweep_below(b.z, a_best) ? b.z : a_best;
+  }
+  write_winners(v, p, i, j, best, rival, winner);
 }
 
 __device__ __forceinline__ int arm_of(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }
@@ -586,13 +673,35 @@ cudaError_t prepare_cross_match() {
 
 int cross_tile_rows(const DeviceLimits& limits) {
   // The dynamic part and the kernel's static rows of pointers.
-  const size_t tall = MatchTile<64>::kShared + 3 * MatchTile<64>::kRegionH * sizeof(const uint32_t*);
+  const size_t tall = MatchTile<64>::kShared + 5 * MatchTile<64>::kRegionH * sizeof(const uint32_t*);
   return limits.shared_per_block_optin >= tall ? 64 : 32;
+}
+
+int cross_d_parts(int width, int height, int sample, Range range, int tile_rows, const DeviceLimits& limits) {
+  // A block an SM (1024 threads). Parts of the range make more blocks of
+  // less work each; the frame takes about waves / parts of one part's
+  // sweep of the whole range. A part is kept to at least kMinPartSpan
+  // disparities, and more parts must save a tenth (the join's cost).
+  constexpr int kMinPartSpan = 16;
+  const long tiles = static_cast<long>((cross_samples(width, sample) + kTileW - 1) / kTileW) *
+                     ((cross_samples(height, sample) + tile_rows - 1) / tile_rows);
+  const int sms = std::max(limits.sm_count, 1), span = range.hi - range.lo;
+  int best = 1;
+  double best_time = static_cast<double>((tiles + sms - 1) / sms);
+  for (int parts = 2; parts <= kMaxCrossParts && parts * kMinPartSpan <= span; ++parts) {
+    const double time = static_cast<double>((tiles * parts + sms - 1) / sms) / parts;
+    if (time < 0.9 * best_time) {
+      best = parts;
+      best_time = time;
+    }
+  }
+  return best;
 }
 
 template <int kTileH>
 cudaError_t launch_match(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
-  const dim3 grid((v.raw.width + kTileW - 1) / kTileW, (v.raw.height + kTileH - 1) / kTileH);
+  const int parts = p.d_parts;
+  const dim3 grid((v.raw.width + kTileW - 1) / kTileW, (v.raw.height + kTileH - 1) / kTileH, parts);
   const size_t shared = MatchTile<kTileH>::kShared;
   switch (p.sample) {
     case 1: cross_match_kernel<kTileH, 1><<<grid, kMatchThreads, shared, stream>>>(v, p); break;
@@ -600,11 +709,22 @@ cudaError_t launch_match(const CrossViews& v, const CrossParams& p, cudaStream_t
     case 3: cross_match_kernel<kTileH, 3><<<grid, kMatchThreads, shared, stream>>>(v, p); break;
     default: return cudaErrorInvalidValue;
   }
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || parts == 1) return e;
+  const dim3 block(32, 8), merge_grid = grid_for(v.raw.width, v.raw.height, block);
+  switch (p.sample) {
+    case 1: merge_parts_kernel<1><<<merge_grid, block, 0, stream>>>(v, p, parts); break;
+    case 2: merge_parts_kernel<2><<<merge_grid, block, 0, stream>>>(v, p, parts); break;
+    case 3: merge_parts_kernel<3><<<merge_grid, block, 0, stream>>>(v, p, parts); break;
+  }
   return cudaGetLastError();
 }
 
 cudaError_t enqueue_cross_match(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
   if (!sizes_agree(v, p)) return cudaErrorInvalidValue;
+  if (p.d_parts < 1 || p.d_parts > kMaxCrossParts || p.d_parts > p.range.hi - p.range.lo ||
+      (p.d_parts > 1 && (v.parts.width != v.raw.width || v.parts.height < p.d_parts * v.raw.height)))
+    return cudaErrorInvalidValue;
   const int rows = p.tile_rows ? p.tile_rows : 64;
   if (rows == 64) return launch_match<64>(v, p, stream);
   if (rows == 32) return launch_match<32>(v, p, stream);

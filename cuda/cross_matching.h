@@ -35,6 +35,7 @@ struct CrossViews {
   ImageView<uint32_t> arms[2];                    // C1, full size
   ImageView<int16_t> raw, disparity;              // C4: Ws x Hs, before and after uniqueness
   ImageView<uint32_t> best, rival;                // C4: Ws x Hs, packed costs
+  ImageView<uint4> parts;                         // C4 by parts of the range: Ws x (Hs x d_parts) sweeps
   ImageView<unsigned long long> right_keys;       // C4's offers: w x Hs (cost << 32 | d), ~0 none
   ImageView<int16_t> reliable;                    // C5: Ws x Hs
   ImageView<uint4> votes;                         // C6's horizontal pass, full size
@@ -50,7 +51,11 @@ struct CrossParams {
   bool lr_check = true;
   int tolerance = 1;
   int tile_rows = 64;  // the aggregation's tile: 64 or 32 rows of samples (cross_tile_rows)
+  int d_parts = 1;     // the range swept in this many parts, then joined (cross_d_parts)
 };
+
+// The most parts cross_d_parts splits the range into.
+constexpr int kMaxCrossParts = 4;
 
 // Samples of a view of `size` pixels (stages.h C2: ceil(size / S)).
 inline int cross_samples(int size, int sample) { return (size + sample - 1) / sample; }
@@ -67,6 +72,11 @@ cudaError_t prepare_cross_match();
 // The aggregation's tile rows for a GPU: 64 where its shared memory holds
 // that tile, else 32.
 int cross_tile_rows(const DeviceLimits& limits);
+// The parts the aggregation sweeps the range in for views of width x height
+// (a block a tile and part: where the tiles leave SMs idle, parts make more
+// blocks of less work; 1 where they fill the GPU). CrossViews::parts then
+// needs Ws x (Hs x parts) entries.
+int cross_d_parts(int width, int height, int sample, Range range, int tile_rows, const DeviceLimits& limits);
 // The aggregation kernel's launch configurations (tests/cuda/kernel_configs).
 std::vector<KernelLaunch> cross_kernel_launches();
 

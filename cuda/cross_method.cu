@@ -25,6 +25,11 @@ class CrossMethod final : public MatchingMethod {
 
   std::string allocate(const MethodFrame& f, cudaStream_t) override {
     const int w = f.levels[0].width, h = f.levels[0].height, s = f.params->sample_restore;
+    // The sweeps of the range's parts (cross_d_parts), for the GPU and range.
+    const int parts = cross_d_parts(w, h, s, f.levels[0].range, cross_tile_rows(*f.limits), *f.limits);
+    const int part_rows = parts > 1 ? parts * cross_samples(h, s) : 0;
+    if (part_rows != parts_.view().height || (part_rows && parts_.view().width != cross_samples(w, s)))
+      CS_CUDA_TRY(parts_.allocate(cross_samples(w, s), part_rows));  // none where part_rows is 0
     if (w == width_ && h == height_ && s == sample_) return {};
     width_ = height_ = sample_ = 0;
     const int ws = cross_samples(w, s), hs = cross_samples(h, s);
@@ -97,7 +102,7 @@ class CrossMethod final : public MatchingMethod {
 
   size_t device_bytes() const override {
     size_t n = raw_.bytes() + disparity_.bytes() + reliable_.bytes() + best_.bytes() + rival_.bytes() +
-               right_keys_.bytes() + votes_.bytes() + voted_.bytes() + final_.bytes();
+               parts_.bytes() + right_keys_.bytes() + votes_.bytes() + voted_.bytes() + final_.bytes();
     for (const DeviceImage<uint32_t>& a : arms_) n += a.bytes();
     return n;
   }
@@ -115,6 +120,7 @@ class CrossMethod final : public MatchingMethod {
     v.disparity = disparity_.view();
     v.best = best_.view();
     v.rival = rival_.view();
+    v.parts = parts_.view();
     v.right_keys = right_keys_.view();
     v.reliable = reliable_.view();
     v.votes = votes_.view();
@@ -135,6 +141,7 @@ class CrossMethod final : public MatchingMethod {
     c.lr_check = p.lr_check;
     c.tolerance = p.lr_tolerance;
     c.tile_rows = cross_tile_rows(*f.limits);
+    c.d_parts = cross_d_parts(f.levels[0].width, f.levels[0].height, c.sample, c.range, c.tile_rows, *f.limits);
     return c;
   }
 
@@ -142,6 +149,7 @@ class CrossMethod final : public MatchingMethod {
   DeviceImage<uint32_t> arms_[2];
   DeviceImage<int16_t> raw_, disparity_, reliable_, voted_, final_;
   DeviceImage<uint32_t> best_, rival_;
+  DeviceImage<uint4> parts_;
   DeviceImage<unsigned long long> right_keys_;
   DeviceImage<uint4> votes_;
 };

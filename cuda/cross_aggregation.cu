@@ -1,94 +1,15 @@
-// Method cross's kernels (cross_matching.h; stages.h C1 .. C8).
-#include "cross_matching.h"
-
+// Method cross, stages C3 and C4 (stages.h): the aggregation over both
+// views' regions and each sample's winner, best and rival, by tiles and
+// parts of the range (cross_matching.h).
 #include <algorithm>
-#include <climits>
 #include <string>
 
+#include "cross_device.cuh"
 #include "cuda_util.h"
 #include "stereo_math.h"
 
 namespace cs::cuda {
 namespace {
-
-// ---------------------------------------------------------------- C1
-
-constexpr int kArmX = 32, kArmY = 8, kArmRows = 32;  // a block's pixels: kArmX x kArmRows
-// The rule reads pixels i + 1 and i + 2 for i < L: up to L + 1 away.
-constexpr int kArmApron = kMaxCrossArm + 1;
-constexpr int kArmTileW = kArmX + 2 * kArmApron, kArmTileH = kArmRows + 2 * kArmApron;
-
-// phi of C1 for two pixels q1, q2 inside the image against p: whether the
-// largest of the three channels' differences lies above tau, for both at
-// once in the halves of a word (convert_to_rgb's fourth bytes are 0, so the
-// absolute differences' are too and serve as the zero bytes). Returns bit
-// 0 for q1, bit 1 for q2. below_tau = (0x7FFF - tau) in both halves: a
-// half with its top bit set after adding it held more than tau.
-__device__ __forceinline__ uint32_t colours_differ(uint32_t p, uint32_t q1, uint32_t q2, uint32_t below_tau) {
-  const uint32_t d1 = __vabsdiffu4(p, q1), d2 = __vabsdiffu4(p, q2);
-  const uint32_t largest = __vimax3_u16x2(__byte_perm(d1, d2, 0x7430u), __byte_perm(d1, d2, 0x7531u),
-                                          __byte_perm(d1, d2, 0x7632u));
-  const uint32_t tops = (largest + below_tau) & 0x80008000u;
-  return (tops >> 15 | tops >> 30) & 3u;
-}
-
-// C1's four arms of the pixel at (cx, cy) of a tile, packed as cross_arm
-// reads them; inside: the image's pixels beyond it in each direction (those
-// further out differ).
-__device__ __forceinline__ uint32_t pixel_arms(const uint32_t (*tile)[kArmTileW], int cx, int cy, const int (&inside)[4],
-                                               uint32_t below_tau, int arm_length) {
-  const uint32_t p = tile[cy][cx];
-  const int dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
-  uint32_t arms = 0;
-#pragma unroll
-  for (int a = 0; a < 4; ++a) {
-    // Bit k - 1: phi(p, p_k), k = 1 .. kMaxCrossArm + 1; the arm is the
-    // first i with bits i and i + 1 set (p_{i+1} and p_{i+2} differ), at
-    // most L.
-    uint32_t flags = ~0u << min(inside[a], 31);
-#pragma unroll
-    for (int k = 1; k <= kMaxCrossArm + 1; k += 2) {
-      const int k2 = min(k + 1, kMaxCrossArm + 1);  // the last pair: bit 17 repeats bit 16 (no effect)
-      flags |= colours_differ(p, tile[cy + k * dy[a]][cx + k * dx[a]], tile[cy + k2 * dy[a]][cx + k2 * dx[a]],
-                              below_tau) << (k - 1);
-    }
-    const uint32_t pairs = flags & (flags >> 1);
-    const int len = pairs ? min(__ffs(pairs) - 1, arm_length) : arm_length;
-    arms |= static_cast<uint32_t>(len) << (8 * a);
-  }
-  return arms;
-}
-
-// Both views (blockIdx.z); a thread kArmRows / kArmY pixels of a column
-// (the tile's apron read once for four times the pixels). The view 1 pixels
-// of the sampled rows also reset the right map's keys (C4's offers come
-// next).
-__global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_constant__ CrossViews v, int tau,
-                                                                  int arm_length, int sample) {
-  __shared__ uint32_t tile[kArmTileH][kArmTileW];
-  const int z = blockIdx.z;
-  const ImageView<const uint32_t> c = z ? v.colour[1] : v.colour[0];
-  const int w = c.width, h = c.height;
-  const int x0 = blockIdx.x * kArmX, y0 = blockIdx.y * kArmRows;
-  for (int ty = threadIdx.y; ty < kArmTileH; ty += kArmY) {
-    const int y = y0 - kArmApron + ty;
-    const bool row_in = y >= 0 && y < h;
-    for (int tx = threadIdx.x; tx < kArmTileW; tx += kArmX) {
-      const int x = x0 - kArmApron + tx;
-      tile[ty][tx] = row_in && x >= 0 && x < w ? drow(c, y)[x] : 0u;  // outside: see `inside`
-    }
-  }
-  __syncthreads();
-  const int x = x0 + threadIdx.x;
-  if (x >= w) return;
-  const uint32_t below_tau = static_cast<uint32_t>(0x7FFF - tau) * 0x00010001u;
-  for (int ty = threadIdx.y; ty < kArmRows && y0 + ty < h; ty += kArmY) {
-    const int y = y0 + ty;
-    if (z == 1 && y % sample == 0) drow(v.right_keys, y / sample)[x] = ~0ull;
-    const int inside[4] = {x, w - 1 - x, y, h - 1 - y};
-    drow(v.arms[z], y)[x] = pixel_arms(tile, threadIdx.x + kArmApron, ty + kArmApron, inside, below_tau, arm_length);
-  }
-}
 
 // ---------------------------------------------------------------- C3, C4
 
@@ -160,12 +81,6 @@ __device__ __forceinline__ uint32_t warp_prefix(uint32_t v) {
         : "+r"(v)
         : "r"(o));
   return v;
-}
-
-// Byte k of a packed word (an arm of cross_arm's packing).
-template <int k>
-__device__ __forceinline__ int byte_at(uint32_t word) {
-  return static_cast<int>(__byte_perm(word, 0u, 0x4440u + k));
 }
 
 // Part `index` of `count` of a range of disparities: contiguous, in order,
@@ -427,204 +342,6 @@ __global__ void __launch_bounds__(256) merge_parts_kernel(const __grid_constant_
   write_winners(v, p, i, j, best, rival, winner);
 }
 
-__device__ __forceinline__ int arm_of(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }
-
-// ---------------------------------------------------------------- C4 offers, C5
-
-// An offer key: cost << 32 | d. a before b: a lower normalised cost, ties
-// to the smaller d; ~0 (none) after every offer. The least key under this
-// order is the same whatever order the offers arrive in.
-__device__ __forceinline__ bool offer_before(unsigned long long a, unsigned long long b) {
-  if (b == ~0ull) return true;
-  const uint32_t ca = static_cast<uint32_t>(a >> 32), cb = static_cast<uint32_t>(b >> 32);
-  if (cross_cost_below(ca, cb)) return true;
-  if (cross_cost_below(cb, ca)) return false;
-  return static_cast<uint32_t>(a) < static_cast<uint32_t>(b);
-}
-
-__global__ void __launch_bounds__(256) cross_offers_kernel(const __grid_constant__ CrossViews v, int sample) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i >= v.raw.width || j >= v.raw.height) return;
-  const int d = drow(v.raw, j)[i];
-  if (d < 0) return;
-  const unsigned long long key = static_cast<unsigned long long>(drow(v.best, j)[i]) << 32 | static_cast<uint32_t>(d);
-  unsigned long long* slot = drow(v.right_keys, j) + (sample * i - d);
-  unsigned long long old = *slot;
-  while (offer_before(key, old)) {
-    const unsigned long long seen = atomicCAS(slot, old, key);
-    if (seen == old) break;
-    old = seen;
-  }
-}
-
-__global__ void __launch_bounds__(256) cross_reliable_kernel(const __grid_constant__ CrossViews v, int sample, bool lr_check,
-                                      int tolerance) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i >= v.disparity.width || j >= v.disparity.height) return;
-  int d = drow(v.disparity, j)[i];
-  if (d >= 0 && lr_check) {
-    const unsigned long long key = drow(v.right_keys, j)[sample * i - d];
-    const int dr = key == ~0ull ? -1 : static_cast<int>(static_cast<uint32_t>(key));
-    if (dr < 0 || abs(d - dr) > tolerance) d = -1;
-  }
-  drow(v.reliable, j)[i] = static_cast<int16_t>(d);
-}
-
-// ---------------------------------------------------------------- C6
-
-// An estimate's votes, a byte each: bits 0 .. 11 of d in bytes 0 .. 11,
-// and 1 (one estimate) in byte 12. Sums of up to 2 L + 1 of them stay
-// within a byte.
-__device__ __forceinline__ uint4 votes_of(int d) {
-  uint32_t word[4] = {0, 0, 0, 1};
-#pragma unroll
-  for (int l = 0; l < kCrossVoteBits; ++l) word[l / 4] |= static_cast<uint32_t>((d >> l) & 1) << (8 * (l % 4));
-  return make_uint4(word[0], word[1], word[2], word[3]);
-}
-
-constexpr int kVoteRowThreads = 128;
-
-// A block a run of kVoteRowThreads pixels of one row: each pixel's votes
-// over its horizontal arm.
-__global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const __grid_constant__ CrossViews v,
-                                                                         int sample) {
-  __shared__ uint4 run[kVoteRowThreads + 2 * kMaxCrossArm];
-  const int w = v.votes.width, y = blockIdx.y;
-  const int x0 = blockIdx.x * kVoteRowThreads;
-  const bool row_sampled = y % sample == 0;
-  for (int k = threadIdx.x; k < kVoteRowThreads + 2 * kMaxCrossArm; k += kVoteRowThreads) {
-    const int x = x0 - kMaxCrossArm + k;
-    uint4 e = make_uint4(0, 0, 0, 0);
-    if (row_sampled && x >= 0 && x < w && x % sample == 0) {
-      const int d = drow(v.reliable, y / sample)[x / sample];
-      if (d >= 0) e = votes_of(d);
-    }
-    run[k] = e;
-  }
-  __syncthreads();
-  const int x = x0 + threadIdx.x;
-  if (x >= w) return;
-  const uint32_t arms = drow(v.arms[0], y)[x];
-  uint4 acc = make_uint4(0, 0, 0, 0);
-  const int c = threadIdx.x + kMaxCrossArm;
-  for (int k = c - arm_of(arms, 0); k <= c + arm_of(arms, 1); ++k) {
-    const uint4 e = run[k];
-    acc.x += e.x, acc.y += e.y, acc.z += e.z, acc.w += e.w;
-  }
-  drow(v.votes, y)[x] = acc;
-}
-
-constexpr int kVoteX = 32, kVoteY = 8, kVoteTileH = 32;
-constexpr int kVoteRun = 255 / (2 * kMaxCrossArm + 1);  // rows whose byte counts cannot carry
-
-// A block a kVoteX x kVoteTileH tile: each pixel's row votes summed over
-// its vertical arm (16-bit lanes: a region holds at most 33 x 33
-// estimates), then each bit by strict majority (C6).
-__global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(const __grid_constant__ CrossViews v,
-                                                                            Range range) {
-  __shared__ uint4 col[kVoteTileH + 2 * kMaxCrossArm][kVoteX];
-  const int w = v.votes.width, h = v.votes.height;
-  const int x0 = blockIdx.x * kVoteX, y0 = blockIdx.y * kVoteTileH;
-  for (int k = threadIdx.y * kVoteX + threadIdx.x; k < (kVoteTileH + 2 * kMaxCrossArm) * kVoteX;
-       k += kVoteX * kVoteY) {
-    const int r = k / kVoteX, c = k % kVoteX;
-    const int x = x0 + c, y = y0 - kMaxCrossArm + r;
-    col[r][c] = x < w && y >= 0 && y < h ? drow(v.votes, y)[x] : make_uint4(0, 0, 0, 0);
-  }
-  __syncthreads();
-  const int x = x0 + threadIdx.x;
-  if (x >= w) return;
-  const bool masks = v.mask[0].data != nullptr;
-  for (int q = 0; q < kVoteTileH / kVoteY; ++q) {
-    const int ty = threadIdx.y + kVoteY * q, y = y0 + ty;
-    if (y >= h) break;
-    const uint32_t arms = drow(v.arms[0], y)[x];
-    uint32_t lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};  // bytes 0, 2 and 1, 3 of each word, 16 bits each
-    // Up to kVoteRun rows summed in bytes (a row's counts are at most 2 L +
-    // 1 = 33), then widened into the 16-bit lanes.
-    const int last = ty + kMaxCrossArm + arm_of(arms, 3);
-    for (int r = ty + kMaxCrossArm - arm_of(arms, 2); r <= last;) {
-      uint32_t word[4] = {0, 0, 0, 0};
-      for (const int end = min(last, r + kVoteRun - 1); r <= end; ++r) {
-        const uint4 e = col[r][threadIdx.x];
-        word[0] += e.x, word[1] += e.y, word[2] += e.z, word[3] += e.w;
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        lo[i] += word[i] & 0x00FF00FFu;
-        hi[i] += (word[i] >> 8) & 0x00FF00FFu;
-      }
-    }
-    const int n = lo[3] & 0xFFFF;
-    int d = 0;
-#pragma unroll
-    for (int l = 0; l < kCrossVoteBits; ++l) {
-      const int byte = l % 4;
-      const uint32_t lanes = byte % 2 == 0 ? lo[l / 4] : hi[l / 4];
-      const int ones = (lanes >> (16 * (byte / 2))) & 0xFFFF;
-      if (2 * ones > n) d |= 1 << l;
-    }
-    if (n == 0 || d < range.lo || d >= range.hi || (masks && !drow(v.mask[0], y)[x])) d = -1;
-    drow(v.voted, y)[x] = static_cast<int16_t>(d);
-  }
-}
-
-// ---------------------------------------------------------------- C7, C8 confidence
-
-__global__ void __launch_bounds__(256) cross_median_kernel(const __grid_constant__ CrossViews v, int sample) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  const int w = v.voted.width, h = v.voted.height;
-  if (x >= w || y >= h) return;
-  int n[9];
-#pragma unroll
-  for (int b = -1; b <= 1; ++b)
-#pragma unroll
-    for (int a = -1; a <= 1; ++a)
-      n[(b + 1) * 3 + a + 1] = drow(v.voted, min(max(y + b, 0), h - 1))[min(max(x + a, 0), w - 1)];
-  // The 5th smallest by a min/max network: each row of three sorted, then
-  // the median of (the largest row minimum, the median of the row medians,
-  // the smallest row maximum). (A min/max network that sorts every 0/1
-  // input right selects right on any input; every 3^9 input of 0, 1, 2 was
-  // checked when it was written.)
-  int lo = INT_MIN, mid[3], hi = INT_MAX;
-#pragma unroll
-  for (int r = 0; r < 3; ++r) {
-    const int a = n[3 * r], b = n[3 * r + 1], c = n[3 * r + 2];
-    const int small = min(a, b), large = max(a, b);
-    lo = max(lo, min(small, c));
-    hi = min(hi, max(large, c));
-    mid[r] = max(small, min(large, c));
-  }
-  const int m = max(min(mid[0], mid[1]), min(max(mid[0], mid[1]), mid[2]));
-  int d = max(min(lo, m), min(max(lo, m), hi));
-  if (v.mask[0].data && !drow(v.mask[0], y)[x]) d = -1;
-  drow(v.final_map, y)[x] = static_cast<int16_t>(d);
-  if (!v.confidence.data) return;
-  uint8_t c = 0;
-  if (d >= 0) {
-    const int i = x / sample, j = y / sample;
-    const int won = drow(v.raw, j)[i];
-    if (won >= 0 && abs(d - won) <= 1) c = cross_confidence_of(drow(v.best, j)[i], drow(v.rival, j)[i]);
-  }
-  drow(v.confidence, y)[x] = c;
-}
-
-bool sizes_agree(const CrossViews& v, const CrossParams& p) {
-  const int w = v.colour[0].width, h = v.colour[0].height;
-  const int ws = cross_samples(w, p.sample), hs = cross_samples(h, p.sample);
-  auto full = [&](int vw, int vh) { return vw == w && vh == h; };
-  auto samples = [&](int vw, int vh) { return vw == ws && vh == hs; };
-  return p.sample >= 1 && p.sample <= kMaxSampleRestore && p.arm_length >= 1 && p.arm_length <= kMaxCrossArm &&
-         full(v.colour[1].width, v.colour[1].height) && full(v.arms[0].width, v.arms[0].height) &&
-         full(v.arms[1].width, v.arms[1].height) && samples(v.raw.width, v.raw.height) &&
-         samples(v.disparity.width, v.disparity.height) && samples(v.best.width, v.best.height) &&
-         samples(v.rival.width, v.rival.height) && samples(v.reliable.width, v.reliable.height) &&
-         v.right_keys.width == w && v.right_keys.height == hs && full(v.votes.width, v.votes.height) &&
-         full(v.voted.width, v.voted.height) && full(v.final_map.width, v.final_map.height) &&
-         (!v.confidence.data || full(v.confidence.width, v.confidence.height)) &&
-         (!v.mask[0].data || (full(v.mask[0].width, v.mask[0].height) && v.mask[1].data));
-}
-
 }  // namespace
 
 std::vector<KernelLaunch> cross_kernel_launches() {
@@ -645,15 +362,6 @@ std::vector<KernelLaunch> cross_kernel_launches() {
     out.push_back(k);
   }
   return out;
-}
-
-cudaError_t enqueue_cross_arms(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
-  if (!sizes_agree(v, p)) return cudaErrorInvalidValue;
-  const dim3 block(kArmX, kArmY);
-  dim3 grid((v.colour[0].width + kArmX - 1) / kArmX, (v.colour[0].height + kArmRows - 1) / kArmRows);
-  grid.z = 2;
-  cross_arms_kernel<<<grid, block, 0, stream>>>(v, p.tau, p.arm_length, p.sample);
-  return cudaGetLastError();
 }
 
 template <int kTileH, int kS>
@@ -721,7 +429,7 @@ cudaError_t launch_match(const CrossViews& v, const CrossParams& p, cudaStream_t
 }
 
 cudaError_t enqueue_cross_match(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
-  if (!sizes_agree(v, p)) return cudaErrorInvalidValue;
+  if (!cross_sizes_agree(v, p)) return cudaErrorInvalidValue;
   if (p.d_parts < 1 || p.d_parts > kMaxCrossParts || p.d_parts > p.range.hi - p.range.lo ||
       (p.d_parts > 1 && (v.parts.width != v.raw.width || v.parts.height < p.d_parts * v.raw.height)))
     return cudaErrorInvalidValue;
@@ -729,36 +437,6 @@ cudaError_t enqueue_cross_match(const CrossViews& v, const CrossParams& p, cudaS
   if (rows == 64) return launch_match<64>(v, p, stream);
   if (rows == 32) return launch_match<32>(v, p, stream);
   return cudaErrorInvalidValue;
-}
-
-cudaError_t enqueue_cross_offers(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
-  const dim3 block(32, 8);
-  cross_offers_kernel<<<grid_for(v.raw.width, v.raw.height, block), block, 0, stream>>>(v, p.sample);
-  return cudaGetLastError();
-}
-
-cudaError_t enqueue_cross_reliable(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
-  const dim3 block(32, 8);
-  cross_reliable_kernel<<<grid_for(v.raw.width, v.raw.height, block), block, 0, stream>>>(v, p.sample, p.lr_check,
-                                                                                        p.tolerance);
-  return cudaGetLastError();
-}
-
-cudaError_t enqueue_cross_vote(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
-  const int w = v.votes.width, h = v.votes.height;
-  cross_vote_rows_kernel<<<dim3((w + kVoteRowThreads - 1) / kVoteRowThreads, h), kVoteRowThreads, 0, stream>>>(
-      v, p.sample);
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) return e;
-  cross_vote_columns_kernel<<<dim3((w + kVoteX - 1) / kVoteX, (h + kVoteTileH - 1) / kVoteTileH),
-                              dim3(kVoteX, kVoteY), 0, stream>>>(v, p.range);
-  return cudaGetLastError();
-}
-
-cudaError_t enqueue_cross_median(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
-  const dim3 block(32, 8);
-  cross_median_kernel<<<grid_for(v.voted.width, v.voted.height, block), block, 0, stream>>>(v, p.sample);
-  return cudaGetLastError();
 }
 
 }  // namespace cs::cuda

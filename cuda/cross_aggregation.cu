@@ -61,8 +61,9 @@ struct MatchTile {
 // serves every case and all products stay within 32 bits (C < 2^20, N <
 // 2^11). It becomes kNoCrossCost on the way out.
 constexpr uint32_t kSweepNone = 0xFFFFFu | 1u << 20;
-static_assert(kMaxCrossTruncation < 0xFFFFF && (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < (1 << 11),
-              "packed costs");
+static_assert(kMaxCrossTruncation * (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < 0xFFFFF &&
+                  (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < (1 << 11),
+              "packed costs: every real C below none's, N within its 11 bits");
 static_assert((2 * kMaxCrossArm + 1) * kMaxCrossTruncation < (1 << 16), "a row's horizontal sum in a half word");
 __device__ __forceinline__ bool sweep_below(uint32_t a, uint32_t b) {
   return (a & 0xFFFFFu) * (b >> 20) < (b & 0xFFFFFu) * (a >> 20);

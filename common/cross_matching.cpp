@@ -97,11 +97,11 @@ SampledArms sample_arms(const Image<uint32_t>& arms, int sample, int column_step
 
 // ---------------------------------------------------------------- C1
 
-void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint32_t>& arms) {
+void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint32_t>& arms, int row_step) {
   const int w = rgb.width, h = rgb.height;
-  arms = Image<uint32_t>(w, h);
+  arms = Image<uint32_t>(w, h);  // the rows row_step skips stay 0
   static const int step[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-  for (int y = 0; y < h; ++y)
+  for (int y = 0; y < h; y += row_step)
     for (int x = 0; x < w; ++x) {
       const uint32_t centre = rgb.at(x, y);
       // phi: outside the image, or a channel more than tau away.

@@ -112,7 +112,7 @@ void match_cross(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   const Image<uint8_t>* mask_l = p.background ? &l0.mask_left : nullptr;
   const Image<uint8_t>* mask_r = p.background ? &l0.mask_right : nullptr;
   cross_arms(l0.rgb_left, p.cross_tau, p.cross_arm_length, c.arms_left);
-  cross_arms(l0.rgb_right, p.cross_tau, p.cross_arm_length, c.arms_right);
+  cross_arms(l0.rgb_right, p.cross_tau, p.cross_arm_length, c.arms_right, S);  // C2: the sampled rows
   cross_match(l0.rgb_left, l0.rgb_right, c.arms_left, c.arms_right, mask_l, mask_r, l0.range, p.cross_truncation, S,
               resolve_uniqueness_ratio(p), c.winners);
   cross_reliable(c.winners, S, p.lr_check, p.lr_tolerance, c.reliable);

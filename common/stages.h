@@ -505,7 +505,10 @@ void block_confidence(const BlockWinners& winners, const Image<int16_t>& dispari
 // never leaves the image. Left, up and down likewise with (x - i - 1, y),
 // (x - i - 2, y); (x, y - i - 1) ...; (x, y + i + 1) ....
 // Packed in 32 bits: left | right << 8 | up << 16 | down << 24 (cross_arm).
-void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint32_t>& arms);
+// Every pixel of the left view; of the right view only the rows C2 samples
+// (row_step = S: the matching reads no other, and the voting reads the left
+// view's), its other rows 0.
+void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint32_t>& arms, int row_step = 1);
 inline int cross_arm(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }  // 0 left 1 right 2 up 3 down
 
 // ---------------------------------------------------------------- C2. samples (sample-and-restore)

@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
   // without the sweep (the background's tiles cost nothing here). Beyond
   // S (i_last) no anchor of the tile has a right pixel: nothing changes.
   const bool sweep = __syncthreads_or(anchor_fg != 0);
-  // This block's part of the range (blockIdx.z of gridDim.z: cross_d_parts).
+  // This block's part of the range (blockIdx.z of gridDim.z: cross_layout).
   const Range part = range_part(p.range, blockIdx.z, gridDim.z);
   const int d_end = min(part.hi, S * (min(i0 + kTileW, ws) - 1) + 1);
   for (int d = sweep ? part.lo : d_end; d < d_end; ++d) {
@@ -302,7 +302,7 @@ __device__ uint32_t direct_cost(const CrossViews& v, const CrossParams& p, int i
   return sum | pixels << 20;
 }
 
-// The parts of the range swept apart (cross_d_parts > 1), joined in order
+// The parts of the range swept apart (cross_layout's parts > 1), joined in order
 // of d into what one sweep of the whole range gives: the winner is the
 // least (cost, d) of all parts; the rival the least (cost, d) more than one
 // away from it. Joining part B (from d = m) to what came before (A):
@@ -386,22 +386,30 @@ int cross_tile_rows(const DeviceLimits& limits) {
   return limits.shared_per_block_optin >= tall ? 64 : 32;
 }
 
-int cross_d_parts(int width, int height, int sample, Range range, int tile_rows, const DeviceLimits& limits) {
-  // A block an SM (1024 threads). Parts of the range make more blocks of
-  // less work each; the frame takes about waves / parts of one part's
-  // sweep of the whole range. A part is kept to at least kMinPartSpan
-  // disparities, and more parts must save a tenth (the join's cost).
+CrossLayout cross_layout(int width, int height, int sample, Range range, const DeviceLimits& limits) {
+  // A block an SM (1024 threads). A frame takes about waves x (a tile's
+  // sweep of the whole range) / parts: parts make more blocks of less work
+  // where the tiles leave SMs idle, 32-row tiles more blocks of 0.58 of a
+  // 64-row tile's work (1080p on an H200: 0.278 against 0.485 ms a wave).
+  // A part is kept to at least kMinPartSpan disparities, and the join
+  // counts as a tenth more.
   constexpr int kMinPartSpan = 16;
-  const long tiles = static_cast<long>((cross_samples(width, sample) + kTileW - 1) / kTileW) *
-                     ((cross_samples(height, sample) + tile_rows - 1) / tile_rows);
+  const int ws = cross_samples(width, sample), hs = cross_samples(height, sample);
   const int sms = std::max(limits.sm_count, 1), span = range.hi - range.lo;
-  int best = 1;
-  double best_time = static_cast<double>((tiles + sms - 1) / sms);
-  for (int parts = 2; parts <= kMaxCrossParts && parts * kMinPartSpan <= span; ++parts) {
-    const double time = static_cast<double>((tiles * parts + sms - 1) / sms) / parts;
-    if (time < 0.9 * best_time) {
-      best = parts;
-      best_time = time;
+  const int tallest = cross_tile_rows(limits);
+  CrossLayout best{tallest, 1};
+  double best_time = -1;
+  for (int rows : {64, 32}) {
+    if (rows > tallest) continue;
+    const long tiles = static_cast<long>((ws + kTileW - 1) / kTileW) * ((hs + rows - 1) / rows);
+    const double tile_cost = rows == 64 ? 1.0 : 0.58;
+    for (int parts = 1; parts <= kMaxCrossParts && (parts == 1 || parts * kMinPartSpan <= span); ++parts) {
+      const double waves = static_cast<double>((tiles * parts + sms - 1) / sms);
+      const double time = waves * tile_cost / parts * (parts > 1 ? 1.1 : 1.0);
+      if (best_time < 0 || time < best_time) {
+        best = {rows, parts};
+        best_time = time;
+      }
     }
   }
   return best;

@@ -56,11 +56,13 @@ __device__ __forceinline__ uint32_t pixel_arms(const uint32_t (*tile)[kArmTileW]
 }
 
 // Both views (blockIdx.z); a thread kArmRows / kArmY pixels of a column
-// (the tile's apron read once for four times the pixels). The view 1 pixels
-// of the sampled rows also reset the right map's keys (C4's offers come
-// next).
+// (the tile's apron read once for four times the pixels). The right view
+// (z = 1) only on the sampled rows, whose pixels also reset the right map's
+// keys (C4's offers come next).
+template <int kS>
 __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_constant__ CrossViews v, int tau,
-                                                                  int arm_length, int sample) {
+                                                                  int arm_length) {
+  constexpr int sample = kS;  // a constant: the row tests below are cheap
   __shared__ uint32_t tile[kArmTileH][kArmTileW];
   const int z = blockIdx.z;
   const ImageView<const uint32_t> c = z ? v.colour[1] : v.colour[0];
@@ -80,9 +82,12 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
   const uint32_t below_tau = static_cast<uint32_t>(0x7FFF - tau) * 0x00010001u;
   for (int ty = threadIdx.y; ty < kArmRows && y0 + ty < h; ty += kArmY) {
     const int y = y0 + ty;
-    if (z == 1 && y % sample == 0) drow(v.right_keys, y / sample)[x] = ~0ull;
+    const bool sampled = y % sample == 0;
+    if (z == 1 && sampled) drow(v.right_keys, y / sample)[x] = ~0ull;
     const int inside[4] = {x, w - 1 - x, y, h - 1 - y};
-    drow(v.arms[z], y)[x] = pixel_arms(tile, threadIdx.x + kArmApron, ty + kArmApron, inside, below_tau, arm_length);
+    // The right view's crosses on the sampled rows only (stages.h C1).
+    drow(v.arms[z], y)[x] =
+        z == 0 || sampled ? pixel_arms(tile, threadIdx.x + kArmApron, ty + kArmApron, inside, below_tau, arm_length) : 0u;
   }
 }
 
@@ -93,7 +98,12 @@ cudaError_t enqueue_cross_arms(const CrossViews& v, const CrossParams& p, cudaSt
   const dim3 block(kArmX, kArmY);
   dim3 grid((v.colour[0].width + kArmX - 1) / kArmX, (v.colour[0].height + kArmRows - 1) / kArmRows);
   grid.z = 2;
-  cross_arms_kernel<<<grid, block, 0, stream>>>(v, p.tau, p.arm_length, p.sample);
+  switch (p.sample) {
+    case 1: cross_arms_kernel<1><<<grid, block, 0, stream>>>(v, p.tau, p.arm_length); break;
+    case 2: cross_arms_kernel<2><<<grid, block, 0, stream>>>(v, p.tau, p.arm_length); break;
+    case 3: cross_arms_kernel<3><<<grid, block, 0, stream>>>(v, p.tau, p.arm_length); break;
+    default: return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 

@@ -50,11 +50,11 @@ struct CrossParams {
   int uniqueness_ratio = 0;
   bool lr_check = true;
   int tolerance = 1;
-  int tile_rows = 64;  // the aggregation's tile: 64 or 32 rows of samples (cross_tile_rows)
-  int d_parts = 1;     // the range swept in this many parts, then joined (cross_d_parts)
+  int tile_rows = 64;  // the aggregation's tile: 64 or 32 rows of samples (cross_layout)
+  int d_parts = 1;     // the range swept in this many parts, then joined (cross_layout)
 };
 
-// The most parts cross_d_parts splits the range into.
+// The most parts cross_layout splits the range into.
 constexpr int kMaxCrossParts = 4;
 
 // Samples of a view of `size` pixels (stages.h C2: ceil(size / S)).
@@ -72,11 +72,16 @@ cudaError_t prepare_cross_match();
 // The aggregation's tile rows for a GPU: 64 where its shared memory holds
 // that tile, else 32.
 int cross_tile_rows(const DeviceLimits& limits);
-// The parts the aggregation sweeps the range in for views of width x height
-// (a block a tile and part: where the tiles leave SMs idle, parts make more
-// blocks of less work; 1 where they fill the GPU). CrossViews::parts then
-// needs Ws x (Hs x parts) entries.
-int cross_d_parts(int width, int height, int sample, Range range, int tile_rows, const DeviceLimits& limits);
+// The aggregation's blocks for views of width x height on a GPU: tiles of
+// tile_rows (at most cross_tile_rows) and the parts the range is swept in
+// (a block a tile and a part: where 64-row tiles leave SMs idle, parts or
+// 32-row tiles make more blocks of less work; 64 rows and 1 part where they
+// fill the GPU). CrossViews::parts then needs Ws x (Hs x parts) entries.
+struct CrossLayout {
+  int tile_rows = 64;
+  int parts = 1;
+};
+CrossLayout cross_layout(int width, int height, int sample, Range range, const DeviceLimits& limits);
 // The aggregation kernel's launch configurations (tests/cuda/kernel_configs).
 std::vector<KernelLaunch> cross_kernel_launches();
 

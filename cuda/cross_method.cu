@@ -25,8 +25,8 @@ class CrossMethod final : public MatchingMethod {
 
   std::string allocate(const MethodFrame& f, cudaStream_t) override {
     const int w = f.levels[0].width, h = f.levels[0].height, s = f.params->sample_restore;
-    // The sweeps of the range's parts (cross_d_parts), for the GPU and range.
-    const int parts = cross_d_parts(w, h, s, f.levels[0].range, cross_tile_rows(*f.limits), *f.limits);
+    // The sweeps of the range's parts (cross_layout), for the GPU and range.
+    const int parts = cross_layout(w, h, s, f.levels[0].range, *f.limits).parts;
     const int part_rows = parts > 1 ? parts * cross_samples(h, s) : 0;
     if (part_rows != parts_.view().height || (part_rows && parts_.view().width != cross_samples(w, s)))
       CS_CUDA_TRY(parts_.allocate(cross_samples(w, s), part_rows));  // none where part_rows is 0
@@ -140,8 +140,9 @@ class CrossMethod final : public MatchingMethod {
     c.uniqueness_ratio = resolve_uniqueness_ratio(p);
     c.lr_check = p.lr_check;
     c.tolerance = p.lr_tolerance;
-    c.tile_rows = cross_tile_rows(*f.limits);
-    c.d_parts = cross_d_parts(f.levels[0].width, f.levels[0].height, c.sample, c.range, c.tile_rows, *f.limits);
+    const CrossLayout layout = cross_layout(f.levels[0].width, f.levels[0].height, c.sample, c.range, *f.limits);
+    c.tile_rows = layout.tile_rows;
+    c.d_parts = layout.parts;
     return c;
   }
 

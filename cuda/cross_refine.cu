@@ -66,16 +66,19 @@ constexpr int kVoteRowThreads = 128;
 
 // A block a run of kVoteRowThreads pixels of one row: each pixel's votes
 // over its horizontal arm.
-__global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const __grid_constant__ CrossViews v,
-                                                                         int sample) {
+template <int kS>
+__global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const __grid_constant__ CrossViews v) {
+  constexpr int sample = kS;  // a constant: the divisions below are shifts or multiplications
   __shared__ uint4 run[kVoteRowThreads + 2 * kMaxCrossArm];
   const int w = v.votes.width, y = blockIdx.y;
   const int x0 = blockIdx.x * kVoteRowThreads;
-  const bool row_sampled = y % sample == 0;
+  // A row between the samples' holds no estimate: its votes are all 0, and
+  // cross_vote_columns_kernel reads none of them.
+  if (y % sample != 0) return;
   for (int k = threadIdx.x; k < kVoteRowThreads + 2 * kMaxCrossArm; k += kVoteRowThreads) {
     const int x = x0 - kMaxCrossArm + k;
     uint4 e = make_uint4(0, 0, 0, 0);
-    if (row_sampled && x >= 0 && x < w && x % sample == 0) {
+    if (x >= 0 && x < w && x % sample == 0) {
       const int d = drow(v.reliable, y / sample)[x / sample];
       if (d >= 0) e = votes_of(d);
     }
@@ -100,16 +103,19 @@ constexpr int kVoteRun = 255 / (2 * kMaxCrossArm + 1);  // rows whose byte count
 // A block a kVoteX x kVoteTileH tile: each pixel's row votes summed over
 // its vertical arm (16-bit lanes: a region holds at most 33 x 33
 // estimates), then each bit by strict majority (C6).
+template <int kS>
 __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(const __grid_constant__ CrossViews v,
                                                                             Range range) {
+  constexpr int sample = kS;
   __shared__ uint4 col[kVoteTileH + 2 * kMaxCrossArm][kVoteX];
   const int w = v.votes.width, h = v.votes.height;
   const int x0 = blockIdx.x * kVoteX, y0 = blockIdx.y * kVoteTileH;
+  // Only the samples' rows hold votes (cross_vote_rows_kernel).
   for (int k = threadIdx.y * kVoteX + threadIdx.x; k < (kVoteTileH + 2 * kMaxCrossArm) * kVoteX;
        k += kVoteX * kVoteY) {
     const int r = k / kVoteX, c = k % kVoteX;
     const int x = x0 + c, y = y0 - kMaxCrossArm + r;
-    col[r][c] = x < w && y >= 0 && y < h ? drow(v.votes, y)[x] : make_uint4(0, 0, 0, 0);
+    col[r][c] = x < w && y >= 0 && y < h && y % sample == 0 ? drow(v.votes, y)[x] : make_uint4(0, 0, 0, 0);
   }
   __syncthreads();
   const int x = x0 + threadIdx.x;
@@ -122,10 +128,12 @@ __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(con
     uint32_t lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};  // bytes 0, 2 and 1, 3 of each word, 16 bits each
     // Up to kVoteRun rows summed in bytes (a row's counts are at most 2 L +
     // 1 = 33), then widened into the 16-bit lanes.
-    const int last = ty + kMaxCrossArm + arm_of(arms, 3);
-    for (int r = ty + kMaxCrossArm - arm_of(arms, 2); r <= last;) {
+    // Only the samples' rows: the first at or below the arm's top (an arm
+    // never leaves the image), then every sample-th.
+    const int last = ty + kMaxCrossArm + arm_of(arms, 3), top = y - arm_of(arms, 2);
+    for (int r = ty + kMaxCrossArm - arm_of(arms, 2) + (sample - top % sample) % sample; r <= last;) {
       uint32_t word[4] = {0, 0, 0, 0};
-      for (const int end = min(last, r + kVoteRun - 1); r <= end; ++r) {
+      for (const int end = min(last, r + sample * (kVoteRun - 1)); r <= end; r += sample) {
         const uint4 e = col[r][threadIdx.x];
         word[0] += e.x, word[1] += e.y, word[2] += e.z, word[3] += e.w;
       }
@@ -204,15 +212,24 @@ cudaError_t enqueue_cross_reliable(const CrossViews& v, const CrossParams& p, cu
   return cudaGetLastError();
 }
 
-cudaError_t enqueue_cross_vote(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
+template <int kS>
+cudaError_t launch_vote(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
   const int w = v.votes.width, h = v.votes.height;
-  cross_vote_rows_kernel<<<dim3((w + kVoteRowThreads - 1) / kVoteRowThreads, h), kVoteRowThreads, 0, stream>>>(
-      v, p.sample);
+  cross_vote_rows_kernel<kS><<<dim3((w + kVoteRowThreads - 1) / kVoteRowThreads, h), kVoteRowThreads, 0, stream>>>(v);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
-  cross_vote_columns_kernel<<<dim3((w + kVoteX - 1) / kVoteX, (h + kVoteTileH - 1) / kVoteTileH),
-                              dim3(kVoteX, kVoteY), 0, stream>>>(v, p.range);
+  cross_vote_columns_kernel<kS><<<dim3((w + kVoteX - 1) / kVoteX, (h + kVoteTileH - 1) / kVoteTileH),
+                                  dim3(kVoteX, kVoteY), 0, stream>>>(v, p.range);
   return cudaGetLastError();
+}
+
+cudaError_t enqueue_cross_vote(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
+  switch (p.sample) {
+    case 1: return launch_vote<1>(v, p, stream);
+    case 2: return launch_vote<2>(v, p, stream);
+    case 3: return launch_vote<3>(v, p, stream);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 cudaError_t enqueue_cross_median(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {

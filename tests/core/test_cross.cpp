@@ -676,6 +676,12 @@ TEST(CrossMethod, DebugHoldsEveryStepAndTheOutputIsTheirComposition) {
     Image<uint32_t> arms;
     cross_arms(l0.rgb_left, p.cross_tau, p.cross_arm_length, arms);
     EXPECT_EQ(c.arms_left.pixels, arms.pixels);
+    // The right view's crosses on the sampled rows only (the others 0).
+    Image<uint32_t> right_all;
+    cross_arms(l0.rgb_right, p.cross_tau, p.cross_arm_length, right_all);
+    for (int y = 0; y < 40; ++y)
+      for (int x = 0; x < 64; ++x)
+        ASSERT_EQ(c.arms_right.at(x, y), y % S == 0 ? right_all.at(x, y) : 0u) << x << ", " << y << " S " << S;
     const int ws = (64 + S - 1) / S, hs = (40 + S - 1) / S;
     EXPECT_EQ(c.winners.raw.width, ws);
     EXPECT_EQ(c.winners.raw.height, hs);

@@ -160,24 +160,25 @@ TEST(CudaEngineCross, PipelineMatchesReferenceOnScenes) {
   }
 }
 
-// The aggregation's two tile heights (cross_tile_rows: 64 rows where the
-// GPU's shared memory holds them, else 32) and its parts of the range
-// (cross_d_parts: 1 on a GPU the tiles fill, 4 on one with more SMs than
-// tiles), each against the reference on a view several tiles high and
-// wide, through an engine that emulates that GPU's limits. The scene's
-// planes lie at 15 and 31, the last disparities of the first two of four
-// parts of 0 .. 64, so that winners at a part's end meet the next part's
-// winner at its start (the join's one direct cost).
+// The aggregation's layouts (cross_layout: 64- or 32-row tiles, the range
+// in 1 to 4 parts; 32 rows only where shared memory is short) against the
+// reference on a view several tiles high and wide, through engines that
+// emulate GPUs of various SM counts. The scene's planes lie at 15 and 31,
+// the last disparities of the first two of four parts of 0 .. 64, so that
+// winners at a part's end meet the next part's winner at its start (the
+// join's one direct cost).
 TEST(CudaEngineCross, TileHeightsAndRangePartsMatchReference) {
   struct Target {
     int cc, sms, rows, parts;
   };
-  for (const Target t : {Target{75, 1, 32, 1}, Target{75, 4000, 32, 4}, Target{86, 28, 64, 3},
-                         Target{90, 1, 64, 1}, Target{90, 4000, 64, 4}}) {
+  for (const Target t : {Target{75, 1, 32, 1}, Target{75, 4000, 32, 4}, Target{86, 28, 32, 1}, Target{90, 1, 64, 1},
+                         Target{90, 48, 64, 3}, Target{90, 4000, 32, 4}}) {
     DeviceLimits limits;
     ASSERT_TRUE(architecture_limits(t.cc, t.sms, &limits));
-    EXPECT_EQ(cross_tile_rows(limits), t.rows) << "sm_" << t.cc;
-    EXPECT_EQ(cross_d_parts(211, 203, 1, Range{0, 64}, t.rows, limits), t.parts) << "sm_" << t.cc << ", " << t.sms;
+    EXPECT_EQ(cross_tile_rows(limits), t.cc == 75 ? 32 : 64) << "sm_" << t.cc;
+    const CrossLayout layout = cross_layout(211, 203, 1, Range{0, 64}, limits);
+    EXPECT_EQ(layout.tile_rows, t.rows) << "sm_" << t.cc << ", " << t.sms << " SMs";
+    EXPECT_EQ(layout.parts, t.parts) << "sm_" << t.cc << ", " << t.sms << " SMs";
     for (int s : {1, 2}) {
       SCOPED_TRACE(::testing::Message() << "sm_" << t.cc << " with " << t.sms << " SMs, sample-restore " << s);
       Params p = cross_params(64);

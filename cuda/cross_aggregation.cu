@@ -2,7 +2,9 @@
 // views' regions and each sample's winner, best and rival, by tiles and
 // parts of the range (cross_matching.h).
 #include <algorithm>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "cross_device.cuh"
 #include "cuda_util.h"
@@ -387,25 +389,38 @@ int cross_tile_rows(const DeviceLimits& limits) {
 }
 
 CrossLayout cross_layout(int width, int height, int sample, Range range, const DeviceLimits& limits) {
-  // A block an SM (1024 threads). A frame takes about waves x (a tile's
-  // sweep of the whole range) / parts: parts make more blocks of less work
-  // where the tiles leave SMs idle, 32-row tiles more blocks of 0.58 of a
-  // 64-row tile's work (1080p on an H200: 0.278 against 0.485 ms a wave).
-  // A part is kept to at least kMinPartSpan disparities, and the join
-  // counts as a tenth more.
+  // A block an SM (1024 threads). Each candidate layout's blocks are handed,
+  // in launch order (x, then y, then the part), to the SM that comes free
+  // first; a block's work is its tile's disparities in its part up to where
+  // no anchor of the tile has a right pixel (the kernel stops there), times
+  // 0.58 for a 32-row tile (1080p on an H200: 0.278 against 0.485 ms a wave
+  // of 64-row tiles). The layout whose last SM ends first wins, the join
+  // counted as a tenth more; ties keep 64 rows and fewer parts. A part is
+  // kept to at least kMinPartSpan disparities.
   constexpr int kMinPartSpan = 16;
   const int ws = cross_samples(width, sample), hs = cross_samples(height, sample);
   const int sms = std::max(limits.sm_count, 1), span = range.hi - range.lo;
   const int tallest = cross_tile_rows(limits);
   CrossLayout best{tallest, 1};
   double best_time = -1;
+  std::vector<double> free_at;
   for (int rows : {64, 32}) {
     if (rows > tallest) continue;
-    const long tiles = static_cast<long>((ws + kTileW - 1) / kTileW) * ((hs + rows - 1) / rows);
+    const int tiles_x = (ws + kTileW - 1) / kTileW, tiles_y = (hs + rows - 1) / rows;
     const double tile_cost = rows == 64 ? 1.0 : 0.58;
     for (int parts = 1; parts <= kMaxCrossParts && (parts == 1 || parts * kMinPartSpan <= span); ++parts) {
-      const double waves = static_cast<double>((tiles * parts + sms - 1) / sms);
-      const double time = waves * tile_cost / parts * (parts > 1 ? 1.1 : 1.0);
+      free_at.assign(sms, 0.0);  // a min-heap of the SMs' finishing times
+      for (int z = 0; z < parts; ++z) {
+        const int lo = range.lo + span * z / parts, hi = range.lo + span * (z + 1) / parts;
+        for (int y = 0; y < tiles_y; ++y)
+          for (int x = 0; x < tiles_x; ++x) {
+            const int end = std::min(hi, sample * (std::min(kTileW * (x + 1), ws) - 1) + 1);
+            std::pop_heap(free_at.begin(), free_at.end(), std::greater<double>());
+            free_at.back() += std::max(end - lo, 0) * tile_cost;
+            std::push_heap(free_at.begin(), free_at.end(), std::greater<double>());
+          }
+      }
+      const double time = *std::max_element(free_at.begin(), free_at.end()) * (parts > 1 ? 1.1 : 1.0);
       if (best_time < 0 || time < best_time) {
         best = {rows, parts};
         best_time = time;

@@ -34,13 +34,6 @@ inline int colour_distance(uint32_t a, uint32_t b) {
   return m;
 }
 
-// e of C3: truncated sum of absolute differences of the three channels.
-inline int pixel_cost(uint32_t a, uint32_t b, int truncation) {
-  int s = 0;
-  for (int c = 0; c < 3; ++c) s += std::abs(channel(a, c) - channel(b, c));
-  return std::min(s, truncation);
-}
-
 // A cost (C, N) as the sweep keeps it: packed in 32 bits (cross_rules.h),
 // so that a sample's state is 18 bytes: at full size the sweep's memory
 // traffic is most of its time.
@@ -125,22 +118,11 @@ void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint3
 
 CrossCost cross_cost(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_right, const Image<uint32_t>& arms_left,
                      const Image<uint32_t>& arms_right, int i, int j, int d, int truncation, int sample) {
-  const int S = sample;
-  const int x = S * i, xr = x - d;
-  CrossCost c;
-  if (xr < 0) return c;
-  auto overlap = [&](int row, Arm a) {
-    return std::min(cross_arm(arms_left.at(x, row), a), cross_arm(arms_right.at(xr, row), a)) / S;
-  };
-  const int vm = overlap(S * j, kUp), vp = overlap(S * j, kDown);
-  c.sum = 0;
-  for (int k = j - vm; k <= j + vp; ++k) {
-    const int hm = overlap(S * k, kLeft), hp = overlap(S * k, kRight);
-    for (int m = i - hm; m <= i + hp; ++m)
-      c.sum += pixel_cost(rgb_left.at(S * m, S * k), rgb_right.at(S * m - d, S * k), truncation);
-    c.pixels += hm + hp + 1;
-  }
-  return c;
+  const Image<uint32_t>* colour[2] = {&rgb_left, &rgb_right};
+  const Image<uint32_t>* arms[2] = {&arms_left, &arms_right};
+  return unpack_cost(cross_region_cost([&](int v, int x, int y) { return colour[v]->at(x, y); },
+                                       [&](int v, int x, int y) { return arms[v]->at(x, y); }, i, j, d, truncation,
+                                       sample));
 }
 
 // ---------------------------------------------------------------- C4
@@ -205,7 +187,7 @@ void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_rig
       const uint32_t* rrow = &cr[static_cast<size_t>(j) * w];
       // prefix[k - i0] = sum of e(i0 .. k - 1, j, d) (e apart: a loop the
       // compiler vectorises).
-      for (int i = i0; i < ws; ++i) cost[i] = pixel_cost(lrow[i], rrow[S * i - d], truncation);
+      for (int i = i0; i < ws; ++i) cost[i] = cross_pixel_cost(lrow[i], rrow[S * i - d], truncation);
       prefix[0] = 0;
       for (int i = i0; i < ws; ++i) prefix[i - i0 + 1] = prefix[i - i0] + cost[i];
       const uint8_t* lm = &al.arm[kLeft][row];

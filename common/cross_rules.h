@@ -1,6 +1,7 @@
 // Method cross's per-sample rules (stages.h C3, C4, C8) in one place for
-// both engines: a cost (C, N) packed in 32 bits, its order, the uniqueness
-// test and the confidence. GStreamer-free; host and device (CS_HD).
+// both engines: a pixel's cost, a region's cost by C3's definition, a cost
+// (C, N) packed in 32 bits, its order, the uniqueness test and the
+// confidence. GStreamer-free; host and device (CS_HD).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,44 @@ CS_HD uint32_t pack_cross_cost(int sum, int pixels) {
 }
 CS_HD int cross_cost_sum(uint32_t c) { return c == kNoCrossCost ? -1 : static_cast<int>(c & 0xFFFFF); }
 CS_HD int cross_cost_pixels(uint32_t c) { return c == kNoCrossCost ? 0 : static_cast<int>(c >> 20); }
+
+// e of C3: min(T, sum over R, G, B of the absolute differences); colours
+// are R | G << 8 | B << 16.
+CS_HD int cross_pixel_cost(uint32_t a, uint32_t b, int truncation) {
+  int s = 0;
+  for (int c = 0; c < 24; c += 8) {
+    const int d = static_cast<int>(a >> c & 255u) - static_cast<int>(b >> c & 255u);
+    s += d < 0 ? -d : d;
+  }
+  return s < truncation ? s : truncation;
+}
+
+// C3's cost (C, N) of left sample (i, j) at d by its definition, packed;
+// kNoCrossCost where S i - d < 0 (range and masks are the caller's). The
+// views are read through colour(view, x, y) and arms(view, x, y), view 0
+// left and 1 right, at full-size pixels: the CPU reference's cross_cost and
+// the GPU's join of the range's parts (cross_aggregation.cu) both call it.
+template <typename Colour, typename Arms>
+CS_HD uint32_t cross_region_cost(const Colour& colour, const Arms& arms, int i, int j, int d, int truncation,
+                                 int sample) {
+  const int S = sample, x = S * i, xr = x - d;
+  if (xr < 0) return kNoCrossCost;
+  // The overlap of the two views' arm `which` (0 left .. 3 down) on row y.
+  auto overlap = [&](int y, int which) {
+    const int l = static_cast<int>(arms(0, x, y) >> (8 * which) & 255u);
+    const int r = static_cast<int>(arms(1, xr, y) >> (8 * which) & 255u);
+    return (l < r ? l : r) / S;
+  };
+  const int vm = overlap(S * j, 2), vp = overlap(S * j, 3);
+  int sum = 0, pixels = 0;
+  for (int k = j - vm; k <= j + vp; ++k) {
+    const int hm = overlap(S * k, 0), hp = overlap(S * k, 1);
+    for (int m = i - hm; m <= i + hp; ++m)
+      sum += cross_pixel_cost(colour(0, S * m, S * k), colour(1, S * m - d, S * k), truncation);
+    pixels += hm + hp + 1;
+  }
+  return pack_cross_cost(sum, pixels);
+}
 
 // a's normalised cost below b's (C1 * N2 < C2 * N1, 64-bit); none is never
 // below, and every cost is below none.

@@ -282,26 +282,16 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
   }
 }
 
-// C3's cost of sample (i, j) at d by its definition (stages.h, the CPU's
-// cross_cost), in the sweep's form: none where d is not admissible.
-template <int kS>
+// C3's cost of sample (i, j) at d by its definition (cross_rules.h, as
+// the CPU's cross_cost), in the sweep's form: none where d is not
+// admissible.
 __device__ uint32_t direct_cost(const CrossViews& v, const CrossParams& p, int i, int j, int d) {
-  constexpr int S = kS;
-  const int x = S * i, xr = x - d, y = S * j;
+  const int x = p.sample * i, xr = x - d, y = p.sample * j;
   if (d < p.range.lo || d >= p.range.hi || xr < 0) return kSweepNone;
   if (v.mask[0].data && !(drow(v.mask[0], y)[x] && drow(v.mask[1], y)[xr])) return kSweepNone;
-  const uint32_t la = drow(v.arms[0], y)[x], ra = drow(v.arms[1], y)[xr];
-  const int vm = min(byte_at<2>(la), byte_at<2>(ra)) / S, vp = min(byte_at<3>(la), byte_at<3>(ra)) / S;
-  uint32_t sum = 0, pixels = 0;
-  for (int k = j - vm; k <= j + vp; ++k) {
-    const uint32_t* lc = drow(v.colour[0], S * k);
-    const uint32_t* rc = drow(v.colour[1], S * k);
-    const uint32_t lk = drow(v.arms[0], S * k)[x], rk = drow(v.arms[1], S * k)[xr];
-    const int hm = min(byte_at<0>(lk), byte_at<0>(rk)) / S, hp = min(byte_at<1>(lk), byte_at<1>(rk)) / S;
-    for (int m = i - hm; m <= i + hp; ++m) sum += min(__vsadu4(lc[S * m], rc[S * m - d]), static_cast<uint32_t>(p.truncation));
-    pixels += hm + hp + 1;
-  }
-  return sum | pixels << 20;
+  return cross_region_cost([&](int view, int cx, int cy) { return drow(v.colour[view], cy)[cx]; },
+                           [&](int view, int ax, int ay) { return drow(v.arms[view], ay)[ax]; }, i, j, d, p.truncation,
+                           p.sample);
 }
 
 // The parts of the range swept apart (cross_layout's parts > 1), joined in order
@@ -314,7 +304,6 @@ __device__ uint32_t direct_cost(const CrossViews& v, const CrossParams& p, int i
 //    d >= m + 1: B's best unless B won at m, then the lesser of B's rival
 //    (d >= m + 2) and the cost at m + 1 (computed here; rare).
 // Ties keep the smaller d (A's). A sample a thread.
-template <int kS>
 __global__ void __launch_bounds__(256) merge_parts_kernel(const __grid_constant__ CrossViews v, const CrossParams p,
                                                           int parts) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y * blockDim.y + threadIdx.y;
@@ -335,7 +324,7 @@ __global__ void __launch_bounds__(256) merge_parts_kernel(const __grid_constant_
     } else {
       uint32_t b_share = b.x;
       if (winner == m - 1 && b_winner == m) {
-        const uint32_t next = direct_cost<kS>(v, p, i, j, m + 1);
+        const uint32_t next = direct_cost(v, p, i, j, m + 1);
         b_share = sweep_below(b.y, next) ? b.y : next;
       }
       if (sweep_below(b_share, rival)) rival = b_share;
@@ -444,11 +433,7 @@ cudaError_t launch_match(const CrossViews& v, const CrossParams& p, cudaStream_t
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess || parts == 1) return e;
   const dim3 block(32, 8), merge_grid = grid_for(v.raw.width, v.raw.height, block);
-  switch (p.sample) {
-    case 1: merge_parts_kernel<1><<<merge_grid, block, 0, stream>>>(v, p, parts); break;
-    case 2: merge_parts_kernel<2><<<merge_grid, block, 0, stream>>>(v, p, parts); break;
-    case 3: merge_parts_kernel<3><<<merge_grid, block, 0, stream>>>(v, p, parts); break;
-  }
+  merge_parts_kernel<<<merge_grid, block, 0, stream>>>(v, p, parts);
   return cudaGetLastError();
 }
 

@@ -25,8 +25,16 @@ class CrossMethod final : public MatchingMethod {
 
   std::string allocate(const MethodFrame& f, cudaStream_t) override {
     const int w = f.levels[0].width, h = f.levels[0].height, s = f.params->sample_restore;
-    // The sweeps of the range's parts (cross_layout), for the GPU and range.
-    const int parts = cross_layout(w, h, s, f.levels[0].range, *f.limits).parts;
+    // The aggregation's layout (cross_layout, about 15 000 steps at 1080p)
+    // for the sizes, range and GPU, kept for params() until one changes.
+    const Range r = f.levels[0].range;
+    const LayoutKey key{w, h, s, r.lo, r.hi, f.limits->sm_count, f.limits->shared_per_block_optin};
+    if (!(key == layout_key_)) {
+      layout_ = cross_layout(w, h, s, r, *f.limits);
+      layout_key_ = key;
+    }
+    // The sweeps of the range's parts.
+    const int parts = layout_.parts;
     const int part_rows = parts > 1 ? parts * cross_samples(h, s) : 0;
     if (part_rows != parts_.view().height || (part_rows && parts_.view().width != cross_samples(w, s)))
       CS_CUDA_TRY(parts_.allocate(cross_samples(w, s), part_rows));  // none where part_rows is 0
@@ -129,7 +137,9 @@ class CrossMethod final : public MatchingMethod {
     v.confidence = f.confidence;
     return v;
   }
-  static CrossParams params(const MethodFrame& f) {
+  // allocate() ran for this frame's configuration (method.h), so layout_ is
+  // the frame's.
+  CrossParams params(const MethodFrame& f) const {
     const Params& p = *f.params;
     CrossParams c;
     c.range = f.levels[0].range;
@@ -140,13 +150,23 @@ class CrossMethod final : public MatchingMethod {
     c.uniqueness_ratio = resolve_uniqueness_ratio(p);
     c.lr_check = p.lr_check;
     c.tolerance = p.lr_tolerance;
-    const CrossLayout layout = cross_layout(f.levels[0].width, f.levels[0].height, c.sample, c.range, *f.limits);
-    c.tile_rows = layout.tile_rows;
-    c.d_parts = layout.parts;
+    c.tile_rows = layout_.tile_rows;
+    c.d_parts = layout_.parts;
     return c;
   }
 
+  struct LayoutKey {
+    int width = 0, height = 0, sample = 0, lo = 0, hi = 0, sms = 0;
+    size_t shared_optin = 0;
+    bool operator==(const LayoutKey& o) const {
+      return width == o.width && height == o.height && sample == o.sample && lo == o.lo && hi == o.hi &&
+             sms == o.sms && shared_optin == o.shared_optin;
+    }
+  };
+
   int width_ = 0, height_ = 0, sample_ = 0;
+  LayoutKey layout_key_;
+  CrossLayout layout_;
   DeviceImage<uint32_t> arms_[2];
   DeviceImage<int16_t> raw_, disparity_, reliable_, voted_, final_;
   DeviceImage<uint32_t> best_, rival_;

@@ -283,7 +283,7 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
       }
       if (l < kOccupancyLevels && byte) s_cells[l][(j / kOccupancyCell) * chunks + c] = 1;
     }
-    if (view == 0 && v.matched) {
+    if (view == 0 ? v.matched != nullptr : l == 0 && v.right_foreground != nullptr) {
       count = warp_sum(count);
       if ((tid & 31) == 0 && count) atomicAdd(&s_count[l], count);
     }
@@ -303,6 +303,8 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   }
   if (view == 0 && v.matched && tid < v.levels && s_count[tid])
     atomicAdd(&v.matched[tid], static_cast<unsigned long long>(s_count[tid]));
+  if (view == 1 && v.right_foreground && tid == 0 && s_count[0])
+    atomicAdd(v.right_foreground, static_cast<unsigned long long>(s_count[0]));
   if (tid == 0) dirty = uniform != 0;
 }
 

@@ -51,6 +51,7 @@ struct MaskViews {
   int regions_x = 0;
   int* frames_seen = nullptr;            // += 1 (saturating), by one thread
   unsigned long long* matched = nullptr;  // [l] += left foreground pixels of level l
+  unsigned long long* right_foreground = nullptr;  // += right foreground pixels of level 0
 };
 
 // dirty (regions_x x regions_y x 2 bytes) must be 1 before the first pass

@@ -99,6 +99,7 @@ std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
     mv.regions_x = mask_regions_x(width);
     mv.frames_seen = frames_seen;
     mv.matched = counters->matched;
+    mv.right_foreground = &counters->right_foreground;
     CS_CUDA_TRY(enqueue_masks(mv, width, height, p.morph_radius, s));
     timer->mark("background");
   }

@@ -22,6 +22,7 @@ struct FrameCounters {
   unsigned long long valid_pixels;        // left level 0, d >= 0
   unsigned long long foreground_pixels;   // left level 0 mask != 0
   unsigned long long matched[8];          // left foreground pixels per level (background.h MaskViews)
+  unsigned long long right_foreground;    // right level 0 mask != 0 (background.h MaskViews)
   // The lengths of a method's foreground tile lists (foreground_tiles.h),
   // per level and list, and the blocks of the list kernel done.
   unsigned tiles[8][kFrameTileLists];

@@ -93,7 +93,11 @@ __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__
     for (int g = 0; g < p.grid_count; ++g)
       if (p.grids[g].decides) listed += *reinterpret_cast<const volatile unsigned*>(p.grids[g].count);
     const unsigned long long fg = *reinterpret_cast<const volatile unsigned long long*>(p.foreground);
-    cudaGraphSetConditional(p.condition, listed == 0 ? kNoTiles : (fg < p.few_below ? kFewTiles : kManyTiles));
+    const unsigned long long fg_right = *reinterpret_cast<const volatile unsigned long long*>(p.right_foreground);
+    const unsigned long long pixels = static_cast<unsigned long long>(p.width) * static_cast<unsigned long long>(p.height);
+    unsigned which = fg < p.few_below ? kFewTiles : kManyTiles;
+    if (fg == pixels && fg_right == pixels) which = kAllForeground;
+    cudaGraphSetConditional(p.condition, listed == 0 ? kNoTiles : which);
   }
 }
 
@@ -107,7 +111,7 @@ bool add_tile_grid(TilePlan* plan, const TileGrid& grid) {
 
 cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream) {
   if (plan.grid_count < 1 || plan.levels < 1 || plan.levels > kMaxLevels) return cudaErrorInvalidValue;
-  if (plan.set_condition && (!plan.done || !plan.foreground)) return cudaErrorInvalidValue;
+  if (plan.set_condition && (!plan.done || !plan.foreground || !plan.right_foreground)) return cudaErrorInvalidValue;
   Launch launch;
   launch.plan = plan;
   unsigned total = 0;

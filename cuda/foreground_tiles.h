@@ -5,7 +5,9 @@
 // return at once; the list kernel also sets the condition of a captured
 // graph's SWITCH node (graph_condition.h): no census tile at any level skips
 // the method's work altogether, a small foreground takes the configurations
-// for a few tiles.
+// for a few tiles, both views' masks foreground at every pixel the whole
+// grid without masks or lists (the same results: a mask that excludes
+// nothing changes no stage).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -68,21 +70,25 @@ struct TilePlan {
   unsigned* done = nullptr;  // the launch's blocks done; zero before the launch
   // Set by the launch's last block, when set_condition (a handle of the
   // graph being captured): kNoTiles where the grids that decide listed no
-  // tile, else kFewTiles where *foreground (the full-size left mask's
-  // pixels) is below few_below, else kManyTiles.
+  // tile, else kAllForeground where *foreground and *right_foreground (the
+  // full-size left and right masks' foreground pixels) are both pixels
+  // (width x height), else kFewTiles where *foreground is below few_below,
+  // else kManyTiles.
   cudaGraphConditionalHandle condition = 0;
   bool set_condition = false;
   const unsigned long long* foreground = nullptr;
+  const unsigned long long* right_foreground = nullptr;
   unsigned long long few_below = 0;
 };
 
 // Adds a grid to the plan; false when it is full.
 bool add_tile_grid(TilePlan* plan, const TileGrid& grid);
 
-// The values the plan's condition takes (a SWITCH of two bodies).
-constexpr unsigned kFewTiles = 0;   // a small foreground: the body for few tiles
-constexpr unsigned kManyTiles = 1;  // the body for the whole grid
-constexpr unsigned kNoTiles = 2;    // no foreground: no body
+// The values the plan's condition takes (a SWITCH of three bodies).
+constexpr unsigned kFewTiles = 0;       // a small foreground: the body for few tiles
+constexpr unsigned kManyTiles = 1;      // the body for the whole grid
+constexpr unsigned kAllForeground = 2;  // every pixel foreground: the body without the model
+constexpr unsigned kNoTiles = 3;        // no foreground: no body
 
 // Every grid's list in one launch.
 cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream);

@@ -132,8 +132,9 @@ class ProgressiveMethod final : public MatchingMethod {
 
   // Level l's matching views and parameters as the frame runs them (lists:
   // the background model's foreground tiles; few: those of a small
-  // foreground, with the configurations for a few tiles).
-  void level_match(const MethodFrame& f, int l, bool lists, bool few, MatchViews mv[2], MatchParams* mp) {
+  // foreground, with the configurations for a few tiles; masks: the model's
+  // masks, off where they hold every pixel).
+  void level_match(const MethodFrame& f, int l, bool lists, bool few, bool masks, MatchViews mv[2], MatchParams* mp) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
     Level& L = lv_[l];
@@ -141,7 +142,7 @@ class ProgressiveMethod final : public MatchingMethod {
       mv[v] = MatchViews{};
       mv[v].census_ref = L.census[v].cview();
       mv[v].census_other = L.census[1 - v].cview();
-      if (p.background) {
+      if (masks) {
         mv[v].mask_ref = f.levels[l].mask[v];
         mv[v].mask_other = f.levels[l].mask[1 - v];
       }
@@ -149,7 +150,7 @@ class ProgressiveMethod final : public MatchingMethod {
         // The right view is matched only through the left view's offers.
         if (v == 1) mv[v].scratch.best_keys = L.right_keys.view();
         mv[v].coarser = lv_[l + 1].final_view(v, p.lr_check || p.min_support > 0);
-        if (p.background) mv[v].coarser_mask = f.levels[l + 1].mask[v];
+        if (masks) mv[v].coarser_mask = f.levels[l + 1].mask[v];
         mv[v].scratch.wide_pixels = match_wide_.view().data;
         mv[v].scratch.wide_capacity = static_cast<unsigned>(match_wide_.view().width);
         mv[v].scratch.wide_counters = match_wide_counters_.view().data;
@@ -215,7 +216,7 @@ class ProgressiveMethod final : public MatchingMethod {
       for (bool few : {false, true}) {
         MatchViews mv[2];
         MatchParams mp;
-        level_match(f, l, true, few, mv, &mp);
+        level_match(f, l, true, few, true, mv, &mp);
         MatchConfig config;
         CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
         if (config.tile_width == 0) continue;  // the generic kernel: no list
@@ -237,6 +238,7 @@ class ProgressiveMethod final : public MatchingMethod {
     plan.set_condition = condition.on;
     plan.condition = condition.handle;
     plan.foreground = &f.counters->matched[0];
+    plan.right_foreground = &f.counters->right_foreground;
     plan.few_below = few_below(f);
     CS_CUDA_TRY(enqueue_foreground_tiles(plan, s));
     return {};
@@ -253,11 +255,14 @@ class ProgressiveMethod final : public MatchingMethod {
     // With the background model every kernel runs over the tiles that hold
     // foreground (foreground_tiles.h). In a captured graph (not the
     // timeline's: its marks are event nodes, which a conditional body
-    // cannot hold) the work is one of two bodies of a SWITCH node, chosen on
-    // the GPU: the configurations for a few tiles where the foreground is
+    // cannot hold) the work is one of three bodies of a SWITCH node, chosen
+    // on the GPU: the configurations for a few tiles where the foreground is
     // small (the level takes its slowest tile's time), those for the whole
-    // grid where it is large; neither where no level has any.
-    // In line, the engine's hint of the foreground's size chooses.
+    // grid where it is large, the whole grid without lists or masks where
+    // both views' masks hold every pixel (the warm-up, a scene change: the
+    // same results, and at 1080p x 128 level 0's refinement with the masks
+    // took 122 us against 85 without, bench/RESULTS.md); none where no level
+    // has any. In line, the engine's hint of the foreground's size chooses.
     const bool lists = p.background;
     GraphCondition condition;
     if (lists && f.graph_conditions && !timer->in_graph)
@@ -268,13 +273,15 @@ class ProgressiveMethod final : public MatchingMethod {
       timer->mark("tile lists");
     }
     if (!condition.on)
-      return enqueue_levels(f, frame_stream, timer, lists, lists && f.last_foreground_pixels < few_below(f));
-    cudaGraph_t bodies[2] = {nullptr, nullptr};
-    static_assert(kFewTiles == 0 && kManyTiles == 1, "the bodies' order");
-    CS_CUDA_TRY(add_graph_switch(frame_stream, condition, 2, bodies));
-    for (int k = 0; k < 2; ++k) {
+      return enqueue_levels(f, frame_stream, timer, lists, lists && f.last_foreground_pixels < few_below(f), lists);
+    cudaGraph_t bodies[3] = {nullptr, nullptr, nullptr};
+    static_assert(kFewTiles == 0 && kManyTiles == 1 && kAllForeground == 2 && kNoTiles == 3, "the bodies' order");
+    CS_CUDA_TRY(add_graph_switch(frame_stream, condition, 3, bodies));
+    for (int k = 0; k < 3; ++k) {
+      const bool all = k == static_cast<int>(kAllForeground);
       CS_CUDA_TRY(begin_graph_body(f.body_stream, bodies[k]));
-      const std::string e = enqueue_levels(f, f.body_stream, timer, true, k == static_cast<int>(kFewTiles));
+      const std::string e =
+          enqueue_levels(f, f.body_stream, timer, !all, k == static_cast<int>(kFewTiles), !all);
       const cudaError_t ended = end_graph_body(f.body_stream);
       if (!e.empty()) return e;
       CS_CUDA_TRY(ended);
@@ -283,8 +290,9 @@ class ProgressiveMethod final : public MatchingMethod {
   }
 
   // The frame's census and levels on `s` (the frame's stream, or a SWITCH
-  // body's).
-  std::string enqueue_levels(const MethodFrame& f, cudaStream_t s, StageTimer* timer, bool lists, bool few) {
+  // body's); lists, few and masks as level_match takes them.
+  std::string enqueue_levels(const MethodFrame& f, cudaStream_t s, StageTimer* timer, bool lists, bool few,
+                             bool masks) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
     // Census, both views of levels [first, end) in one launch.
@@ -358,7 +366,7 @@ class ProgressiveMethod final : public MatchingMethod {
       }
       MatchViews mv[2];
       MatchParams mp;
-      level_match(f, l, lists, few, mv, &mp);
+      level_match(f, l, lists, few, masks, mv, &mp);
       // Level 0's check is part of the finish (its left map alone is used;
       // download_debug makes the checked maps when asked). The right map,
       // offered by the left view's winners, stays as its match keys (the
@@ -376,7 +384,8 @@ class ProgressiveMethod final : public MatchingMethod {
         CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), right_keys_of(l).cview(), p.lr_check,
                                                    p.lr_tolerance, p.min_support, L.raw[1].view(),
                                                    L.checked[0].view(), L.checked[1].view(), s,
-                                                   f.levels[l].mask[0], f.levels[l].mask[1],
+                                                   masks ? f.levels[l].mask[0] : ImageView<const uint8_t>{},
+                                                   masks ? f.levels[l].mask[1] : ImageView<const uint8_t>{},
                                                    list_of(f, l, kCheckList, lists)));
         timer->mark("cross-check", l);
       }

@@ -326,7 +326,8 @@ TEST(CudaEngine, BackgroundSequenceMatchesReference) {
 // foreground: every frame's result, intermediates and counts still equal
 // the reference's, through the captured graph, at several sizes and ranges
 // (one level, several, a coarsest level searched by either kernel form)
-// and with every radius-2 window (and the generic kernel's radius 3).
+// and with every radius-2 window (and the generic kernel's radius 3); then
+// a large foreground, then a scene change (the body without the masks).
 TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
   struct Case {
     int w, h, d, levels, radius;
@@ -381,6 +382,19 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
       many += gpu->stats().foreground_fraction > 0.3;
     }
     EXPECT_GT(many, 0) << "frames with a large foreground";
+    // Then a scene change (one object over both views): where both masks
+    // hold every pixel the graph's body without the masks and lists runs,
+    // with the same results.
+    const MovingObjectsSpec change = fraction_objects_spec(c.w, c.h, 1.0, c.d / 2, 0, 4, 7);
+    int whole = 0;
+    for (int i = 0; i < change.frames(); ++i) {
+      SCOPED_TRACE(::testing::Message() << "scene change, frame " << i);
+      ASSERT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, change, i, &f), "");
+      compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+      if (::testing::Test::HasFailure()) return;
+      whole += gpu->stats().foreground_fraction == 1.0;
+    }
+    EXPECT_GT(whole, 0) << "frames foreground everywhere";
   }
 }
 

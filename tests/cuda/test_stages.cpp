@@ -20,6 +20,7 @@
 #include "frame_checks.h"
 #include "gpu_test_util.h"
 #include "foreground_tiles.h"
+#include "graph_condition.h"
 #include "matching.h"
 #include "pyramid.h"
 #include "stages.h"
@@ -400,12 +401,13 @@ TEST(CudaStages, MasksFromTheRawTest) {
     auto dirty = make_device<uint8_t>(regions, 1, 1);
     mv.dirty = dirty.view().data;
     int* frames_seen = nullptr;
-    unsigned long long* matched = nullptr;
+    unsigned long long* matched = nullptr;  // the left view's levels, then the right view's level 0
     ASSERT_CUDA(cudaMalloc(&frames_seen, sizeof(int)));
-    ASSERT_CUDA(cudaMalloc(&matched, kMaxLevels * sizeof(unsigned long long)));
+    ASSERT_CUDA(cudaMalloc(&matched, (kMaxLevels + 1) * sizeof(unsigned long long)));
     ASSERT_CUDA(cudaMemset(frames_seen, 0, sizeof(int)));
     mv.frames_seen = frames_seen;
     mv.matched = matched;
+    mv.right_foreground = matched + kMaxLevels;
     // Rounds: speckled blobs; everything foreground; nothing; nothing again
     // (outputs poisoned first: an empty region that was empty writes nothing).
     for (int round = 0; round < 4; ++round) {
@@ -430,9 +432,9 @@ TEST(CudaStages, MasksFromTheRawTest) {
       if (round == 3)
         for (int v = 0; v < 2; ++v)
           for (int l = 0; l < c.levels; ++l) ASSERT_CUDA(cudaMemset2D(mask_dev[l][v].view().data, mask_dev[l][v].view().pitch, 0x77, c.w >> l, c.h >> l));
-      ASSERT_CUDA(cudaMemset(matched, 0, kMaxLevels * sizeof(unsigned long long)));
+      ASSERT_CUDA(cudaMemset(matched, 0, (kMaxLevels + 1) * sizeof(unsigned long long)));
       ASSERT_CUDA(enqueue_masks(mv, c.w, c.h, c.radius, nullptr));
-      unsigned long long got_matched[kMaxLevels];
+      unsigned long long got_matched[kMaxLevels + 1];
       ASSERT_CUDA(cudaMemcpy(got_matched, matched, sizeof(got_matched), cudaMemcpyDeviceToHost));
       for (int v = 0; v < 2; ++v) {
         Image<uint8_t> full;
@@ -448,9 +450,9 @@ TEST(CudaStages, MasksFromTheRawTest) {
           EXPECT_TRUE(same_image(want, download(mask_dev[l][v]))) << "view " << v << ", level " << l;
           if (l < kOccupancyLevels)
             EXPECT_TRUE(same_image(occupancy_of(want), download(occ_dev[l][v]))) << "occupancy, view " << v << ", level " << l;
-          if (v == 0)
-            EXPECT_EQ(got_matched[l], static_cast<unsigned long long>(std::count(want.pixels.begin(), want.pixels.end(), 255)))
-                << "level " << l;
+          const auto count = static_cast<unsigned long long>(std::count(want.pixels.begin(), want.pixels.end(), 255));
+          if (v == 0) EXPECT_EQ(got_matched[l], count) << "level " << l;
+          if (v == 1 && l == 0 && round != 3) EXPECT_EQ(got_matched[kMaxLevels], count) << "right view";
         }
       }
       int seen = 0;
@@ -552,6 +554,100 @@ TEST(CudaStages, ForegroundTilesListWhatTheMasksHold) {
       }
   }
   cudaFree(counts);
+}
+
+// The list kernel's choice of a captured graph's SWITCH body
+// (foreground_tiles.h): none where no tile is listed, the body for a few
+// tiles below few_below, the whole grid's above it, and the body without the
+// model only where both views' masks hold every pixel.
+TEST(CudaStages, ForegroundTilesChooseTheBody) {
+  const int w = 256, h = 128;
+  const unsigned long long pixels = static_cast<unsigned long long>(w) * h;
+  cudaStream_t s = nullptr, body = nullptr;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&body, cudaStreamNonBlocking));
+  DeviceImage<uint8_t> occ[2] = {make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell),
+                                 make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell)};
+  DeviceImage<unsigned> list = make_device<unsigned>((w / 64) * (h / 32), 1);
+  unsigned long long* fg = nullptr;  // left, right
+  unsigned* words = nullptr;         // the grid's count, the blocks done
+  uint8_t* chosen = nullptr;         // the body that ran, + 1; 0 none
+  ASSERT_CUDA(cudaMalloc(&fg, 2 * sizeof(unsigned long long)));
+  ASSERT_CUDA(cudaMalloc(&words, 2 * sizeof(unsigned)));
+  ASSERT_CUDA(cudaMalloc(&chosen, 1));
+  TilePlan plan;
+  plan.width = w;
+  plan.height = h;
+  plan.levels = 1;
+  for (int v = 0; v < 2; ++v) plan.occupancy[0][v] = occ[v].cview();
+  TileGrid grid = tile_grid(0, w, h, 64, 32, list.view().data, &words[0]);
+  grid.either_view = true;
+  grid.decides = true;
+  ASSERT_TRUE(add_tile_grid(&plan, grid));
+  plan.done = &words[1];
+  plan.foreground = &fg[0];
+  plan.right_foreground = &fg[1];
+  plan.few_below = pixels / 5;
+
+  ASSERT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  GraphCondition c;
+  ASSERT_CUDA(make_graph_condition(s, kNoTiles, &c));
+  cudaGraph_t graph = nullptr;
+  if (!c.on) {
+    (void)cudaStreamEndCapture(s, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    GTEST_SKIP() << "the runtime has no conditional nodes";
+  }
+  plan.set_condition = true;
+  plan.condition = c.handle;
+  ASSERT_CUDA(enqueue_foreground_tiles(plan, s));
+  cudaGraph_t bodies[3] = {nullptr, nullptr, nullptr};
+  ASSERT_CUDA(add_graph_switch(s, c, 3, bodies));
+  for (int k = 0; k < 3; ++k) {
+    ASSERT_CUDA(begin_graph_body(body, bodies[k]));
+    ASSERT_CUDA(cudaMemsetAsync(chosen, k + 1, 1, body));
+    ASSERT_CUDA(end_graph_body(body));
+  }
+  ASSERT_CUDA(cudaStreamEndCapture(s, &graph));
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+
+  struct Case {
+    const char* what;
+    bool occupied;
+    unsigned long long left, right;
+    unsigned want;  // the condition
+  };
+  const Case cases[] = {{"nothing listed", false, 0, 0, kNoTiles},
+                        {"a few pixels", true, 100, 90, kFewTiles},
+                        {"half the frame", true, pixels / 2, pixels / 2, kManyTiles},
+                        {"every left pixel, not every right one", true, pixels, pixels - 1, kManyTiles},
+                        {"every right pixel, not every left one", true, pixels - 1, pixels, kManyTiles},
+                        {"every pixel of both views", true, pixels, pixels, kAllForeground},
+                        {"a few pixels again", true, 100, 100, kFewTiles}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.what);
+    const Image<uint8_t> o(w / kOccupancyCell, h / kOccupancyCell, k.occupied ? 1 : 0);
+    for (int v = 0; v < 2; ++v)
+      ASSERT_CUDA(cudaMemcpy2D(occ[v].view().data, occ[v].view().pitch, o.pixels.data(), o.width, o.width, o.height,
+                               cudaMemcpyHostToDevice));
+    const unsigned long long counts[2] = {k.left, k.right};
+    ASSERT_CUDA(cudaMemcpy(fg, counts, sizeof(counts), cudaMemcpyHostToDevice));
+    ASSERT_CUDA(cudaMemset(words, 0, 2 * sizeof(unsigned)));
+    ASSERT_CUDA(cudaMemset(chosen, 0, 1));
+    ASSERT_CUDA(cudaGraphLaunch(exec, s));
+    ASSERT_CUDA(cudaStreamSynchronize(s));
+    uint8_t got = 0;
+    ASSERT_CUDA(cudaMemcpy(&got, chosen, 1, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, k.want == kNoTiles ? 0u : k.want + 1);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaFree(fg);
+  cudaFree(words);
+  cudaFree(chosen);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(body);
 }
 
 TEST(CudaStages, CheckAndSupport) {

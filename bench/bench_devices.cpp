@@ -6,10 +6,12 @@
 //                    [--devices LIST] [--streams N] [--seconds S] [--warmup S]
 //                    [--source device|pinned|pageable] [--output pinned|device]
 //                    [--context primary|driver] [--label NAME]
+//                    [--method progressive|block|cross|elas] [--sample-restore S]
 //
 // Every stream is a thread with its own CudaEngine on device LIST[i % n] and
 // its own side-by-side RGBA frame (the pair of files, area-averaged to WxH per
-// view, R = G = B = grey, as bench/cameras.sh feeds the element), looped as
+// view, R = G = B = grey, as bench/cameras.sh feeds the element; in colour
+// for method cross, which matches colour), looped as
 // the element does: the next frame submitted before the previous one is
 // finished (Engine::submit/finish, one frame pending), output GRAY16 (Q4
 // disparity) into memory of --output.
@@ -42,6 +44,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "args.h"
@@ -109,7 +112,23 @@ struct Options {
   int streams = 16;
   double seconds = 3, warmup = 1;
   std::string source = "device", output = "pinned", context = "primary", label = "devices";
+  std::string method = "progressive";
+  int sample_restore = 1;  // method cross
 };
+
+// The Method of a --method name; false for another name.
+bool method_of(const std::string& name, cs::Method* m) {
+  const std::pair<const char*, cs::Method> names[] = {{"progressive", cs::Method::Progressive},
+                                                       {"block", cs::Method::Block},
+                                                       {"cross", cs::Method::Cross},
+                                                       {"elas", cs::Method::Elas}};
+  for (const auto& n : names)
+    if (name == n.first) {
+      *m = n.second;
+      return true;
+    }
+  return false;
+}
 
 struct StreamResult {
   int device = 0;
@@ -140,6 +159,8 @@ void run_stream(const Options& o, const std::vector<uint8_t>& sbs, int device, c
     if (!ctx && cudaSetDevice(device) != cudaSuccess) err = "cudaSetDevice failed";
     cs::Params p;
     p.max_disparity = o.disparities;
+    method_of(o.method, &p.method);
+    p.sample_restore = o.sample_restore;
     if (err.empty()) engine = cs::cuda::CudaEngine::create(p, ctx ? -1 : device, &err);
     const size_t out_bytes = static_cast<size_t>(o.width) * o.height * 2;
     if (engine) {
@@ -244,7 +265,7 @@ int main(int argc, char** argv) {
                                  {{"left", true}, {"right", true}, {"size", true}, {"disparities", true},
                                   {"devices", true}, {"streams", true}, {"seconds", true}, {"warmup", true},
                                   {"source", true}, {"output", true}, {"context", true}, {"label", true},
-                                  {"help", false}});
+                                  {"method", true}, {"sample-restore", true}, {"help", false}});
   if (args.has("help")) {
     std::printf("see the comment at the top of bench/bench_devices.cpp\n");
     return 0;
@@ -261,6 +282,10 @@ int main(int argc, char** argv) {
   o.output = args.text("output", o.output);
   o.context = args.text("context", o.context);
   o.label = args.text("label", o.label);
+  o.method = args.text("method", o.method);
+  args.integer("sample-restore", o.sample_restore, 1, 3, error);
+  cs::Method method = cs::Method::Progressive;
+  if (!method_of(o.method, &method)) cs::tools::Args::add(error, "--method: progressive, block, cross or elas");
   if (o.source != "device" && o.source != "pinned" && o.source != "pageable")
     cs::tools::Args::add(error, "--source: device, pinned or pageable");
   if (o.output != "device" && o.output != "pinned") cs::tools::Args::add(error, "--output: device or pinned");
@@ -275,25 +300,35 @@ int main(int argc, char** argv) {
     std::printf("cs-bench-devices: skipped: %s\n", why.c_str());
     return 77;
   }
-  // The side-by-side RGBA frame, grey in every channel.
-  cs::Image<uint8_t> views[2];
+  // The side-by-side RGBA frame: grey in every channel, or in colour for
+  // method cross.
+  const bool colour = method == cs::Method::Cross;
+  cs::Image<uint32_t> views[2];
   for (int v = 0; v < 2; ++v) {
-    cs::Image<uint8_t> grey;
-    const std::string e = cs::tools::read_grey(args.text(v ? "right" : "left"), grey);
+    const std::string path = args.text(v ? "right" : "left");
+    std::string e;
+    if (colour) {
+      cs::Image<uint32_t> rgba;
+      e = cs::tools::read_rgba(path, rgba);
+      if (e.empty()) views[v] = cs::tools::area_resize(rgba, o.width, o.height);
+    } else {
+      cs::Image<uint8_t> grey;
+      e = cs::tools::read_grey(path, grey);
+      if (e.empty()) {
+        const cs::Image<uint8_t> g = cs::tools::area_resize(grey, o.width, o.height);
+        views[v] = cs::Image<uint32_t>(o.width, o.height);
+        for (size_t i = 0; i < g.pixels.size(); ++i) views[v].pixels[i] = g.pixels[i] * 0x010101u | 0xFF000000u;
+      }
+    }
     if (!e.empty()) {
       std::fprintf(stderr, "cs-bench-devices: %s\n", e.c_str());
       return 1;
     }
-    views[v] = cs::tools::area_resize(grey, o.width, o.height);
   }
   std::vector<uint8_t> sbs(static_cast<size_t>(2 * o.width) * o.height * 4);
   for (int y = 0; y < o.height; ++y)
     for (int v = 0; v < 2; ++v)
-      for (int x = 0; x < o.width; ++x) {
-        uint8_t* px = &sbs[(static_cast<size_t>(y) * 2 * o.width + v * o.width + x) * 4];
-        px[0] = px[1] = px[2] = views[v].at(x, y);
-        px[3] = 255;
-      }
+      std::memcpy(&sbs[(static_cast<size_t>(y) * 2 * o.width + v * o.width) * 4], &views[v].at(0, y), o.width * 4);
   Driver drv;
   std::vector<void*> contexts(o.devices.size(), nullptr);
   if (o.context == "driver") {
@@ -359,10 +394,11 @@ int main(int argc, char** argv) {
     dev_fps += b;
   }
   const double f = total > 0 ? 1e6 / total : 0;
-  std::printf("result label=%s devices=%s streams=%d source=%s output=%s context=%s view=%dx%d D=%d total_fps=%.0f "
+  std::printf("result label=%s method=%s sample_restore=%d devices=%s streams=%d source=%s output=%s context=%s "
+              "view=%dx%d D=%d total_fps=%.0f "
               "device_fps=%s cpu_us=%.1f upload_us=%.1f submit_us=%.1f finish_us=%.1f cpu_cores=%.2f failed=%d\n",
-              o.label.c_str(), devs.c_str(), o.streams, o.source.c_str(), o.output.c_str(), o.context.c_str(), o.width,
-              o.height, o.disparities, total / wall, dev_fps.c_str(), cpu * f, up * f, sub * f, fin * f, cpu / wall,
+              o.label.c_str(), o.method.c_str(), o.sample_restore, devs.c_str(), o.streams, o.source.c_str(),
+              o.output.c_str(), o.context.c_str(), o.width, o.height, o.disparities, total / wall, dev_fps.c_str(), cpu * f, up * f, sub * f, fin * f, cpu / wall,
               failed);
   return failed ? 1 : 0;
 }

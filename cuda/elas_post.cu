@@ -242,8 +242,8 @@ __global__ void __launch_bounds__(256) elas_speckle_remove_kernel(ImageView<cons
 // (threadIdx.y) of consecutive pixels: each thread finds its segment's
 // first and last stop, a scan over the segments gives each the last stop
 // before it and the first after it, then each thread walks its segment.
-// Rows take one line a block (kSegments 256); columns 16 neighbouring
-// lines (16 adjacent pixels read together) of 64 segments.
+// Rows take one line a block (kSegments 256); columns 8 neighbouring
+// lines (8 adjacent pixels read together) of 128 segments.
 //
 // The column pass ends E7: it writes E8's confidence of every pixel it
 // walks (where asked): confidence_from_costs(best, rival) where the final d
@@ -326,7 +326,10 @@ __global__ void __launch_bounds__(kLines * kSegments) elas_gaps_kernel(const __g
 }
 
 constexpr int kRowSegments = 256;
-constexpr int kColumnLines = 16, kColumnSegments = 64;
+// 8 lines of 128 segments: 240 blocks at 1080p (16 of 64 made 120 for 132
+// SMs and walks of 17 pixels): the column pass 37.4 -> 24.5 us, 4 of 256
+// 32.5, 32 of 32 slower (H200, 1080p x 256 Aloe).
+constexpr int kColumnLines = 8, kColumnSegments = 128;
 
 template <typename A, typename B>
 bool same_size(const ImageView<A>& a, const ImageView<B>& b) {

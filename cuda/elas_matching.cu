@@ -100,14 +100,16 @@ __device__ __forceinline__ int descriptor_sad(uint4 a, uint4 b) {
 // A pixel's candidates (E5): the prior's window and its cell's diffused set,
 // each only where min_disparity <= d <= hi (hi: the range's end and the
 // last d whose column in the other view is inside the image). A d of both
-// is visited twice: the least E and its smallest d, and the rival's least
-// E, are those of the set.
+// is visited once: the least (E, d), and the rival's least E, are those of
+// the set.
 struct Candidates {
   int hi;                       // admissible: min_disparity .. hi
   int window_lo, window_hi;     // the prior's window within them (empty: lo > hi)
   const uint32_t* record;       // the cell's diffused mask: summary words, then the mask
 };
 
+// The diffused set's d inside the prior's window are skipped (visited once,
+// from the window).
 template <typename Visit>
 __device__ __forceinline__ void each_candidate(const Candidates& c, int min_disparity, int summary, Visit&& visit) {
   for (int d = c.window_lo; d <= c.window_hi; ++d) visit(d);
@@ -123,7 +125,8 @@ __device__ __forceinline__ void each_candidate(const Candidates& c, int min_disp
       uint32_t bits = c.record[summary + word];
       if (word == last) bits &= last_bits;
       while (bits) {
-        visit(min_disparity + 32 * word + __ffs(bits) - 1);
+        const int d = min_disparity + 32 * word + __ffs(bits) - 1;
+        if (d < c.window_lo || d > c.window_hi) visit(d);
         bits &= bits - 1;
       }
     }
@@ -175,22 +178,43 @@ __device__ __forceinline__ void match_pixel(const MatchArgs& a, const uint16_t* 
     }
     return e;
   };
-  uint32_t best_key = 0xFFFFFFFFu;
+  // The least keys (E << kKeyShift | d), ascending: the right view needs
+  // the least alone; the left view the four least, from one pass over the
+  // candidates. Each d is visited once and has one key, so the four are
+  // four different d. The rival (the least E at least 2 from the winner)
+  // is the first of the other three that far from it: at most two of them
+  // (winner - 1, winner + 1) are not, and every key after the fourth is
+  // above it. (A second pass over the candidates for the rival took about a
+  // third of the kernel's instructions.)
+  constexpr uint32_t kNoKey = 0xFFFFFFFFu;
+  uint32_t key[4] = {kNoKey, kNoKey, kNoKey, kNoKey};
   each_candidate(c, a.min_disparity, a.summary, [&](int d) {
-    best_key = min(best_key, static_cast<uint32_t>(energy(d)) << kKeyShift | static_cast<uint32_t>(d));
+    uint32_t k = static_cast<uint32_t>(energy(d)) << kKeyShift | static_cast<uint32_t>(d);
+    if constexpr (kView == 1) {
+      key[0] = min(key[0], k);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 3; ++j) {
+        const uint32_t lo = min(key[j], k);
+        k = max(key[j], k);
+        key[j] = lo;
+      }
+      key[3] = min(key[3], k);
+    }
   });
-  const int winner = best_key == 0xFFFFFFFFu ? -1 : static_cast<int>(best_key & ((1u << kKeyShift) - 1));
+  const int winner = key[0] == kNoKey ? -1 : static_cast<int>(key[0] & ((1u << kKeyShift) - 1));
   if (kView == 1) {
     drow(a.raw[1], y)[x] = static_cast<int16_t>(winner);
     return;
   }
   int32_t best = kNoCost, rival = kNoCost;
   if (winner >= 0) {
-    best = static_cast<int32_t>(best_key >> kKeyShift);
-    // The rival: the least E at least 2 from the winner, over the same candidates.
-    each_candidate(c, a.min_disparity, a.summary, [&](int d) {
-      if (abs(d - winner) >= 2) rival = min(rival, energy(d));
-    });
+    best = static_cast<int32_t>(key[0] >> kKeyShift);
+#pragma unroll
+    for (int j = 3; j >= 1; --j) {
+      const int d = static_cast<int>(key[j] & ((1u << kKeyShift) - 1));
+      if (key[j] != kNoKey && abs(d - winner) >= 2) rival = static_cast<int32_t>(key[j] >> kKeyShift);
+    }
   }
   const bool kept = winner >= 0 && passes_uniqueness(best, rival, a.uniqueness_ratio);
   drow(a.raw[0], y)[x] = static_cast<int16_t>(kept ? winner : -1);

@@ -377,7 +377,7 @@ cudaError_t enqueue_elas_match(const ElasDenseViews& v, const ElasDenseParams& p
 }
 
 cudaError_t enqueue_elas_dense(const ElasDenseViews& v, const ElasDenseParams& p, const ElasDenseScratch& s,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, bool with_grid) {
   const ImageView<const uint4>& d0 = v.descriptors[0];
   // Everything checked before anything is enqueued: a refusal leaves the stream as it was.
   if (!grid_views_agree(v, p, s) || !match_views_agree(v, p, s) || !same_size(d0, v.checked[0]) ||
@@ -385,7 +385,7 @@ cudaError_t enqueue_elas_dense(const ElasDenseViews& v, const ElasDenseParams& p
       (v.confidence.data && !same_size(d0, v.confidence)) ||
       static_cast<long long>(d0.width) * d0.height > INT_MAX)
     return cudaErrorInvalidValue;
-  cudaError_t e = enqueue_elas_grid(v, p, s, stream);
+  cudaError_t e = with_grid ? enqueue_elas_grid(v, p, s, stream) : cudaSuccess;
   if (e != cudaSuccess) return e;
   if ((e = enqueue_elas_match(v, p, s, stream)) != cudaSuccess) return e;
   if (p.lr_check) {

@@ -120,11 +120,13 @@ class ElasDenseBuffers {
   ElasDenseScratch scratch_;
 };
 
-// E3 .. E8 on the stream. cudaErrorInvalidValue (nothing enqueued) where
-// the sizes disagree, the range is outside 0 .. kMaxDisparity or the
-// scratch is too small for this size and range.
+// E3 .. E8 on the stream (with_grid false: E5 .. E8, the caller having
+// enqueued E3, enqueue_elas_grid, before them on this stream or one it
+// waits for). cudaErrorInvalidValue (nothing enqueued) where the sizes
+// disagree, the range is outside 0 .. kMaxDisparity or the scratch is too
+// small for this size and range.
 cudaError_t enqueue_elas_dense(const ElasDenseViews& v, const ElasDenseParams& p, const ElasDenseScratch& s,
-                               cudaStream_t stream);
+                               cudaStream_t stream, bool with_grid = true);
 
 // The steps, in enqueue_elas_dense's order (each checks only what it uses).
 // E3 and E5 with uniqueness: raw, best, rival.

@@ -44,7 +44,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "args.h"
@@ -112,23 +111,9 @@ struct Options {
   int streams = 16;
   double seconds = 3, warmup = 1;
   std::string source = "device", output = "pinned", context = "primary", label = "devices";
-  std::string method = "progressive";
+  cs::Method method = cs::Method::Progressive;
   int sample_restore = 1;  // method cross
 };
-
-// The Method of a --method name; false for another name.
-bool method_of(const std::string& name, cs::Method* m) {
-  const std::pair<const char*, cs::Method> names[] = {{"progressive", cs::Method::Progressive},
-                                                       {"block", cs::Method::Block},
-                                                       {"cross", cs::Method::Cross},
-                                                       {"elas", cs::Method::Elas}};
-  for (const auto& n : names)
-    if (name == n.first) {
-      *m = n.second;
-      return true;
-    }
-  return false;
-}
 
 struct StreamResult {
   int device = 0;
@@ -159,7 +144,7 @@ void run_stream(const Options& o, const std::vector<uint8_t>& sbs, int device, c
     if (!ctx && cudaSetDevice(device) != cudaSuccess) err = "cudaSetDevice failed";
     cs::Params p;
     p.max_disparity = o.disparities;
-    method_of(o.method, &p.method);
+    p.method = o.method;
     p.sample_restore = o.sample_restore;
     if (err.empty()) engine = cs::cuda::CudaEngine::create(p, ctx ? -1 : device, &err);
     const size_t out_bytes = static_cast<size_t>(o.width) * o.height * 2;
@@ -282,10 +267,9 @@ int main(int argc, char** argv) {
   o.output = args.text("output", o.output);
   o.context = args.text("context", o.context);
   o.label = args.text("label", o.label);
-  o.method = args.text("method", o.method);
+  if (!cs::tools::parse_method(args.text("method", "progressive"), o.method))
+    cs::tools::Args::add(error, "--method: progressive, block, cross or elas");
   args.integer("sample-restore", o.sample_restore, 1, 3, error);
-  cs::Method method = cs::Method::Progressive;
-  if (!method_of(o.method, &method)) cs::tools::Args::add(error, "--method: progressive, block, cross or elas");
   if (o.source != "device" && o.source != "pinned" && o.source != "pageable")
     cs::tools::Args::add(error, "--source: device, pinned or pageable");
   if (o.output != "device" && o.output != "pinned") cs::tools::Args::add(error, "--output: device or pinned");
@@ -302,7 +286,7 @@ int main(int argc, char** argv) {
   }
   // The side-by-side RGBA frame: grey in every channel, or in colour for
   // method cross.
-  const bool colour = method == cs::Method::Cross;
+  const bool colour = o.method == cs::Method::Cross;
   cs::Image<uint32_t> views[2];
   for (int v = 0; v < 2; ++v) {
     const std::string path = args.text(v ? "right" : "left");
@@ -397,8 +381,8 @@ int main(int argc, char** argv) {
   std::printf("result label=%s method=%s sample_restore=%d devices=%s streams=%d source=%s output=%s context=%s "
               "view=%dx%d D=%d total_fps=%.0f "
               "device_fps=%s cpu_us=%.1f upload_us=%.1f submit_us=%.1f finish_us=%.1f cpu_cores=%.2f failed=%d\n",
-              o.label.c_str(), o.method.c_str(), o.sample_restore, devs.c_str(), o.streams, o.source.c_str(),
-              o.output.c_str(), o.context.c_str(), o.width, o.height, o.disparities, total / wall, dev_fps.c_str(), cpu * f, up * f, sub * f, fin * f, cpu / wall,
-              failed);
+              o.label.c_str(), cs::tools::method_name(o.method), o.sample_restore, devs.c_str(), o.streams, o.source.c_str(),
+              o.output.c_str(), o.context.c_str(), o.width, o.height, o.disparities, total / wall, dev_fps.c_str(),
+              cpu * f, up * f, sub * f, fin * f, cpu / wall, failed);
   return failed ? 1 : 0;
 }

@@ -475,15 +475,7 @@ std::string key_of(std::string name) {
   return name;
 }
 
-const char* method_name(const Options& o) {
-  switch (static_cast<cs::Method>(o.method)) {
-    case cs::Method::Block: return "block";
-    case cs::Method::Cross: return "cross";
-    case cs::Method::Elas: return "elas";
-    case cs::Method::Progressive: break;
-  }
-  return "progressive";
-}
+const char* method_name(const Options& o) { return cs::tools::method_name(static_cast<cs::Method>(o.method)); }
 
 std::string scene_name(const Result& r, const Options& o) { return r.c.scene == "pair" ? o.label : r.c.scene; }
 
@@ -593,13 +585,10 @@ int main(int argc, char** argv) {
   args.integer("cross-truncation", o.cross_truncation, 1, cs::kMaxCrossTruncation, error);
   args.integer("sample-restore", o.sample_restore, 1, cs::kMaxSampleRestore, error);
   const std::string method = args.text("method", "progressive");
-  if (method == "block")
-    o.method = static_cast<int>(cs::Method::Block);
-  else if (method == "cross")
-    o.method = static_cast<int>(cs::Method::Cross);
-  else if (method == "elas")
-    o.method = static_cast<int>(cs::Method::Elas);
-  else if (method != "progressive")
+  cs::Method m = cs::Method::Progressive;
+  if (cs::tools::parse_method(method, m))
+    o.method = static_cast<int>(m);
+  else
     Args::add(error, "--method: '" + method + "' is not progressive, block, cross or elas");
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);

@@ -10,7 +10,37 @@
 #include <string>
 #include <vector>
 
+#include "stereo.h"
+
 namespace cs::tools {
+
+// The --method names of the tools and benches (the element's property
+// nicks, gst/property_enums.cpp, name the same methods).
+struct MethodName {
+  const char* name;
+  Method method;
+};
+constexpr MethodName kMethodNames[] = {{"progressive", Method::Progressive},
+                                       {"block", Method::Block},
+                                       {"cross", Method::Cross},
+                                       {"elas", Method::Elas}};
+
+// The method named s; false (m untouched) for another name.
+inline bool parse_method(const std::string& s, Method& m) {
+  for (const MethodName& n : kMethodNames)
+    if (s == n.name) {
+      m = n.method;
+      return true;
+    }
+  return false;
+}
+
+// The --method name of m.
+inline const char* method_name(Method m) {
+  for (const MethodName& n : kMethodNames)
+    if (n.method == m) return n.name;
+  return "progressive";
+}
 
 // Exit codes of every tool.
 constexpr int kExitOk = 0;

@@ -63,15 +63,6 @@ bool parse_window(const std::string& s, cs::WindowVariant& w) {
   return true;
 }
 
-bool parse_method(const std::string& s, cs::Method& m) {
-  if (s == "progressive") m = cs::Method::Progressive;
-  else if (s == "block") m = cs::Method::Block;
-  else if (s == "cross") m = cs::Method::Cross;
-  else if (s == "elas") m = cs::Method::Elas;
-  else return false;
-  return true;
-}
-
 bool parse_colormap(const std::string& s, cs::Colormap& c) {
   if (s == "turbo") c = cs::Colormap::Turbo;
   else if (s == "jet") c = cs::Colormap::Jet;
@@ -114,7 +105,7 @@ int run(int argc, char** argv) {
     args.integer("cross-truncation", params.cross_truncation, -1000, 1000, error);
     args.integer("sample-restore", params.sample_restore, -1000, 1000, error);
     args.integer("uniqueness-ratio", params.uniqueness_ratio, -1000, 1000, error);
-    if (args.has("method") && !parse_method(args.text("method"), params.method))
+    if (args.has("method") && !cs::tools::parse_method(args.text("method"), params.method))
       Args::add(error, "--method must be progressive, block, cross or elas, not '" + args.text("method") + "'");
     if (args.has("window") && !parse_window(args.text("window"), params.window))
       Args::add(error, "--window must be box, best1, best2 or best4, not '" + args.text("window") + "'");

@@ -371,29 +371,31 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
     }
     EXPECT_GT(empty, 0) << "frames without foreground";
     EXPECT_GT(partial, 0) << "frames with some";
+    // The frames of `phase` through both engines: how many of them the
+    // GPU's stats say `counts`; stops at the first failure.
+    auto frames_where = [&](const MovingObjectsSpec& phase, const char* what, auto&& counts) {
+      int n = 0;
+      for (int i = 0; i < phase.frames(); ++i) {
+        SCOPED_TRACE(::testing::Message() << what << ", frame " << i);
+        EXPECT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, phase, i, &f), "");
+        if (::testing::Test::HasFailure()) break;
+        compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+        if (::testing::Test::HasFailure()) break;
+        n += counts(gpu->stats());
+      }
+      return n;
+    };
     // Then a large foreground (half the frame): the graph's other body.
-    const MovingObjectsSpec large = fraction_objects_spec(c.w, c.h, 0.5, c.d / 2, 0, 6, 5);
-    int many = 0;
-    for (int i = 0; i < large.frames(); ++i) {
-      SCOPED_TRACE(::testing::Message() << "large foreground, frame " << i);
-      ASSERT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, large, i, &f), "");
-      compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
-      if (::testing::Test::HasFailure()) return;
-      many += gpu->stats().foreground_fraction > 0.3;
-    }
+    const int many = frames_where(fraction_objects_spec(c.w, c.h, 0.5, c.d / 2, 0, 6, 5), "large foreground",
+                                  [](const FrameStats& st) { return st.foreground_fraction > 0.3; });
+    if (::testing::Test::HasFailure()) return;
     EXPECT_GT(many, 0) << "frames with a large foreground";
     // Then a scene change (one object over both views): where both masks
     // hold every pixel the graph's body without the masks and lists runs,
     // with the same results.
-    const MovingObjectsSpec change = fraction_objects_spec(c.w, c.h, 1.0, c.d / 2, 0, 4, 7);
-    int whole = 0;
-    for (int i = 0; i < change.frames(); ++i) {
-      SCOPED_TRACE(::testing::Message() << "scene change, frame " << i);
-      ASSERT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, change, i, &f), "");
-      compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
-      if (::testing::Test::HasFailure()) return;
-      whole += gpu->stats().foreground_fraction == 1.0;
-    }
+    const int whole = frames_where(fraction_objects_spec(c.w, c.h, 1.0, c.d / 2, 0, 4, 7), "scene change",
+                                   [](const FrameStats& st) { return st.foreground_fraction == 1.0; });
+    if (::testing::Test::HasFailure()) return;
     EXPECT_GT(whole, 0) << "frames foreground everywhere";
   }
 }

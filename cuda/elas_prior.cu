@@ -3,7 +3,7 @@
 //   clear              mu_q4 = kNoPrior (a thread a pixel)
 //   compact_rows       a block a grid row: its points, their vertices sorted by x
 //   plan               one block: the non-empty rows and strips (block scans),
-//                      then a thread a side fills the pockets
+//                      then rounds of clips fill the pockets (a thread a row and side)
 //   strips             a thread a vertex: its two strip triangles
 //   rungs              a thread a strip triangle: the twins across its rungs
 //   first_candidates   a thread a half-edge: the first round's illegal edges
@@ -178,11 +178,11 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(PriorMesh m) {
     c.outer[side] = take();
   }
   for (int side = 0; side < 2; ++side) {
-    c.stack_x[side] = take();
-    c.stack_y[side] = take();
-    c.stack_v[side] = take();
+    c.prev[side] = take();
+    c.next[side] = take();
     c.inside[side] = take();
     c.inside_strip[side] = take();
+    c.clip[side] = take();
   }
   int rows = 0;
   for (int base = 0; base < cy; base += blockDim.x) {
@@ -217,14 +217,56 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(PriorMesh m) {
   __syncthreads();
   for (int k = tid; k + 1 < rows; k += blockDim.x) chain_strip_step(c, k);
   __syncthreads();
-  // The two sides' pockets at once, in two warps; the right side's built
-  // apart, then moved behind the left side's.
-  __shared__ int pocket_end[2];
-  const int right_built = pocket_scratch_first(strip_triangles, rows);
-  if (tid == 0) pocket_end[0] = fill_pocket_side(m, c, 0, strip_triangles);
-  if (tid == 32) pocket_end[1] = fill_pocket_side(m, c, 1, right_built);
+  // The two sides' pockets at once, a thread a row and side, a round of
+  // clips at a time, then the tail a thread a side (pocket_walk); the right
+  // side's built apart, then moved behind the left side's. A round's ids by one scan of both sides' clips packed in
+  // one word (the left side's count in the low 16 bits: a side clips fewer
+  // than rows < 2^15 rows, the vertices' y being below 2^15).
+  const int chain = 2 * rows;
+  for (int i = tid; i < chain; i += blockDim.x) {
+    const int side = i >= rows ? 1 : 0;
+    pocket_chain_init(c, side, i - side * rows);
+  }
   __syncthreads();
-  const PocketMove mv{right_built, pocket_end[0], pocket_end[1] - right_built};
+  int pocket_next[2] = {strip_triangles, pocket_scratch_first(strip_triangles, rows)};
+  const int right_built = pocket_next[1];
+  int on_chains = chain;
+  for (int round = 0;; ++round) {
+    // Every row's decision (reads only) ...
+    unsigned clipped = 0;
+    for (int base = 0; base < chain; base += blockDim.x) {
+      const int i = base + tid, side = i >= rows ? 1 : 0, k = i - side * rows;
+      const bool clip = i < chain && pocket_clips(c, side, k, round);
+      int tile;
+      const unsigned before = clipped + static_cast<unsigned>(block_exclusive_sum(clip ? (side ? 0x10000 : 1) : 0, &tile));
+      if (i < chain) c.clip[side][k] = clip ? pocket_next[side] + static_cast<int>(side ? before >> 16 : before & 0xFFFFu) : -1;
+      clipped += static_cast<unsigned>(tile);
+    }
+    if (clipped == 0) break;
+    // ... then the clips (block_exclusive_sum's last barrier is between);
+    // each thread reads the decision it wrote.
+    for (int i = tid; i < chain; i += blockDim.x) {
+      const int side = i >= rows ? 1 : 0, k = i - side * rows;
+      const int t = c.clip[side][k];
+      if (t >= 0) pocket_clip_step(m, c, side, k, t);
+    }
+    pocket_next[0] += static_cast<int>(clipped & 0xFFFFu);
+    pocket_next[1] += static_cast<int>(clipped >> 16);
+    const int clips = static_cast<int>((clipped & 0xFFFFu) + (clipped >> 16));
+    on_chains -= clips;
+    __syncthreads();
+    if (pocket_walk_now(clips, on_chains)) {
+      // The tail: a thread a side, in two warps.
+      __shared__ int walked[2];
+      if (tid == 0) walked[0] = pocket_walk(m, c, 0, pocket_next[0]);
+      if (tid == 32) walked[1] = pocket_walk(m, c, 1, pocket_next[1]);
+      __syncthreads();
+      pocket_next[0] = walked[0];
+      pocket_next[1] = walked[1];
+      break;
+    }
+  }
+  const PocketMove mv{right_built, pocket_next[0], pocket_next[1] - right_built};
   for (int i = tid; i < mv.count; i += blockDim.x) move_right_pocket(m, mv, i);
   if (tid == 0) {
     m.counts[kPriorRows] = rows;

@@ -25,11 +25,13 @@
 //     row, so a thread a vertex builds them all at once.
 //  3. Pockets. The strips' union is cut by every row in one interval but
 //     need not be convex. Between its left boundary (each non-empty row's
-//     first vertex, top to bottom) and the convex hull, Andrew's monotone
-//     chain: each pop on a strict turn the wrong way is a triangle (b, c, p)
-//     outside the union; collinear vertices stay on the chain, so every
-//     vertex is a vertex of the triangulation and no triangle is flat. The
-//     right boundary alike. One thread, a step a row.
+//     first vertex, top to bottom) and the convex hull, rounds of ear
+//     clipping: a row where the boundary turns strictly the wrong way is
+//     cut off by the triangle of it and its two neighbours on the boundary
+//     (outside the union), non-neighbouring rows at once, until the boundary
+//     is convex; collinear vertices stay on it, so every vertex is a vertex
+//     of the triangulation and no triangle is flat. The right boundary
+//     alike, in the same rounds. A thread a row and side, a barrier a round.
 //  4. Flips. Rounds of Lawson flips with incircle_perturbed. In a round
 //     every illegal edge is a candidate; each triangle takes the first of
 //     its candidate edges in the round's order (edge_order of the edge's
@@ -144,6 +146,22 @@ CS_HD TriPoint vertex_point(const PriorMesh& m, int v) {
 #endif
 }
 CS_HD int vertex_row(const PriorMesh& m, int v) { return v / m.cells_x; }
+
+// A round's order of the edges: a bijection of the 32-bit ids (murmur3's
+// finaliser: xor-shifts and odd multipliers are invertible), so two edges
+// never tie, mixed anew each round. Plain ids would let only one edge of a
+// chain of conflicting candidates flip a round (a fan's edges take
+// increasing ids: each triangle takes its lower edge); a mixed order lets
+// about one in three flip, whatever the numbering.
+CS_HD uint32_t edge_order(int edge, int round) {
+  uint32_t h = static_cast<uint32_t>(edge) ^ (static_cast<uint32_t>(round) * 0x9E3779B9u);
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
 
 // ---------------------------------------------------------------- 1. rows
 
@@ -271,9 +289,9 @@ CS_HD void strip_rung_step(const PriorMesh& m, int t) {
 // ---------------------------------------------------------------- 3. pockets
 
 // The non-empty rows k = 0 .. rows - 1, top to bottom, as the plan
-// gathers them (shared memory on the GPU), and the pocket pass's chains and
-// stack (rows entries each). Side 0 is the left boundary (each row's first
-// vertex), side 1 the right one (its last).
+// gathers them (shared memory on the GPU), and each side's chain as the
+// pocket rounds shorten it (rows entries each). Side 0 is the left boundary
+// (each row's first vertex), side 1 the right one (its last).
 struct ChainRows {
   int rows = 0;
   int32_t* grid_row = nullptr;     // the grid row
@@ -285,12 +303,13 @@ struct ChainRows {
   int32_t* vertex[2] = {};         // its id
   int32_t* inner[2] = {};          // strip k's side: the strip triangle's half-edge there, -1 none
   int32_t* outer[2] = {};          // strip k's side: the pocket triangle's half-edge there, -1 none
-  // Each side's stack (the sides run at once): chain vertices ...
-  int32_t* stack_x[2] = {};
-  int32_t* stack_y[2] = {};
-  int32_t* stack_v[2] = {};
-  int32_t* inside[2] = {};         // ... the half-edge inside the chain edge from entry i to i + 1
+  // The chain: rows still on it as a doubly linked list (prev -1 for the
+  // first, next -1 for the last, kOffChain once clipped) ...
+  int32_t* prev[2] = {};
+  int32_t* next[2] = {};
+  int32_t* inside[2] = {};         // ... the half-edge inside the chain edge from k to next[k], -1 none
   int32_t* inside_strip[2] = {};   // that edge's strip when it is a strip's side, else -1
+  int32_t* clip[2] = {};           // this round: the id of the triangle that clips k, -1 none
 };
 // ChainRows' arrays (rows + 1 entries each).
 constexpr int kChainRowArrays = 23;
@@ -328,86 +347,126 @@ CS_HD void chain_strip_step(const ChainRows& c, int k) {
   c.inner[1][k] = 3 * (c.strip_first[k] + n - 1) + rung_after_slot(upper_last);
 }
 
-// One side's pockets, triangles from id next on; returns the next free id.
-// Left: the polygon lies right of the chain, b, c, p turn the wrong way
-// when orient2d(b, c, p) > 0, and (b, c, p) is positive; inside half-edges
-// run up the chain (lower to upper). Right: mirrored, (b, p, c), running
-// down. A pocket half-edge h lies across a chain edge whose inside is
-// half-edge g (-1 none) of strip `strip` (-1: g is a pocket triangle's): a
-// strip triangle's side is set from the outer half-edges by
-// strip_rung_step, and a strip without triangles meets the other side's
-// pocket (link_strip_sides). One thread a side, both sides at once (each
-// its own stack and outer half-edges): the stack's two top entries stay in
-// registers, the side's arrays are picked once, and each row costs a few
-// loads of shared memory.
-CS_HD int fill_pocket_side(const PriorMesh& m, const ChainRows& c, int side, int next) {
+// A row clipped off its side's chain (ChainRows::next).
+constexpr int32_t kOffChain = -2;
+
+// The pockets, by rounds of ear clipping, both sides at once. Side s's chain
+// starts as every row's boundary vertex, top to bottom, the inside of the
+// chain edge from row k to k + 1 being strip k's side (inner; a strip
+// without triangles: -1). In a round, a row k of the chain whose turn
+// (prev, k, next) goes strictly the wrong way (left: orient2d > 0, right:
+// < 0; pocket_reflex) is clipped when neither neighbour is such a row of a
+// higher priority (pocket_order: a bijection of k, mixed anew each round):
+// the triangle (prev, k, next) is added and k leaves the chain. A clipped
+// row's triangle lies outside the union, between the chain and the segment
+// (prev, next), in the band of rows between prev and next, which no other
+// row of the chain enters and no other clip of the round touches (no two
+// neighbours clip at once), so every round's clips are valid together. The
+// highest wrong turn of a round always clips; the rounds end when none is
+// left: the chain is then convex, the hull, its collinear rows kept (they
+// never turn strictly). Every row but the hull's is clipped once, so each
+// side adds (rows on its chain) - (rows on the hull) triangles, as Andrew's
+// monotone chain would (and the same vertex set: the hull's rows), in
+// another order; the flips make any triangulation THE one. About a third
+// of a run of wrong turns clips a round: tens of rounds for thousands of
+// rows.
+CS_HD uint32_t pocket_order(int k, int round) { return edge_order(k, round); }
+
+CS_HD TriPoint chain_point(const ChainRows& c, int side, int k) { return {c.x[side][k], c.y[k]}; }
+
+// Row k's chain at the start (every non-empty row on it).
+CS_HD void pocket_chain_init(const ChainRows& c, int side, int k) {
+  const bool last = k + 1 >= c.rows;
+  c.prev[side][k] = k - 1;
+  c.next[side][k] = last ? -1 : k + 1;
+  c.inside[side][k] = last ? -1 : c.inner[side][k];
+  c.inside_strip[side][k] = last ? -1 : k;
+}
+
+// Whether the chain turns strictly the wrong way at k between a and b
+// (false when a or b is past an end: -1).
+CS_HD bool pocket_reflex(const ChainRows& c, int side, int a, int k, int b) {
+  if (a < 0 || b < 0) return false;
+  const int64_t turn = orient2d(chain_point(c, side, a), chain_point(c, side, k), chain_point(c, side, b));
+  return side == 0 ? turn > 0 : turn < 0;
+}
+
+// Whether row k (on the chain or not) is clipped in `round`; reads the
+// chain only (pocket_clip_step writes it after every row's decision).
+CS_HD bool pocket_clips(const ChainRows& c, int side, int k, int round) {
+  const int a = c.prev[side][k], b = c.next[side][k];
+  if (!pocket_reflex(c, side, a, k, b)) return false;
+  const uint32_t own = pocket_order(k, round);
+  if (pocket_order(a, round) > own && pocket_reflex(c, side, c.prev[side][a], a, k)) return false;
+  if (pocket_order(b, round) > own && pocket_reflex(c, side, k, b, c.next[side][b])) return false;
+  return true;
+}
+
+// Row k (a, k, b on the chain) clipped by triangle t: left (a, k, b),
+// right (a, b, k), both positive. Its half-edges along (a, k) and (k, b)
+// are the twins of those chain edges' insides; a strip's side is set from
+// the outer half-edges by strip_rung_step (a strip without triangles meets
+// the other side's pocket: link_strip_sides). The new chain edge (a, b) is
+// hull until a later clip covers it.
+CS_HD void pocket_clip_step(const PriorMesh& m, const ChainRows& c, int side, int k, int t) {
   const bool right = side == 1;
-  const int32_t* const xs = right ? c.x[1] : c.x[0];
-  const int32_t* const vs = right ? c.vertex[1] : c.vertex[0];
-  const int32_t* const inner = right ? c.inner[1] : c.inner[0];
-  int32_t* const outer = right ? c.outer[1] : c.outer[0];
-  int32_t* const sx = right ? c.stack_x[1] : c.stack_x[0];
-  int32_t* const sy = right ? c.stack_y[1] : c.stack_y[0];
-  int32_t* const sv = right ? c.stack_v[1] : c.stack_v[0];
+  int32_t* const prev = right ? c.prev[1] : c.prev[0];
+  int32_t* const next = right ? c.next[1] : c.next[0];
   int32_t* const inside = right ? c.inside[1] : c.inside[0];
   int32_t* const inside_strip = right ? c.inside_strip[1] : c.inside_strip[0];
+  int32_t* const outer = right ? c.outer[1] : c.outer[0];
+  const int a = prev[k], b = next[k];
+  const int32_t* const vs = right ? c.vertex[1] : c.vertex[0];
+  int ak, kb, ba;  // the half-edges along a - k, k - b, b - a
+  if (!right) {
+    set_triangle(m, t, vs[a], vs[k], vs[b]);
+    ak = 3 * t, kb = 3 * t + 1, ba = 3 * t + 2;
+  } else {
+    set_triangle(m, t, vs[a], vs[b], vs[k]);
+    ak = 3 * t + 2, kb = 3 * t + 1, ba = 3 * t;
+  }
   auto attach = [&](int h, int g, int strip) {
     m.twin[h] = g;
     if (strip >= 0) outer[strip] = h;
     else if (g >= 0) m.twin[g] = h;
   };
-  int depth = 0;
-  TriPoint top{0, 0}, below{0, 0};  // entries depth - 1 and depth - 2
-  int top_v = -1, below_v = -1;
-  for (int k = 0; k < c.rows; ++k) {
-    const TriPoint p = {xs[k], c.y[k]};
-    const int pv = vs[k];
-    // The inside of the chain edge top - p.
-    int pending = k > 0 ? inner[k - 1] : -1, pending_strip = k > 0 ? k - 1 : -1;
-    while (depth >= 2) {
-      const int64_t turn = orient2d(below, top, p);
-      if (right ? turn >= 0 : turn <= 0) break;
-      const int t = next++;
-      int bc, cp, pb;  // half-edges below - top, top - p, p - below
-      if (!right) {
-        set_triangle(m, t, below_v, top_v, pv);
-        bc = 3 * t, cp = 3 * t + 1, pb = 3 * t + 2;
-      } else {
-        set_triangle(m, t, below_v, pv, top_v);
-        bc = 3 * t + 2, cp = 3 * t + 1, pb = 3 * t;
-      }
-      attach(bc, inside[depth - 2], inside_strip[depth - 2]);
-      attach(cp, pending, pending_strip);
-      m.twin[pb] = -1;  // the chain's new edge: hull, until a later pocket covers it
-      pending = pb;
-      pending_strip = -1;
-      --depth;
-      top = below;
-      top_v = below_v;
-      if (depth >= 2) {
-        below = {sx[depth - 2], sy[depth - 2]};
-        below_v = sv[depth - 2];
-      }
+  attach(ak, inside[a], inside_strip[a]);
+  attach(kb, inside[k], inside_strip[k]);
+  m.twin[ba] = -1;
+  inside[a] = ba;
+  inside_strip[a] = -1;
+  next[a] = b;
+  prev[b] = a;
+  next[k] = kOffChain;
+}
+
+// The rounds' tail: a wrong turn whose neighbours turn right only becomes
+// one when its neighbour is clipped, one row a round (a bulge of the
+// boundary inside the hull is eaten from its ends), so once a round clips
+// few of the rows left (pocket_walk_now), one thread a side walks the rest
+// of its chain top to bottom, clipping each row's predecessor while it
+// turns the wrong way: Andrew's monotone chain on what is left, a row a
+// step, the same clips (pocket_clip_step) in another order. Returns the
+// next free id.
+CS_HD bool pocket_walk_now(int clipped, int left_on_chains) { return 8 * clipped < left_on_chains; }
+
+CS_HD int pocket_walk(const PriorMesh& m, const ChainRows& c, int side, int next_id) {
+  if (c.rows < 3) return next_id;
+  const int32_t* const prev = side == 1 ? c.prev[1] : c.prev[0];
+  const int32_t* const next = side == 1 ? c.next[1] : c.next[0];
+  for (int k = next[0]; k >= 0; k = next[k]) {
+    for (;;) {
+      const int p = prev[k];
+      if (!pocket_reflex(c, side, prev[p], p, k)) break;
+      pocket_clip_step(m, c, side, p, next_id++);
     }
-    if (depth > 0) {
-      inside[depth - 1] = pending;
-      inside_strip[depth - 1] = pending_strip;
-    }
-    sx[depth] = p.x;
-    sy[depth] = p.y;
-    sv[depth] = pv;
-    ++depth;
-    below = top;
-    below_v = top_v;
-    top = p;
-    top_v = pv;
   }
-  return next;
+  return next_id;
 }
 
 // The two sides run at once: the left side's pockets take the ids after the
 // strip triangles, the right side's are built at pocket_scratch_first (past
-// any id the left side can reach: a side pops at most rows - 2 times) and
+// any id the left side can reach: a side clips at most rows - 2 rows) and
 // then moved to the ids after the left side's (move_right_pocket), so the
 // numbering is that of the left side's pockets, then the right side's.
 CS_HD int pocket_scratch_first(int strip_triangles, int rows) { return strip_triangles + 2 * (rows > 0 ? rows : 0); }
@@ -454,22 +513,6 @@ CS_HD void link_strip_sides(const PriorMesh& m, const ChainRows& c, const Pocket
 }
 
 // ---------------------------------------------------------------- 4. flips
-
-// A round's order of the edges: a bijection of the 32-bit ids (murmur3's
-// finaliser: xor-shifts and odd multipliers are invertible), so two edges
-// never tie, mixed anew each round. Plain ids would let only one edge of a
-// chain of conflicting candidates flip a round (a fan's edges take
-// increasing ids: each triangle takes its lower edge); a mixed order lets
-// about one in three flip, whatever the numbering.
-CS_HD uint32_t edge_order(int edge, int round) {
-  uint32_t h = static_cast<uint32_t>(edge) ^ (static_cast<uint32_t>(round) * 0x9E3779B9u);
-  h ^= h >> 16;
-  h *= 0x85EBCA6Bu;
-  h ^= h >> 13;
-  h *= 0xC2B2AE35u;
-  h ^= h >> 16;
-  return h;
-}
 
 // Larger for a later round, then for an edge earlier in the round's order.
 CS_HD unsigned long long claim_key(int round, int edge) {

@@ -144,11 +144,11 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
     c.outer[side] = shared[8 + 4 * side].data();
   }
   for (int side = 0; side < 2; ++side) {
-    c.stack_x[side] = shared[13 + 5 * side].data();
-    c.stack_y[side] = shared[14 + 5 * side].data();
-    c.stack_v[side] = shared[15 + 5 * side].data();
-    c.inside[side] = shared[16 + 5 * side].data();
-    c.inside_strip[side] = shared[17 + 5 * side].data();
+    c.prev[side] = shared[13 + 5 * side].data();
+    c.next[side] = shared[14 + 5 * side].data();
+    c.inside[side] = shared[15 + 5 * side].data();
+    c.inside_strip[side] = shared[16 + 5 * side].data();
+    c.clip[side] = shared[17 + 5 * side].data();
   }
   int rows = 0;
   for (int j = 0; j < cy; ++j) {
@@ -165,14 +165,40 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
     strip_triangles += strip_triangle_count(c.count[k], c.count[k + 1]);
   }
   threads(std::max(rows - 1, 0), reverse, [&](int k) { chain_strip_step(c, k); });
-  // The two sides' pockets (a thread each, at once: neither reads what the
-  // other writes), the right side's built apart and moved behind the left's.
-  const int right_built = pocket_scratch_first(strip_triangles, rows);
-  int pocket_end[2] = {0, 0};
-  threads(2, reverse, [&](int side) {
-    pocket_end[side] = fill_pocket_side(m, c, side, side == 0 ? strip_triangles : right_built);
-  });
-  const PocketMove mv{right_built, pocket_end[0], pocket_end[1] - right_built};
+  // The two sides' pockets: rounds of clips, a thread a row and side; each
+  // round every decision, the ids in thread order (the kernel's scan), then
+  // the clips. The right side's built apart and moved behind the left's.
+  const int chain = 2 * rows;
+  auto side_of = [&](int i) { return i >= rows ? 1 : 0; };
+  threads(chain, reverse, [&](int i) { pocket_chain_init(c, side_of(i), i - side_of(i) * rows); });
+  int pocket_next[2] = {strip_triangles, pocket_scratch_first(strip_triangles, rows)};
+  const int right_built = pocket_next[1];
+  int on_chains = chain;
+  for (int round = 0;; ++round) {
+    std::vector<char> clips(chain);
+    threads(chain, reverse, [&](int i) { clips[i] = pocket_clips(c, side_of(i), i - side_of(i) * rows, round); });
+    int clipped[2] = {0, 0};
+    for (int i = 0; i < chain; ++i) {
+      const int side = side_of(i);
+      c.clip[side][i - side * rows] = clips[i] ? pocket_next[side] + clipped[side]++ : -1;
+    }
+    if (clipped[0] + clipped[1] == 0) break;
+    threads(chain, reverse, [&](int i) {
+      const int side = side_of(i), k = i - side * rows;
+      if (c.clip[side][k] >= 0) pocket_clip_step(m, c, side, k, c.clip[side][k]);
+    });
+    pocket_next[0] += clipped[0];
+    pocket_next[1] += clipped[1];
+    on_chains -= clipped[0] + clipped[1];
+    if (pocket_walk_now(clipped[0] + clipped[1], on_chains)) {
+      int walked[2];
+      threads(2, reverse, [&](int side) { walked[side] = pocket_walk(m, c, side, pocket_next[side]); });
+      pocket_next[0] = walked[0];
+      pocket_next[1] = walked[1];
+      break;
+    }
+  }
+  const PocketMove mv{right_built, pocket_next[0], pocket_next[1] - right_built};
   threads(mv.count, reverse, [&](int i) { move_right_pocket(m, mv, i); });
   const int triangles = mv.to + mv.count;
   m.counts[kPriorRows] = rows;

@@ -44,9 +44,11 @@
 //    > 0 when d is inside the circle through a, b, c and orient2d(a,b,c) > 0
 //    (the sign flips with the orientation). Evaluated relative to d: each
 //    of its three terms is a squared distance (< 2 * 2^30) times twice a
-//    triangle's area (< 2^30), so the value is below 6 * 2^60 < 2^63; the
-//    products are formed in __int128 all the same (nvcc has it on the
-//    device too), which leaves no bound to re-check if the range grows.
+//    triangle's area (< 2^30), so the value is below 6 * 2^60 < 2^63 and
+//    64-bit integers hold every product and sum (coordinates past
+//    kTriCoordLimit would need wider ones: the flip rounds on the GPU run
+//    this test a chain of dependent steps a round, and 128-bit products
+//    lengthened it).
 //  incircle_perturbed(a, b, c, d): the sign of the same determinant with the
 //    perturbed heights; see its comment for the derivation of the signs.
 #pragma once
@@ -78,7 +80,7 @@ CS_HD int64_t orient2d(TriPoint a, TriPoint b, TriPoint c) {
   return static_cast<int64_t>(b.x - a.x) * (c.y - a.y) - static_cast<int64_t>(b.y - a.y) * (c.x - a.x);
 }
 
-CS_HD __int128 incircle(TriPoint a, TriPoint b, TriPoint c, TriPoint d) {
+CS_HD int64_t incircle(TriPoint a, TriPoint b, TriPoint c, TriPoint d) {
   // Subtracting row d from the others and then 2*dx times column x and
   // 2*dy times column y from the height column leaves the determinant
   // unchanged and turns the heights into squared distances to d.
@@ -88,11 +90,10 @@ CS_HD __int128 incircle(TriPoint a, TriPoint b, TriPoint c, TriPoint d) {
   const int64_t alift = adx * adx + ady * ady;
   const int64_t blift = bdx * bdx + bdy * bdy;
   const int64_t clift = cdx * cdx + cdy * cdy;
-  return static_cast<__int128>(alift) * (bdx * cdy - bdy * cdx) + static_cast<__int128>(blift) * (cdx * ady - cdy * adx) +
-         static_cast<__int128>(clift) * (adx * bdy - ady * bdx);
+  return alift * (bdx * cdy - bdy * cdx) + blift * (cdx * ady - cdy * adx) + clift * (adx * bdy - ady * bdx);
 }
 
-CS_HD int tri_sign(__int128 v) { return v > 0 ? 1 : (v < 0 ? -1 : 0); }
+CS_HD int tri_sign(int64_t v) { return v > 0 ? 1 : (v < 0 ? -1 : 0); }
 
 // The sign of incircle(a, b, c, d) with z_p = x_p^2 + y_p^2 + eps_p.
 // The determinant is linear in the height column; expanding
@@ -111,14 +112,24 @@ CS_HD int tri_sign(__int128 v) { return v > 0 ? 1 : (v < 0 ? -1 : 0); }
 CS_HD int incircle_perturbed(TriPoint a, TriPoint b, TriPoint c, TriPoint d) {
   const int exact = tri_sign(incircle(a, b, c, d));
   if (exact != 0) return exact;
-  const TriPoint p[4] = {a, b, c, d};
-  const int64_t coef[4] = {orient2d(b, c, d), -orient2d(a, c, d), orient2d(a, b, d), -orient2d(a, b, c)};
   // Distinct points have distinct priorities; pick the nonzero coefficient
-  // whose point has the smallest one (no sort: four points).
-  int best = -1;
-  for (int i = 0; i < 4; ++i)
-    if (coef[i] != 0 && (best < 0 || tri_priority(p[i]) < tri_priority(p[best]))) best = i;
-  return best < 0 ? 0 : (coef[best] > 0 ? 1 : -1);
+  // whose point has the smallest one (no sort, no array: four points, in
+  // registers on the GPU).
+  bool found = false;
+  uint32_t best_priority = 0;
+  int64_t best_coef = 0;
+  auto consider = [&](TriPoint p, int64_t coef) {
+    if (coef != 0 && (!found || tri_priority(p) < best_priority)) {
+      found = true;
+      best_priority = tri_priority(p);
+      best_coef = coef;
+    }
+  };
+  consider(a, orient2d(b, c, d));
+  consider(b, -orient2d(a, c, d));
+  consider(c, orient2d(a, b, d));
+  consider(d, -orient2d(a, b, c));
+  return !found ? 0 : (best_coef > 0 ? 1 : -1);
 }
 
 // The triangulation defined above, in canonical form. O(n log n) expected

@@ -17,8 +17,8 @@
 // The flips need the whole mesh between rounds. The first rounds hold
 // thousands of flips (on Aloe at 1080p 5352, 3198, 2638, ... halving about
 // every three rounds), more than one block can take at once, so they are
-// spread over the GPU; the tens of rounds after them hold a few hundred
-// flips or fewer, and one block runs them all with barriers between the
+// spread over the GPU (until a round holds a few hundred); the rounds after
+// them hold fewer, and one block runs them all with barriers between the
 // phases: no launch a round, no trip to the host, and the same launches
 // every frame whatever the number of rounds.
 #include "elas_prior.h"
@@ -45,6 +45,15 @@ constexpr int kRasterMaxBlocks = 2048;
 constexpr int kBigRasterBlocks = 1024;
 // The spread rounds' launches: at most this many blocks a multiprocessor.
 constexpr int kSpreadBlocksPerSm = 4;
+// The rounds are spread over the GPU while a round holds more candidates
+// than about this (default_spread_rounds). A spread round costs two
+// launches, an empty one too; a round in flips_kernel's block a chain of
+// dependent loads and two barriers whatever its size, and a pass of the
+// block for every kFlipThreads candidates. On the H200 (Aloe, 640x480 to
+// 1080p x 256) spreading until about 1024 were left was 2 to 3 % slower a
+// frame than until about 400; 256, 512 or 640 were up to 1 % slower at
+// 1080p (640 0.5 % faster at 640x480).
+constexpr double kSpreadUntilCandidates = 400;
 
 // The current device's multiprocessors.
 cudaError_t device_multiprocessors(int* sms) {
@@ -384,6 +393,7 @@ __device__ __forceinline__ void mend_and_offer(const PriorMesh& m, int e, int ro
 // A thread a half-edge.
 __global__ void __launch_bounds__(kStepThreads) first_candidates_kernel(PriorMesh m) {
   const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if ((e & ~31) >= 3 * m.counts[kPriorTriangles]) return;  // a whole warp past the half-edges
   const bool edge = e < 3 * m.counts[kPriorTriangles];
   const int half[1] = {edge ? e : -1};
   const EdgeQuad k[1] = {edge ? edge_quad(m, e, 1) : EdgeQuad{-1, 0, 0, 0, 0, false}};
@@ -406,8 +416,8 @@ __global__ void __launch_bounds__(kStepThreads) spread_flip_kernel(PriorMesh m, 
     candidates_slot[(round + 1) & 1] = 0;
     work_slot[(round + 1) & 1] = 0;
   }
-  const int stride = gridDim.x * blockDim.x;
-  for (int base = blockIdx.x * blockDim.x; base < candidates; base += stride) {
+  const int stride = gridDim.x * blockDim.x, warp_first = threadIdx.x & ~31;
+  for (int base = blockIdx.x * blockDim.x; base + warp_first < candidates; base += stride) {
     const int i = base + threadIdx.x;
     const bool in = i < candidates;
     flip_and_list(m, in ? m.candidate[2 * i] : -1, in ? m.candidate[2 * i + 1] : -1, round, work_slot + (round & 1),
@@ -424,8 +434,8 @@ __global__ void __launch_bounds__(kStepThreads) spread_mend_kernel(PriorMesh m, 
     m.counts[kPriorFlips] += flipped / 2;
     m.counts[kPriorLastFlipRound] = round;
   }
-  const int stride = gridDim.x * blockDim.x;
-  for (int base = blockIdx.x * blockDim.x; base < flipped; base += stride) {
+  const int stride = gridDim.x * blockDim.x, warp_first = threadIdx.x & ~31;
+  for (int base = blockIdx.x * blockDim.x; base + warp_first < flipped; base += stride) {
     const int i = base + threadIdx.x;
     mend_and_offer(m, i < flipped ? m.work[i] : -1, round, m.counts + kPriorRoundCandidates + ((round + 1) & 1),
                    nullptr, 0);
@@ -451,7 +461,7 @@ __global__ void __launch_bounds__(kStepThreads) spread_mend_kernel(PriorMesh m, 
 __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m, int first_round) {
   __shared__ int flip_count[2], offer_count[2];
   __shared__ int32_t near_pairs[2 * kFlipSharedPairs], near_work[kFlipSharedWork];
-  const int tid = threadIdx.x;
+  const int tid = threadIdx.x, warp_first = tid & ~31;
   if (tid == 0) flip_count[0] = flip_count[1] = offer_count[0] = offer_count[1] = 0;
   __syncthreads();
   int candidates = m.counts[kPriorRoundCandidates + (first_round & 1)];
@@ -460,7 +470,10 @@ __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m, int fi
     const int now = round & 1, later = now ^ 1;
     if (tid == 0) flip_count[later] = offer_count[later] = 0;
     const int pairs_cap = round == first_round ? 0 : 2 * kFlipSharedPairs;
-    for (int base = 0; base < candidates; base += blockDim.x) {
+    // (A warp past the list goes straight to the barrier: the late rounds
+    // hold a few warps' worth, and idle warps' bookkeeping would take the
+    // issue slots of those on the round's chain.)
+    for (int base = 0; base + warp_first < candidates; base += blockDim.x) {
       const int i = base + tid;
       const bool in = i < candidates;
       flip_and_list(m, in ? split_load(near_pairs, pairs_cap, m.candidate, 2 * i) : -1,
@@ -471,7 +484,7 @@ __global__ void __launch_bounds__(kFlipThreads) flips_kernel(PriorMesh m, int fi
     const int flipped = flip_count[now];
     if (flipped == 0) break;
     flips += flipped / 2;
-    for (int base = 0; base < flipped; base += blockDim.x) {
+    for (int base = 0; base + warp_first < flipped; base += blockDim.x) {
       const int i = base + tid;
       mend_and_offer(m, i < flipped ? split_load(near_work, kFlipSharedWork, m.work, i) : -1, round,
                      &offer_count[later], near_pairs, 2 * kFlipSharedPairs);
@@ -631,11 +644,11 @@ int default_spread_rounds(int cells_x, int cells_y) {
   // About 3 / 4 of a round's candidates are offered again the next round
   // (Aloe's support grids at 640x480 to 1920x1080: 0.76 to 0.80 a round
   // over the first ten), and the first round has about 0.1 a cell (0.08 to
-  // 0.10): spread the rounds until about one block's worth (kFlipThreads)
-  // would be left.
+  // 0.10): spread the rounds until about kSpreadUntilCandidates would be
+  // left.
   const double first = 0.1 * static_cast<double>(cells_x) * static_cast<double>(cells_y);
-  if (first <= kFlipThreads) return 0;
-  return static_cast<int>(std::ceil(std::log(first / kFlipThreads) / std::log(4.0 / 3.0)));
+  if (first <= kSpreadUntilCandidates) return 0;
+  return static_cast<int>(std::ceil(std::log(first / kSpreadUntilCandidates) / std::log(4.0 / 3.0)));
 }
 
 cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool right_view, ElasPriorScratch& scratch,

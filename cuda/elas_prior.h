@@ -71,8 +71,8 @@ cudaError_t enqueue_elas_prior(ImageView<const int16_t> grid, int step, bool rig
                                ImageView<int32_t> mu_q4, cudaStream_t stream, int spread_rounds = -1);
 
 // The flip rounds spread over the GPU for a grid of cells_x x cells_y cells:
-// about those whose candidates would not fit one block at once (0 for
-// small grids).
+// about those that hold more than a few hundred candidates (0 for small
+// grids).
 int default_spread_rounds(int cells_x, int cells_y);
 
 }  // namespace cs::cuda

@@ -192,8 +192,8 @@ TEST(ElasPrior, FullHdGridsAndRenderedScenes) {
 // mu_q4 and number of rounds whichever round the block takes over at (0:
 // the block runs them all; more than the rounds: it runs none).
 TEST(ElasPrior, SpreadRoundsChangeNothing) {
-  EXPECT_EQ(default_spread_rounds(128, 96), 1);  // 640x480 at step 5
-  EXPECT_EQ(default_spread_rounds(384, 216), 8);  // 1920x1080
+  EXPECT_EQ(default_spread_rounds(128, 96), 4);  // 640x480 at step 5
+  EXPECT_EQ(default_spread_rounds(384, 216), 11);  // 1920x1080
   EXPECT_EQ(default_spread_rounds(20, 20), 0);
   const ElasSupportParams p = rendered_support_params();
   const RenderedScene scene = rendered_scenes().front();

@@ -228,9 +228,10 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(PriorMesh m) {
   __syncthreads();
   // The two sides' pockets at once, a thread a row and side, a round of
   // clips at a time, then the tail a thread a side (pocket_walk); the right
-  // side's built apart, then moved behind the left side's. A round's ids by one scan of both sides' clips packed in
-  // one word (the left side's count in the low 16 bits: a side clips fewer
-  // than rows < 2^15 rows, the vertices' y being below 2^15).
+  // side's built apart, then moved behind the left side's. A round's ids
+  // come from one scan of both sides' clips packed in one word (the left
+  // side's count in the low 16 bits: a side clips fewer than rows <= 2^15
+  // rows, the vertices' y being below 2^15, so the word stays below 2^31).
   const int chain = 2 * rows;
   for (int i = tid; i < chain; i += blockDim.x) {
     const int side = i >= rows ? 1 : 0;
@@ -247,8 +248,10 @@ __global__ void __launch_bounds__(kPlanThreads) plan_kernel(PriorMesh m) {
       const int i = base + tid, side = i >= rows ? 1 : 0, k = i - side * rows;
       const bool clip = i < chain && pocket_clips(c, side, k, round);
       int tile;
-      const unsigned before = clipped + static_cast<unsigned>(block_exclusive_sum(clip ? (side ? 0x10000 : 1) : 0, &tile));
-      if (i < chain) c.clip[side][k] = clip ? pocket_next[side] + static_cast<int>(side ? before >> 16 : before & 0xFFFFu) : -1;
+      const int packed = clip ? (side ? 0x10000 : 1) : 0;
+      const unsigned before = clipped + static_cast<unsigned>(block_exclusive_sum(packed, &tile));
+      const int rank = static_cast<int>(side ? before >> 16 : before & 0xFFFFu);
+      if (i < chain) c.clip[side][k] = clip ? pocket_next[side] + rank : -1;
       clipped += static_cast<unsigned>(tile);
     }
     if (clipped == 0) break;

@@ -31,7 +31,8 @@
 //     (outside the union), non-neighbouring rows at once, until the boundary
 //     is convex; collinear vertices stay on it, so every vertex is a vertex
 //     of the triangulation and no triangle is flat. The right boundary
-//     alike, in the same rounds. A thread a row and side, a barrier a round.
+//     alike, in the same rounds. A thread a row and side, a barrier a round;
+//     the rounds' tail a thread a side (pocket_walk).
 //  4. Flips. Rounds of Lawson flips with incircle_perturbed. In a round
 //     every illegal edge is a candidate; each triangle takes the first of
 //     its candidate edges in the round's order (edge_order of the edge's

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -90,6 +91,21 @@ inline Image<int16_t> random_grid(int cx, int cy, double density, int max_d, uin
   for (int16_t& v : g.pixels)
     if (u(rng) < density) v = static_cast<int16_t>(d(rng));
   return g;
+}
+
+// Rows of points between two boundaries that wave in and out (periods of
+// 40 and 23 rows): between two of the hull's rows a bulge of each boundary
+// lies inside the hull, which the pockets' rounds eat a row a round from
+// its ends, so their tail is walked (pocket_walk). Disparity 10 everywhere.
+inline Image<int16_t> wavy_grid(int cx = 70, int cy = 120) {
+  const double pi = 3.14159265358979323846;
+  Image<int16_t> grid(cx, cy, int16_t{-1});
+  for (int j = 0; j < cy; ++j) {
+    const int first = 12 + static_cast<int>(std::lround(9 * std::sin(2 * pi * j / 40.0)));
+    const int last = 55 + static_cast<int>(std::lround(9 * std::sin(2 * pi * j / 23.0)));
+    for (int i = std::max(first, 0); i <= std::min(last, cx - 1); ++i) grid.at(i, j) = 10;
+  }
+  return grid;
 }
 
 // The support grid of a rendered pair (E2 a to e), as elas_match makes it.

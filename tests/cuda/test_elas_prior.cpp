@@ -96,6 +96,10 @@ TEST(ElasPrior, RandomSubsetsOfTheLattice) {
     }
 }
 
+// Boundaries that wave in and out (wavy_grid): the pockets' rounds and
+// their walked tail in the plan kernel.
+TEST(ElasPrior, WavyBoundaries) { expect_both_views(wavy_grid()); }
+
 TEST(ElasPrior, FullLatticesAndCoincidingPoints) {
   for (int cx : {2, 3, 31})
     for (int cy : {2, 11}) {

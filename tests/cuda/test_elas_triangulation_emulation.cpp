@@ -5,7 +5,8 @@
 // the same triangles (canonical form) and the same mu_q4, bit for bit, on
 // random subsets of the candidate lattice, full lattices (every square
 // co-circular), right views with coinciding points, one row, two rows, one
-// column, collinear points, 0 to 3 points, tiny grids, 1080p grids and the
+// column, collinear points, wavy boundaries (the pockets' rounds and their
+// walked tail), 0 to 3 points, tiny grids, 1080p grids and the
 // support grids of rendered scenes. Each case also runs with every phase's
 // threads in reverse order: a result that hung on the order of threads
 // between two barriers would differ. Runs without a GPU; the number of flip
@@ -103,6 +104,7 @@ struct Emulated {
   std::vector<int32_t> corners;  // 3 a triangle: vertex ids
   Image<int32_t> mu_q4;
   int rounds = 0, flips = 0, status = 0, first_candidates = 0, big_triangles = 0;
+  int pocket_rounds = 0, walk_clips = 0;  // the pockets' rounds that clipped, and the clips of their tail's walk
   bool padding_intact = true;
   ::testing::AssertionResult before_flips = ::testing::AssertionSuccess();
 };
@@ -173,7 +175,7 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
   threads(chain, reverse, [&](int i) { pocket_chain_init(c, side_of(i), i - side_of(i) * rows); });
   int pocket_next[2] = {strip_triangles, pocket_scratch_first(strip_triangles, rows)};
   const int right_built = pocket_next[1];
-  int on_chains = chain;
+  int on_chains = chain, pocket_rounds = 0, walk_clips = 0;
   for (int round = 0;; ++round) {
     std::vector<char> clips(chain);
     threads(chain, reverse, [&](int i) { clips[i] = pocket_clips(c, side_of(i), i - side_of(i) * rows, round); });
@@ -190,9 +192,11 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
     pocket_next[0] += clipped[0];
     pocket_next[1] += clipped[1];
     on_chains -= clipped[0] + clipped[1];
+    ++pocket_rounds;
     if (pocket_walk_now(clipped[0] + clipped[1], on_chains)) {
       int walked[2];
       threads(2, reverse, [&](int side) { walked[side] = pocket_walk(m, c, side, pocket_next[side]); });
+      walk_clips = walked[0] - pocket_next[0] + walked[1] - pocket_next[1];
       pocket_next[0] = walked[0];
       pocket_next[1] = walked[1];
       break;
@@ -212,6 +216,8 @@ Emulated emulate(const Image<int16_t>& grid, int step, bool right_view, int widt
   threads(cx * cy, reverse, [&](int v) { strip_vertex_step(m, v); });
   threads(max_tri, reverse, [&](int t) { strip_rung_step(m, t); });
   Emulated out;
+  out.pocket_rounds = pocket_rounds;
+  out.walk_clips = walk_clips;
   out.before_flips = valid_mesh(m, triangles, false);
   if (!out.before_flips) return out;
   // offer_candidates, one half-edge: its edge (as k holds it) at the lane's
@@ -459,6 +465,23 @@ TEST(ElasPriorEmulation, NoneToThreePointsAndTinyGrids) {
       expect_both_views(t);
       expect_both_views(random_grid(cx, cy, 0.6, 9, cx * 10 + cy));
     }
+}
+
+// Boundaries that wave in and out (wavy_grid): both paths of the pockets,
+// the rounds and their walked tail, forwards and backwards, give the
+// reference's triangles.
+TEST(ElasPriorEmulation, WavyBoundariesClipInRoundsThenWalk) {
+  const Image<int16_t> grid = wavy_grid();
+  for (bool right : {false, true}) {
+    SCOPED_TRACE(right ? "right view" : "left view");
+    HostMesh h(grid.width, grid.height);
+    const Emulated got = emulate(grid, 5, right, 5 * grid.width, 5 * grid.height, false, h);
+    std::printf("%s view: %d pocket rounds, %d clips walked\n", right ? "right" : "left", got.pocket_rounds,
+                got.walk_clips);
+    EXPECT_GT(got.pocket_rounds, 1);
+    EXPECT_GT(got.walk_clips, 0);
+    expect_matches_reference(grid, 5, right, 5 * grid.width, 5 * grid.height);
+  }
 }
 
 TEST(ElasPriorEmulation, ImagesSmallerAndLargerThanThePoints) {

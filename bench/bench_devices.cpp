@@ -381,8 +381,8 @@ int main(int argc, char** argv) {
   std::printf("result label=%s method=%s sample_restore=%d devices=%s streams=%d source=%s output=%s context=%s "
               "view=%dx%d D=%d total_fps=%.0f "
               "device_fps=%s cpu_us=%.1f upload_us=%.1f submit_us=%.1f finish_us=%.1f cpu_cores=%.2f failed=%d\n",
-              o.label.c_str(), cs::tools::method_name(o.method), o.sample_restore, devs.c_str(), o.streams, o.source.c_str(),
-              o.output.c_str(), o.context.c_str(), o.width, o.height, o.disparities, total / wall, dev_fps.c_str(),
-              cpu * f, up * f, sub * f, fin * f, cpu / wall, failed);
+              o.label.c_str(), cs::tools::method_name(o.method), o.sample_restore, devs.c_str(), o.streams,
+              o.source.c_str(), o.output.c_str(), o.context.c_str(), o.width, o.height, o.disparities, total / wall,
+              dev_fps.c_str(), cpu * f, up * f, sub * f, fin * f, cpu / wall, failed);
   return failed ? 1 : 0;
 }

@@ -114,13 +114,11 @@ CS_HD int incircle_perturbed(TriPoint a, TriPoint b, TriPoint c, TriPoint d) {
   if (exact != 0) return exact;
   // Distinct points have distinct priorities; pick the nonzero coefficient
   // whose point has the smallest one (no sort, no array: four points, in
-  // registers on the GPU).
-  bool found = false;
+  // registers on the GPU). best_coef 0: none picked yet.
   uint32_t best_priority = 0;
   int64_t best_coef = 0;
   auto consider = [&](TriPoint p, int64_t coef) {
-    if (coef != 0 && (!found || tri_priority(p) < best_priority)) {
-      found = true;
+    if (coef != 0 && (best_coef == 0 || tri_priority(p) < best_priority)) {
       best_priority = tri_priority(p);
       best_coef = coef;
     }
@@ -129,7 +127,7 @@ CS_HD int incircle_perturbed(TriPoint a, TriPoint b, TriPoint c, TriPoint d) {
   consider(b, -orient2d(a, c, d));
   consider(c, orient2d(a, b, d));
   consider(d, -orient2d(a, b, c));
-  return !found ? 0 : (best_coef > 0 ? 1 : -1);
+  return tri_sign(best_coef);
 }
 
 // The triangulation defined above, in canonical form. O(n log n) expected

@@ -395,9 +395,9 @@ __device__ __forceinline__ void mend_and_offer(const PriorMesh& m, int e, int ro
 
 // A thread a half-edge.
 __global__ void __launch_bounds__(kStepThreads) first_candidates_kernel(PriorMesh m) {
-  const int e = blockIdx.x * blockDim.x + threadIdx.x;
-  if ((e & ~31) >= 3 * m.counts[kPriorTriangles]) return;  // a whole warp past the half-edges
-  const bool edge = e < 3 * m.counts[kPriorTriangles];
+  const int e = blockIdx.x * blockDim.x + threadIdx.x, halves = 3 * m.counts[kPriorTriangles];
+  if ((e & ~31) >= halves) return;  // a whole warp past the half-edges
+  const bool edge = e < halves;
   const int half[1] = {edge ? e : -1};
   const EdgeQuad k[1] = {edge ? edge_quad(m, e, 1) : EdgeQuad{-1, 0, 0, 0, 0, false}};
   offer_candidates(m, half, k, 1, m.counts + kPriorRoundCandidates + 1, nullptr, 0);

@@ -700,31 +700,128 @@ CS_HD RasterTriangle raster_triangle(const PriorMesh& m, int t, int width, int h
 // A triangle whose clipped box holds more than this many pixels is
 // rasterised a row at a time (rasterise_row, a warp a row): with a warp a
 // triangle the launch would wait on the few largest (the hull's pockets and
-// the triangles over textureless areas span hundreds of rows).
-constexpr int kBigRasterPixels = 1024;
+// the triangles over textureless areas span hundreds of rows). A row costs
+// its bounds' and its walk's divisions, a box's pixel a few additions: on
+// the H200 (Aloe, 640x480 to 1080p) 4096 was 2 to 4 % faster a frame than
+// 1024 and within 1 % of 2048 to 16384; with no big triangles 1080p x 128
+// took 0.97 ms against 0.71 (bench/RESULTS.md).
+constexpr int kBigRasterPixels = 4096;
 
 CS_HD bool raster_is_empty(const RasterTriangle& r) { return r.x0 > r.x1 || r.y0 > r.y1; }
 CS_HD bool raster_is_big(const RasterTriangle& r) {
   return !raster_is_empty(r) && (r.x1 - r.x0 + 1) * (r.y1 - r.y0 + 1) > kBigRasterPixels;
 }
 
-// The pixel's prior if the triangle covers it (the exact top-left rule).
-CS_HD void raster_pixel(const RasterTriangle& r, int x, int y, const ImageView<int32_t>& mu_q4) {
-  if (triangle_covers(r.p0, r.p1, r.p2, {x, y})) prior_row(mu_q4, y)[x] = plane_q4(r.plane, x, y);
+// The raster walks each lane over its pixels with exact integer steps
+// instead of testing and dividing afresh at every pixel (a 32-bit division
+// for the box's x and y, three edge functions and the plane's division were
+// about 170 instructions a pixel):
+//  - an edge function less its bias, orient2d(i, j, q) - (owns ? 0 : 1):
+//    q is covered iff all three are >= 0 (triangle_covers' rule: E > 0, or
+//    E = 0 and the edge owns q). For corners and pixels in [0, 2^15)
+//    |orient2d| < 2^31 (triangulation.h), so 32 bits hold every value the
+//    walk reaches, and a step adds the exact difference;
+//  - the plane's rounded quotient (plane_q4): N = 32 (a x + b y + c) + den
+//    = q D + r with D = 2 den and 0 <= r < D; a step adds its own quotient
+//    and remainder and carries one where the remainders pass D. q is the
+//    floor of N / D at every pixel, what floor_div gives.
+struct RasterEdge {
+  int32_t value;  // at the walk's pixel, less the bias
+  int32_t ddx, ddy;  // its change a column and a row
+};
+
+CS_HD RasterEdge raster_edge(TriPoint i, TriPoint j, int x, int y) {
+  RasterEdge e;
+  e.value = static_cast<int32_t>(orient2d(i, j, {x, y})) - (edge_owns_its_points(i, j) ? 0 : 1);
+  e.ddx = -(j.y - i.y);
+  e.ddy = j.x - i.x;
+  return e;
 }
 
+struct PlaneStep {
+  int64_t q, r;  // a step's 32 (a dx + b dy) = q D + r, 0 <= r < D
+};
+
+CS_HD PlaneStep plane_step(const TrianglePlane& t, int64_t numerator) {
+  PlaneStep s;
+  s.q = floor_div(numerator, 2 * t.den);
+  s.r = numerator - s.q * 2 * t.den;
+  return s;
+}
+
+// The walk's state at one pixel: the three edges and the plane's quotient.
+struct RasterWalk {
+  int32_t e[3];
+  int64_t q, r;
+
+  CS_HD RasterWalk(const RasterTriangle& t, int x, int y, RasterEdge* edges) {
+    const TriPoint p[3] = {t.p0, t.p1, t.p2};
+    for (int k = 0; k < 3; ++k) {
+      edges[k] = raster_edge(p[k], p[k == 2 ? 0 : k + 1], x, y);
+      e[k] = edges[k].value;
+    }
+    const PlaneStep s = plane_step(t.plane, 32 * (t.plane.a * x + t.plane.b * y + t.plane.c) + t.plane.den);
+    q = s.q;
+    r = s.r;
+  }
+  CS_HD bool covered() const { return (e[0] | e[1] | e[2]) >= 0; }
+  CS_HD void step(const int32_t* de, const PlaneStep& s, int64_t den2) {
+    for (int k = 0; k < 3; ++k) e[k] += de[k];
+    q += s.q;
+    r += s.r;
+    if (r >= den2) {
+      r -= den2;
+      ++q;
+    }
+  }
+  CS_HD void store(const ImageView<int32_t>& mu_q4, int x, int y) const {
+    if (covered()) prior_row(mu_q4, y)[x] = static_cast<int32_t>(q);
+  }
+};
+
 // A small triangle: every pixel of its box; lane `lane` of `lanes` takes
-// every lanes-th.
+// pixels i = lane, lane + lanes, ... of the box in row order, (x0 + i % w,
+// y0 + i / w): a step is lanes / w rows and lanes % w columns, one row more
+// and w columns fewer where the columns pass the box's width.
 CS_HD void rasterise_box(const RasterTriangle& r, int lane, int lanes, const ImageView<int32_t>& mu_q4) {
   if (raster_is_empty(r)) return;
   const int w = r.x1 - r.x0 + 1, pixels = w * (r.y1 - r.y0 + 1);
-  for (int i = lane; i < pixels; i += lanes) raster_pixel(r, r.x0 + i % w, r.y0 + i / w, mu_q4);
+  if (lane >= pixels) return;
+  const int sx = lanes % w, sy = lanes / w;
+  int col = lane % w, x = r.x0 + col, y = r.y0 + lane / w;
+  RasterEdge edge[3];
+  RasterWalk walk(r, x, y, edge);
+  int32_t plain[3], wrap[3];
+  for (int k = 0; k < 3; ++k) {
+    plain[k] = edge[k].ddx * sx + edge[k].ddy * sy;
+    wrap[k] = plain[k] - edge[k].ddx * w + edge[k].ddy;
+  }
+  const TrianglePlane& t = r.plane;
+  const PlaneStep plain_q = plane_step(t, 32 * (t.a * sx + t.b * sy));
+  const PlaneStep wrap_q = plane_step(t, 32 * (t.a * (sx - w) + t.b * (sy + 1)));
+  const int64_t den2 = 2 * t.den;
+  for (int i = lane;;) {
+    walk.store(mu_q4, x, y);
+    i += lanes;
+    if (i >= pixels) break;
+    col += sx;
+    x += sx;
+    y += sy;
+    const bool wraps = col >= w;
+    if (wraps) {
+      col -= w;
+      x -= w;
+      ++y;
+    }
+    walk.step(wraps ? wrap : plain, wraps ? wrap_q : plain_q, den2);
+  }
 }
 
 // Row y (in the box) of a big triangle: the pixels of the box's row where
 // each edge function orient2d(i, j, (x, y)) = K - dy x is >= 0 (a superset
 // of the covered ones, bounded by exact floor divisions), each tested by
-// the rule; lane `lane` of `lanes` takes every lanes-th.
+// the rule; lane `lane` of `lanes` takes every lanes-th (a step of lanes
+// columns).
 CS_HD void rasterise_row(const RasterTriangle& r, int y, int lane, int lanes, const ImageView<int32_t>& mu_q4) {
   int64_t lo = r.x0, hi = r.x1;
   const TriPoint p[3] = {r.p0, r.p1, r.p2};
@@ -742,7 +839,20 @@ CS_HD void rasterise_row(const RasterTriangle& r, int y, int lane, int lanes, co
       return;
     }
   }
-  for (int64_t x = lo + lane; x <= hi; x += lanes) raster_pixel(r, static_cast<int>(x), y, mu_q4);
+  if (lo + lane > hi) return;
+  int x = static_cast<int>(lo) + lane;
+  RasterEdge edge[3];
+  RasterWalk walk(r, x, y, edge);
+  int32_t de[3];
+  for (int k = 0; k < 3; ++k) de[k] = edge[k].ddx * lanes;
+  const PlaneStep s = plane_step(r.plane, 32 * r.plane.a * lanes);
+  const int64_t den2 = 2 * r.plane.den;
+  for (;;) {
+    walk.store(mu_q4, x, y);
+    x += lanes;
+    if (x > hi) break;
+    walk.step(de, s, den2);
+  }
 }
 
 // The entry of the big triangles' list (pairs: triangle, first flattened

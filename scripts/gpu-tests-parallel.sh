@@ -37,6 +37,9 @@ group mem '^memcheck-(rival|engine-rival|element|pad-release|host-pin)$' 200
 group mem-instances '^memcheck-instances$' 400
 group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150
 group cross '^(memcheck-cross|racecheck-cross|synccheck-cross)$' 300
+group elas '^cuda-elas' 300
+group elas-mem '^memcheck-elas' 300
+group elas-race '^racecheck-elas' 300
 wait
 echo "groups: $(( $(date +%s) - start )) s"
 ONLY='^gst-reliability-cuda$' OUT="$O/reliability" TMAX=300 bash "$here/gpu-tests.sh" "$B" > /dev/null 2>&1

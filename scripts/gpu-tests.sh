@@ -32,6 +32,10 @@ step cuda-configs 300 "$B/tests/cuda/cuda-test_configs"
 step cuda-block 300 "$B/tests/cuda/cuda-test_block"
 step cuda-block-emulation 120 "$B/tests/cuda/cuda-test_block_emulation"
 step cuda-cross 200 "$B/tests/cuda/cuda-test_cross"
+step cuda-elas-support 200 "$B/tests/cuda/cuda-test_elas_support"
+step cuda-elas-prior 300 "$B/tests/cuda/cuda-test_elas_prior"
+step cuda-elas-dense 200 "$B/tests/cuda/cuda-test_elas_dense"
+step cuda-elas 200 "$B/tests/cuda/cuda-test_elas"
 step gst-cpu 150 "$B/tests/gst/test-gst-cudastereo"
 CK_VERBOSITY=verbose step gst-cuda 400 "$B/tests/gst/test-gst-cudastereo-cuda"
 GST_CHECKS=test_block_cuda_matches_cpu,test_block_cuda_memory,test_progressive_uniqueness_and_confidence_cuda_matches_cpu,test_cross_cuda_matches_cpu,test_cross_cuda_memory CK_VERBOSITY=verbose step gst-cuda-block 400 "$B/tests/gst/test-gst-cudastereo-cuda"
@@ -78,6 +82,14 @@ step memcheck-cross 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B
 step racecheck-cross 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_cross" --gtest_filter='*Degenerate*:*Switching*'
 step synccheck-cross 300 compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/cuda/cuda-test_cross" --gtest_filter='*Degenerate*'
 step synccheck-block 300 compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes:CudaBlock.ScratchServesTheNextFrame'
+# Method elas: the whole method under memcheck, and racecheck of the kernels
+# that share memory within a block (the support points' search, the
+# prior's rows, plan and flip rounds, the speckles' tiles and the gaps).
+step memcheck-elas 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_elas"
+step memcheck-elas-prior 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_elas_prior"
+step racecheck-elas-prior 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_elas_prior" --gtest_filter='ElasPrior.RowsWiderThanTheXTable:ElasPrior.FullLatticesAndCoincidingPoints:ElasPrior.SpreadRoundsChangeNothing:ElasPrior.WavyBoundaries'
+step racecheck-elas-dense 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_elas_dense" --gtest_filter='CudaElasDense.MasksMatchReference:CudaElasDense.SpecklesJoinASnakeAcrossTiles:CudaElasDense.GapsMatchReferenceOnRandomLines'
+step racecheck-elas-support 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_elas_support" --gtest_filter='ElasSupportGpu.SupportOnStructuredScene:ElasSupportGpu.SupportOnTinyFrames:ElasSupportGpu.RemovalRulesOnGrids'
 GST_CHECKS=test_cuda_memory_pipelines step memcheck-element 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-cudastereo-cuda"
 # Pin in place: registrations, DMA from registered memory, unregistration when freed.
 step memcheck-host-pin 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/gst/test-gst-host-pin-cuda"

@@ -59,17 +59,20 @@ __global__ void __launch_bounds__(256) elas_lr_check_kernel(ImageView<const int1
 // thread linked it first) the smaller is united with what it found
 // instead, so no link is lost whatever the order. Every parent is an
 // ancestor, hence in the same component, at all times, so the finds may
-// shorten paths with plain stores meanwhile (pointer jumping, as ECL-CC,
-// Jaiganesh and Burtscher 2018, does): a store that loses a race with a
-// link only drops a shortcut that the linking thread does not rely on. The
-// components, hence the result, do not depend on the order.
+// shorten paths meanwhile (pointer jumping, as ECL-CC, Jaiganesh and
+// Burtscher 2018, does), each shortcut a compare-and-swap that gives way to
+// a link made since it read the parent. The components, hence the result,
+// do not depend on the order.
 constexpr int kTile = 32, kTileRows = 8, kTilePass = kTile / kTileRows;
 
 __device__ __forceinline__ bool joined(int d, int e, int similarity) {
   return d >= 0 && e >= 0 && abs(d - e) <= similarity;
 }
 
-// The root of i, halving its path (during unions).
+// The root of i, halving its path (during unions). The shortcut is a
+// compare-and-swap: it lands only where i's parent is still p, so it never
+// overwrites a link another thread made meanwhile (compute-sanitizer's
+// racecheck flagged the plain store against the other threads' reads).
 template <typename Index>
 __device__ __forceinline__ Index find_halving(volatile Index* parent, Index i) {
   for (;;) {
@@ -77,7 +80,7 @@ __device__ __forceinline__ Index find_halving(volatile Index* parent, Index i) {
     if (p == i) return i;
     const Index g = parent[p];
     if (g == p) return p;
-    parent[i] = g;
+    atomicCAS(const_cast<Index*>(parent) + i, p, g);
     i = g;
   }
 }

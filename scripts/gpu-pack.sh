@@ -9,7 +9,7 @@
 #
 # Here:   meson setup build -Dgpu_archs=9.0 && ninja -C build && scripts/gpu-pack.sh build
 # There:  carry [".gpu-pack"] (and ".gpu-data", ".gpu-libsgm" as needed):
-#         tar xJf .gpu-pack/pack.tar.xz && source .gpu/env.sh && bash scripts/gpu-tests-parallel.sh build-gpu
+#         tar xJf .gpu-pack/pack.tar.xz && source .gpu/env.sh && bash scripts/gpu-tests-parallel.sh build-gpu [elas]
 # (Extract it in every call: a machine that went back took it along. A
 # folder git does not ignore would not even survive from one call to the
 # next on a warm one: the working tree's copy replaces it.)

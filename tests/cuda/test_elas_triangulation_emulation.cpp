@@ -7,7 +7,9 @@
 // co-circular), right views with coinciding points, one row, two rows, one
 // column, collinear points, wavy boundaries (the pockets' rounds and their
 // walked tail), 0 to 3 points, tiny grids, 1080p grids and the
-// support grids of rendered scenes. Each case also runs with every phase's
+// support grids of rendered scenes; and the raster's walks against the
+// coverage rule and plane pixel by pixel on triangles no grid makes (long
+// and thin, steep planes). Each case also runs with every phase's
 // threads in reverse order: a result that hung on the order of threads
 // between two barriers would differ. Runs without a GPU; the number of flip
 // rounds is printed (the GPU's single-block loop runs that many).
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -482,6 +485,88 @@ TEST(ElasPriorEmulation, WavyBoundariesClipInRoundsThenWalk) {
     EXPECT_GT(got.walk_clips, 0);
     expect_matches_reference(grid, 5, right, 5 * grid.width, 5 * grid.height);
   }
+}
+
+// A triangle for the raster alone (not from a mesh): corners turned to
+// positive orientation, its plane, its box clipped to the image; collinear
+// corners give an empty box.
+RasterTriangle raster_of(TriPoint a, int da, TriPoint b, int db, TriPoint c, int dc, int width, int height) {
+  if (orient2d(a, b, c) < 0) {
+    std::swap(b, c);
+    std::swap(db, dc);
+  }
+  RasterTriangle r;
+  r.p0 = a;
+  r.p1 = b;
+  r.p2 = c;
+  r.plane = triangle_plane(a, da, b, db, c, dc);
+  r.x0 = std::max(0, std::min({a.x, b.x, c.x}));
+  r.x1 = std::min(width - 1, std::max({a.x, b.x, c.x}));
+  r.y0 = std::max(0, std::min({a.y, b.y, c.y}));
+  r.y1 = std::min(height - 1, std::max({a.y, b.y, c.y}));
+  if (orient2d(a, b, c) == 0) r.x0 = r.x1 + 1;
+  return r;
+}
+
+// The raster's walks, a box a warp (rasterise_box) and a row a warp
+// (rasterise_row), give what the rule gives pixel by pixel (triangle_covers,
+// then plane_q4), 32 lanes in either order. Returns the pixels covered.
+int expect_walks_match_rule(const RasterTriangle& r, int width, int height) {
+  Image<int32_t> rule(width, height, kNoPrior), box(width, height, kNoPrior), rows(width, height, kNoPrior);
+  int covered = 0;
+  for (int y = r.y0; y <= r.y1; ++y)
+    for (int x = r.x0; x <= r.x1; ++x)
+      if (triangle_covers(r.p0, r.p1, r.p2, {x, y})) {
+        rule.at(x, y) = plane_q4(r.plane, x, y);
+        ++covered;
+      }
+  auto view = [](Image<int32_t>& im) {
+    return ImageView<int32_t>{im.pixels.data(), im.width, im.height,
+                              static_cast<std::ptrdiff_t>(im.width * sizeof(int32_t))};
+  };
+  const ImageView<int32_t> box_view = view(box), rows_view = view(rows);
+  for (bool reverse : {false, true}) {
+    threads(32, reverse, [&](int lane) { rasterise_box(r, lane, 32, box_view); });
+    for (int y = r.y0; y <= r.y1; ++y) threads(32, reverse, [&](int lane) { rasterise_row(r, y, lane, 32, rows_view); });
+  }
+  EXPECT_EQ(box.pixels, rule.pixels) << "box walk";
+  EXPECT_EQ(rows.pixels, rule.pixels) << "row walk";
+  return covered;
+}
+
+// Triangles the support grids do not make: long and thin along x and along
+// y (edges of 2^15 - 1, the coordinates' limit), disparities up to 2^15 - 1
+// with steep planes (large quotients, quotients past 32 bits), boxes
+// narrower and wider than a warp, corners beyond the image (clipped).
+TEST(ElasPriorEmulation, RasterWalksEqualTheRulePixelByPixel) {
+  constexpr int kMax = kTriCoordLimit - 1;
+  int covered = 0;
+  covered += expect_walks_match_rule(raster_of({0, 0}, 0, {kMax, 1}, kMax, {0, 2}, 7, kMax + 1, 3), kMax + 1, 3);
+  covered += expect_walks_match_rule(raster_of({0, 0}, 9, {1, kMax}, 0, {2, 3}, kMax, 3, kMax + 1), 3, kMax + 1);
+  covered += expect_walks_match_rule(raster_of({kMax, 0}, kMax, {0, 1}, 0, {kMax, 2}, 1, kMax + 1, 3), kMax + 1, 3);
+  std::mt19937 rng(2026);
+  auto coord = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto disparity = [&]() { return coord(kMax + 1); };
+  struct Field {
+    int extent, width, height, count;
+  };
+  // Small fields with many triangles (boxes of a few pixels to a few
+  // warps), a large one with boxes of up to a million pixels, and points
+  // beyond the image on both sides.
+  for (const Field f : {Field{12, 12, 12, 3000}, Field{40, 40, 40, 1500}, Field{200, 200, 200, 300},
+                        Field{1200, 1200, 900, 12}, Field{400, 300, 250, 200}}) {
+    for (int t = 0; t < f.count; ++t) {
+      const TriPoint a{coord(f.extent), coord(f.extent)}, b{coord(f.extent), coord(f.extent)},
+          c{coord(f.extent), coord(f.extent)};
+      const bool steep = t % 3 == 0;  // disparities over the whole range, else a plane near 100
+      const int da = steep ? disparity() : 100 + coord(8), db = steep ? disparity() : 100 + coord(8),
+                dc = steep ? disparity() : 100 + coord(8);
+      covered += expect_walks_match_rule(raster_of(a, da, b, db, c, dc, f.width, f.height), f.width, f.height);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  std::printf("%d pixels covered\n", covered);
+  EXPECT_GT(covered, 1000000);
 }
 
 TEST(ElasPriorEmulation, ImagesSmallerAndLargerThanThePoints) {

@@ -527,7 +527,8 @@ int expect_walks_match_rule(const RasterTriangle& r, int width, int height) {
   const ImageView<int32_t> box_view = view(box), rows_view = view(rows);
   for (bool reverse : {false, true}) {
     threads(32, reverse, [&](int lane) { rasterise_box(r, lane, 32, box_view); });
-    for (int y = r.y0; y <= r.y1; ++y) threads(32, reverse, [&](int lane) { rasterise_row(r, y, lane, 32, rows_view); });
+    for (int y = r.y0; y <= r.y1; ++y)
+      threads(32, reverse, [&](int lane) { rasterise_row(r, y, lane, 32, rows_view); });
   }
   EXPECT_EQ(box.pixels, rule.pixels) << "box walk";
   EXPECT_EQ(rows.pixels, rule.pixels) << "row walk";

@@ -71,10 +71,15 @@ CS_HD int64_t floor_div(int64_t n, int64_t d) {
   return (n % d != 0 && n < 0) ? q - 1 : q;
 }
 
+// The numerator of plane_q4's quotient at (x, y): 32 (a x + b y + c) + den
+// (the denominator is 2 den).
+CS_HD int64_t plane_q4_numerator(const TrianglePlane& t, int x, int y) {
+  return 32 * (t.a * x + t.b * y + t.c) + t.den;
+}
+
 // mu at (x, y) in Q4, rounded to the nearest, halves upwards (den > 0).
 CS_HD int32_t plane_q4(const TrianglePlane& t, int x, int y) {
-  const int64_t n = t.a * x + t.b * y + t.c;
-  return static_cast<int32_t>(floor_div(32 * n + t.den, 2 * t.den));
+  return static_cast<int32_t>(floor_div(plane_q4_numerator(t, x, y), 2 * t.den));
 }
 
 // Whether directed edge i -> j owns the pixels on it (the header's rule).

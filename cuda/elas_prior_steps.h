@@ -683,18 +683,26 @@ struct RasterTriangle {
   int x0, x1, y0, y1;
 };
 
+// The triangle of corners p0, p1, p2 (positive orientation) and their
+// disparities.
+CS_HD RasterTriangle raster_triangle_of(TriPoint p0, int d0, TriPoint p1, int d1, TriPoint p2, int d2, int width,
+                                        int height) {
+  RasterTriangle r;
+  r.p0 = p0;
+  r.p1 = p1;
+  r.p2 = p2;
+  r.plane = triangle_plane(p0, d0, p1, d1, p2, d2);
+  r.x0 = maxi(0, mini(p0.x, mini(p1.x, p2.x)));
+  r.x1 = mini(width - 1, maxi(p0.x, maxi(p1.x, p2.x)));
+  r.y0 = maxi(0, mini(p0.y, mini(p1.y, p2.y)));
+  r.y1 = mini(height - 1, maxi(p0.y, maxi(p1.y, p2.y)));
+  return r;
+}
+
 CS_HD RasterTriangle raster_triangle(const PriorMesh& m, int t, int width, int height) {
   const int v0 = m.corner[3 * t], v1 = m.corner[3 * t + 1], v2 = m.corner[3 * t + 2];
-  RasterTriangle r;
-  r.p0 = vertex_point(m, v0);
-  r.p1 = vertex_point(m, v1);
-  r.p2 = vertex_point(m, v2);
-  r.plane = triangle_plane(r.p0, m.vertex[v0].d, r.p1, m.vertex[v1].d, r.p2, m.vertex[v2].d);
-  r.x0 = maxi(0, mini(r.p0.x, mini(r.p1.x, r.p2.x)));
-  r.x1 = mini(width - 1, maxi(r.p0.x, maxi(r.p1.x, r.p2.x)));
-  r.y0 = maxi(0, mini(r.p0.y, mini(r.p1.y, r.p2.y)));
-  r.y1 = mini(height - 1, maxi(r.p0.y, maxi(r.p1.y, r.p2.y)));
-  return r;
+  return raster_triangle_of(vertex_point(m, v0), m.vertex[v0].d, vertex_point(m, v1), m.vertex[v1].d,
+                            vertex_point(m, v2), m.vertex[v2].d, width, height);
 }
 
 // A triangle whose clipped box holds more than this many pixels is
@@ -721,8 +729,8 @@ CS_HD bool raster_is_big(const RasterTriangle& r) {
 //    E = 0 and the edge owns q). For corners and pixels in [0, 2^15)
 //    |orient2d| < 2^31 (triangulation.h), so 32 bits hold every value the
 //    walk reaches, and a step adds the exact difference;
-//  - the plane's rounded quotient (plane_q4): N = 32 (a x + b y + c) + den
-//    = q D + r with D = 2 den and 0 <= r < D; a step adds its own quotient
+//  - the plane's rounded quotient (plane_q4): N = plane_q4_numerator = 32
+//    (a x + b y + c) + den = q D + r with D = 2 den and 0 <= r < D; a step adds its own quotient
 //    and remainder and carries one where the remainders pass D. q is the
 //    floor of N / D at every pixel, what floor_div gives.
 struct RasterEdge {
@@ -760,7 +768,7 @@ struct RasterWalk {
       edges[k] = raster_edge(p[k], p[k == 2 ? 0 : k + 1], x, y);
       e[k] = edges[k].value;
     }
-    const PlaneStep s = plane_step(t.plane, 32 * (t.plane.a * x + t.plane.b * y + t.plane.c) + t.plane.den);
+    const PlaneStep s = plane_step(t.plane, plane_q4_numerator(t.plane, x, y));
     q = s.q;
     r = s.r;
   }

@@ -488,23 +488,16 @@ TEST(ElasPriorEmulation, WavyBoundariesClipInRoundsThenWalk) {
 }
 
 // A triangle for the raster alone (not from a mesh): corners turned to
-// positive orientation, its plane, its box clipped to the image; collinear
-// corners give an empty box.
+// positive orientation for raster_triangle_of; collinear corners give an
+// empty box.
 RasterTriangle raster_of(TriPoint a, int da, TriPoint b, int db, TriPoint c, int dc, int width, int height) {
-  if (orient2d(a, b, c) < 0) {
+  const int64_t turn = orient2d(a, b, c);
+  if (turn < 0) {
     std::swap(b, c);
     std::swap(db, dc);
   }
-  RasterTriangle r;
-  r.p0 = a;
-  r.p1 = b;
-  r.p2 = c;
-  r.plane = triangle_plane(a, da, b, db, c, dc);
-  r.x0 = std::max(0, std::min({a.x, b.x, c.x}));
-  r.x1 = std::min(width - 1, std::max({a.x, b.x, c.x}));
-  r.y0 = std::max(0, std::min({a.y, b.y, c.y}));
-  r.y1 = std::min(height - 1, std::max({a.y, b.y, c.y}));
-  if (orient2d(a, b, c) == 0) r.x0 = r.x1 + 1;
+  RasterTriangle r = raster_triangle_of(a, da, b, db, c, dc, width, height);
+  if (turn == 0) r.x0 = r.x1 + 1;
   return r;
 }
 

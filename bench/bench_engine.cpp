@@ -171,7 +171,7 @@ struct Options {
   // Matching parameters other than the defaults (A/B runs): -1 = default.
   int window = -1, hole_span = -1, min_support = -1, coarse_range_factor = -1, levels = -1;
   int method = 0, block_size = -1, uniqueness_ratio = -2;  // -2: the method's default (-1)
-  int cross_tau = -1, cross_arm_length = -1, cross_truncation = -1, sample_restore = -1;
+  int cross_tau = -1, cross_arm_length = -1, cross_truncation = -1, cross_census_weight = -1, sample_restore = -1;
 #if CS_BENCH_FILES
   SourcePair* pair = nullptr;
 #endif
@@ -191,6 +191,7 @@ cs::Params params_of(const Options& o, int disparities) {
   if (o.cross_tau >= 0) p.cross_tau = o.cross_tau;
   if (o.cross_arm_length >= 0) p.cross_arm_length = o.cross_arm_length;
   if (o.cross_truncation >= 0) p.cross_truncation = o.cross_truncation;
+  if (o.cross_census_weight >= 0) p.cross_census_weight = o.cross_census_weight;
   if (o.sample_restore >= 0) p.sample_restore = o.sample_restore;
   if (o.uniqueness_ratio >= -1) p.uniqueness_ratio = o.uniqueness_ratio;
   return p;
@@ -490,8 +491,8 @@ void print_result_line(const Result& r, const Options& o) {
   std::printf(" method=%s levels=%d coarse_factor=%d", method_name(o), r.levels, r.coarse_factor);
   if (o.method == static_cast<int>(cs::Method::Cross)) {
     const cs::Params p = params_of(o, r.c.disparities);
-    std::printf(" cross_tau=%d cross_arm_length=%d cross_truncation=%d sample_restore=%d", p.cross_tau,
-                p.cross_arm_length, p.cross_truncation, p.sample_restore);
+    std::printf(" cross_tau=%d cross_arm_length=%d cross_truncation=%d cross_census_weight=%d sample_restore=%d",
+                p.cross_tau, p.cross_arm_length, p.cross_truncation, p.cross_census_weight, p.sample_restore);
   }
   if (o.profile) {
     std::printf(" profiled=1\n");
@@ -549,7 +550,8 @@ int main(int argc, char** argv) {
       "         [--full-only] [--write-pairs DIR [--no-run]] [--profile] [--quick]\n"
       "         [--window 0|1|2|4] [--hole-span N] [--min-support N] [--coarse-range-factor N] [--levels N]   (matching parameters, A/B runs)\n"
       "         [--method progressive|block|cross|elas] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
-      "         [--cross-tau N] [--cross-arm-length N] [--cross-truncation N] [--sample-restore S]   (method cross)\n"
+      "         [--cross-tau N] [--cross-arm-length N] [--cross-truncation N] [--cross-census-weight N]\n"
+      "         [--sample-restore S]   (method cross)\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          rig (the files as the example rig's distorted cameras deliver them, rectified by the engine),\n"
       "          rig-rectified (the same views rectified beforehand: rig's frames without the rectification),\n"
@@ -564,7 +566,7 @@ int main(int argc, char** argv) {
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
                                   {"min-support", true}, {"coarse-range-factor", true}, {"levels", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
-                                  {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
+                                  {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true}, {"cross-census-weight", true},
                                   {"sample-restore", true},
                                   {"fractions", true}, {"help", false}});
   if (args.has("help")) {
@@ -583,6 +585,7 @@ int main(int argc, char** argv) {
   args.integer("cross-tau", o.cross_tau, 0, cs::kMaxCrossTau, error);
   args.integer("cross-arm-length", o.cross_arm_length, 1, cs::kMaxCrossArm, error);
   args.integer("cross-truncation", o.cross_truncation, 1, cs::kMaxCrossTruncation, error);
+  args.integer("cross-census-weight", o.cross_census_weight, 0, cs::kMaxCrossCensusWeight, error);
   args.integer("sample-restore", o.sample_restore, 1, cs::kMaxSampleRestore, error);
   const std::string method = args.text("method", "progressive");
   cs::Method m = cs::Method::Progressive;

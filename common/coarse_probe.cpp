@@ -53,7 +53,7 @@ int probe_coarse_factor(const Image<uint32_t>& census_left, const Image<uint32_t
                    left, kProbeUniquenessRatio);
   match_full_range(census_right, census_left, Reference::Right, mask_right, mask_left, r, p.subwindow_radius, best,
                    right, kProbeUniquenessRatio);
-  cross_check(left, right, p.lr_tolerance);
+  cross_check(left, right, resolve_lr_tolerance(p));
   support_filter(left, kProbeMinSupport);
   return coarse_factor_from_probe(left, level, p.max_disparity);
 }

@@ -114,23 +114,39 @@ void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint3
     }
 }
 
+// ---------------------------------------------------------------- C1b
+
+void cross_census(const Image<uint32_t>& rgb, Image<uint32_t>& words, int row_step) {
+  const int w = rgb.width, h = rgb.height;
+  words = Image<uint32_t>(w, h);  // the rows row_step skips stay 0
+  for (int y = 0; y < h; y += row_step)
+    for (int x = 0; x < w; ++x) {
+      const uint32_t k = cross_census_of(cross_luma(rgb.at(x, y)), [&](int n) {
+        return cross_luma(rgb.at(clampi(x + cross_census_dx(n), 0, w - 1), clampi(y + cross_census_dy(n), 0, h - 1)));
+      });
+      words.at(x, y) = (rgb.at(x, y) & 0xFFFFFFu) | k << 24;
+    }
+}
+
 // ---------------------------------------------------------------- C3
 
-CrossCost cross_cost(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_right, const Image<uint32_t>& arms_left,
-                     const Image<uint32_t>& arms_right, int i, int j, int d, int truncation, int sample) {
-  const Image<uint32_t>* colour[2] = {&rgb_left, &rgb_right};
+CrossCost cross_cost(const Image<uint32_t>& words_left, const Image<uint32_t>& words_right,
+                     const Image<uint32_t>& arms_left, const Image<uint32_t>& arms_right, int i, int j, int d,
+                     int truncation, int census_weight, int sample) {
+  const Image<uint32_t>* colour[2] = {&words_left, &words_right};
   const Image<uint32_t>* arms[2] = {&arms_left, &arms_right};
   return unpack_cost(cross_region_cost([&](int v, int x, int y) { return colour[v]->at(x, y); },
                                        [&](int v, int x, int y) { return arms[v]->at(x, y); }, i, j, d, truncation,
-                                       sample));
+                                       census_weight, sample));
 }
 
 // ---------------------------------------------------------------- C4
 
-void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_right, const Image<uint32_t>& arms_left,
-                 const Image<uint32_t>& arms_right, const Image<uint8_t>* mask_left, const Image<uint8_t>* mask_right,
-                 Range range, int truncation, int sample, int uniqueness_ratio, CrossWinners& out) {
-  const int w = rgb_left.width, h = rgb_left.height, S = sample;
+void cross_match(const Image<uint32_t>& words_left, const Image<uint32_t>& words_right,
+                 const Image<uint32_t>& arms_left, const Image<uint32_t>& arms_right, const Image<uint8_t>* mask_left,
+                 const Image<uint8_t>* mask_right, Range range, int truncation, int census_weight, int sample,
+                 int uniqueness_ratio, CrossWinners& out) {
+  const int w = words_left.width, h = words_left.height, S = sample;
   const int ws = (w + S - 1) / S, hs = (h + S - 1) / S;
   const bool masks = mask_left != nullptr && mask_right != nullptr;
   const size_t samples = static_cast<size_t>(ws) * hs;
@@ -141,11 +157,11 @@ void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_rig
   std::vector<uint8_t> ml(masks ? samples : 0), mr(masks ? cr.size() : 0);
   for (int j = 0; j < hs; ++j) {
     for (int i = 0; i < ws; ++i) {
-      cl[static_cast<size_t>(j) * ws + i] = rgb_left.at(S * i, S * j);
+      cl[static_cast<size_t>(j) * ws + i] = words_left.at(S * i, S * j);
       if (masks) ml[static_cast<size_t>(j) * ws + i] = mask_left->at(S * i, S * j) != 0;
     }
     for (int x = 0; x < w; ++x) {
-      cr[static_cast<size_t>(j) * w + x] = rgb_right.at(x, S * j);
+      cr[static_cast<size_t>(j) * w + x] = words_right.at(x, S * j);
       if (masks) mr[static_cast<size_t>(j) * w + x] = mask_right->at(x, S * j) != 0;
     }
   }
@@ -187,7 +203,7 @@ void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_rig
       const uint32_t* rrow = &cr[static_cast<size_t>(j) * w];
       // prefix[k - i0] = sum of e(i0 .. k - 1, j, d) (e apart: a loop the
       // compiler vectorises).
-      for (int i = i0; i < ws; ++i) cost[i] = cross_pixel_cost(lrow[i], rrow[S * i - d], truncation);
+      for (int i = i0; i < ws; ++i) cost[i] = cross_pixel_cost(lrow[i], rrow[S * i - d], truncation, census_weight);
       prefix[0] = 0;
       for (int i = i0; i < ws; ++i) prefix[i - i0 + 1] = prefix[i - i0] + cost[i];
       const uint8_t* lm = &al.arm[kLeft][row];

@@ -10,7 +10,7 @@
 
 namespace cs {
 
-// C | N << 20 (stages.h C3: C < 2^20, N <= 33 * 33 < 2^11); kNoCrossCost:
+// C | N << 20 (stages.h C3: C < 2^20 - 1, N <= 33 * 33 < 2^11); kNoCrossCost:
 // none, above every cost.
 constexpr uint32_t kNoCrossCost = 0xFFFFFFFFu;
 CS_HD uint32_t pack_cross_cost(int sum, int pixels) {
@@ -19,25 +19,44 @@ CS_HD uint32_t pack_cross_cost(int sum, int pixels) {
 CS_HD int cross_cost_sum(uint32_t c) { return c == kNoCrossCost ? -1 : static_cast<int>(c & 0xFFFFF); }
 CS_HD int cross_cost_pixels(uint32_t c) { return c == kNoCrossCost ? 0 : static_cast<int>(c >> 20); }
 
-// e of C3: min(T, sum over R, G, B of the absolute differences); colours
-// are R | G << 8 | B << 16.
-CS_HD int cross_pixel_cost(uint32_t a, uint32_t b, int truncation) {
+// C1b: a colour's luma R + 2 G + B, and the offset of census bit n
+// (0 .. 7: the 5 x 5 square's corners and edges' middles at distance 2,
+// row by row).
+CS_HD int cross_luma(uint32_t rgb) {
+  return static_cast<int>(rgb & 255u) + 2 * static_cast<int>(rgb >> 8 & 255u) + static_cast<int>(rgb >> 16 & 255u);
+}
+CS_HD int cross_census_dx(int n) { return 2 * ((n + (n >= 4)) % 3) - 2; }
+CS_HD int cross_census_dy(int n) { return 2 * ((n + (n >= 4)) / 3) - 2; }
+
+// C1b's census K of a pixel of luma `centre`, from luma_at(n), the luma of
+// its neighbour n (the caller clamps the coordinates to the image).
+template <typename LumaAt>
+CS_HD uint32_t cross_census_of(int centre, const LumaAt& luma_at) {
+  uint32_t k = 0;
+  for (int n = 0; n < 8; ++n) k |= static_cast<uint32_t>(luma_at(n) < centre) << n;
+  return k;
+}
+
+// e of C3 from two words (C1b: R | G << 8 | B << 16 | K << 24): min(T, sum
+// over R, G, B of the absolute differences) + W * popcount(K_a ^ K_b).
+CS_HD int cross_pixel_cost(uint32_t a, uint32_t b, int truncation, int census_weight) {
   int s = 0;
   for (int c = 0; c < 24; c += 8) {
     const int d = static_cast<int>(a >> c & 255u) - static_cast<int>(b >> c & 255u);
     s += d < 0 ? -d : d;
   }
-  return s < truncation ? s : truncation;
+  return (s < truncation ? s : truncation) + census_weight * popcount32((a ^ b) >> 24);
 }
 
 // C3's cost (C, N) of left sample (i, j) at d by its definition, packed;
 // kNoCrossCost where S i - d < 0 (range and masks are the caller's). The
 // views are read through colour(view, x, y) and arms(view, x, y), view 0
-// left and 1 right, at full-size pixels: the CPU reference's cross_cost and
-// the GPU's join of the range's parts (cross_aggregation.cu) both call it.
+// left and 1 right, at full-size pixels (colour: C1b's words): the CPU
+// reference's cross_cost and the GPU's join of the range's parts
+// (cross_aggregation.cu) both call it.
 template <typename Colour, typename Arms>
 CS_HD uint32_t cross_region_cost(const Colour& colour, const Arms& arms, int i, int j, int d, int truncation,
-                                 int sample) {
+                                 int census_weight, int sample) {
   const int S = sample, x = S * i, xr = x - d;
   if (xr < 0) return kNoCrossCost;
   // The overlap of the two views' arm `which` (0 left .. 3 down) on row y.
@@ -51,7 +70,7 @@ CS_HD uint32_t cross_region_cost(const Colour& colour, const Arms& arms, int i, 
   for (int k = j - vm; k <= j + vp; ++k) {
     const int hm = overlap(S * k, 0), hp = overlap(S * k, 1);
     for (int m = i - hm; m <= i + hp; ++m)
-      sum += cross_pixel_cost(colour(0, S * m, S * k), colour(1, S * m - d, S * k), truncation);
+      sum += cross_pixel_cost(colour(0, S * m, S * k), colour(1, S * m - d, S * k), truncation, census_weight);
     pixels += hm + hp + 1;
   }
   return pack_cross_cost(sum, pixels);

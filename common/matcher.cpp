@@ -70,7 +70,7 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
     }
     ld.disparity_left = ld.raw_left;
     ld.disparity_right = ld.raw_right;
-    if (p.lr_check) cross_check(ld.disparity_left, ld.disparity_right, p.lr_tolerance);
+    if (p.lr_check) cross_check(ld.disparity_left, ld.disparity_right, resolve_lr_tolerance(p));
     if (l > 0) {
       support_filter(ld.disparity_left, p.min_support);
       support_filter(ld.disparity_right, p.min_support);
@@ -96,7 +96,7 @@ void match_block(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   l0.disparity_left = l0.raw_left;
   l0.disparity_right = l0.raw_right;
   apply_uniqueness(b.winners, resolve_uniqueness_ratio(p), l0.disparity_left);
-  if (p.lr_check) cross_check(l0.disparity_left, l0.disparity_right, p.lr_tolerance);
+  if (p.lr_check) cross_check(l0.disparity_left, l0.disparity_right, resolve_lr_tolerance(p));
   finish_block_disparity(b.winners, l0.disparity_left, l0.range, p.subpixel, q4);
   dbg.costs.best = b.winners.best;
   dbg.costs.rival = b.winners.rival;
@@ -113,9 +113,11 @@ void match_cross(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   const Image<uint8_t>* mask_r = p.background ? &l0.mask_right : nullptr;
   cross_arms(l0.rgb_left, p.cross_tau, p.cross_arm_length, c.arms_left);
   cross_arms(l0.rgb_right, p.cross_tau, p.cross_arm_length, c.arms_right, S);  // C2: the sampled rows
-  cross_match(l0.rgb_left, l0.rgb_right, c.arms_left, c.arms_right, mask_l, mask_r, l0.range, p.cross_truncation, S,
-              resolve_uniqueness_ratio(p), c.winners);
-  cross_reliable(c.winners, S, p.lr_check, p.lr_tolerance, c.reliable);
+  cross_census(l0.rgb_left, c.words_left);
+  cross_census(l0.rgb_right, c.words_right, S);
+  cross_match(c.words_left, c.words_right, c.arms_left, c.arms_right, mask_l, mask_r, l0.range, p.cross_truncation,
+              p.cross_census_weight, S, resolve_uniqueness_ratio(p), c.winners);
+  cross_reliable(c.winners, S, p.lr_check, resolve_lr_tolerance(p), c.reliable);
   cross_vote(c.arms_left, c.reliable, S, l0.range, mask_l, c.voted);
   cross_median(c.voted, mask_l, c.disparity);
   // The samples' maps are level 0's only where the samples are its pixels.

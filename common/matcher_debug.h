@@ -35,6 +35,7 @@ struct BlockDebug {
 // and does not change); with S > 1 those stay empty.
 struct CrossDebug {
   Image<uint32_t> arms_left, arms_right;  // C1, full size
+  Image<uint32_t> words_left, words_right;  // C1b, full size
   CrossWinners winners;                   // C4, samples (right: w x Hs)
   Image<int16_t> reliable;                // C5, samples
   Image<int16_t> voted;                   // C6, full size

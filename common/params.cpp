@@ -99,8 +99,8 @@ std::string Params::validate() const {
     return say("absorb-delay", absorb_delay, "must be between 0 and ", kMaxAbsorbDelay);
   if (morph_radius < 0 || morph_radius > kMaxMorphRadius)
     return say("morph-radius", morph_radius, "must be between 0 and ", kMaxMorphRadius);
-  if (lr_tolerance < 0 || lr_tolerance > max_disparity)
-    return say("lr-tolerance", lr_tolerance, "must be between 0 and max-disparity");
+  if (lr_tolerance < -1 || lr_tolerance > max_disparity)
+    return say("lr-tolerance", lr_tolerance, "must be -1 (the method's default) or between 0 and max-disparity");
   if (match_block_size < kMinMatchBlockSize || match_block_size > kMaxMatchBlockSize || match_block_size % 2 == 0)
     return say("block-size", match_block_size, "must be odd and between ", kMinMatchBlockSize, " and ",
                kMaxMatchBlockSize);
@@ -110,6 +110,8 @@ std::string Params::validate() const {
     return say("cross-arm-length", cross_arm_length, "must be between 1 and ", kMaxCrossArm);
   if (cross_truncation < 1 || cross_truncation > kMaxCrossTruncation)
     return say("cross-truncation", cross_truncation, "must be between 1 and ", kMaxCrossTruncation);
+  if (cross_census_weight < 0 || cross_census_weight > kMaxCrossCensusWeight)
+    return say("cross-census-weight", cross_census_weight, "must be between 0 and ", kMaxCrossCensusWeight);
   if (sample_restore < 1 || sample_restore > kMaxSampleRestore)
     return say("sample-restore", sample_restore, "must be 1 (off), 2 or ", kMaxSampleRestore);
   if (uniqueness_ratio < -1 || uniqueness_ratio > kMaxUniquenessRatio)
@@ -183,6 +185,11 @@ int resolve_uniqueness_ratio(const Params& p) {
   return p.method == Method::Block ? kBlockUniquenessRatio : 0;
 }
 
+int resolve_lr_tolerance(const Params& p) {
+  if (p.lr_tolerance >= 0) return p.lr_tolerance;
+  return p.method == Method::Cross ? kCrossLrTolerance : kDefaultLrTolerance;
+}
+
 static Range asked_range(const Params& p, int level, int level_width) {
   Range r;
   r.lo = p.min_disparity >> level;
@@ -223,7 +230,7 @@ ElasParams elas_params(const Params& p, Range range) {
   e.support.max_disparity = range.hi;
   e.uniqueness_ratio = resolve_uniqueness_ratio(p);
   e.lr_check = p.lr_check;
-  e.lr_threshold = p.lr_tolerance;
+  e.lr_threshold = resolve_lr_tolerance(p);
   e.fill_all = p.elas_fill_gaps;
   return e;
 }

@@ -287,7 +287,7 @@ void refine_level(const Image<uint32_t>& census_ref, const Image<uint32_t>& cens
 // first frame after the size, levels or range changed, after matching. It
 // matches the frame's coarsest level l over probe_range (match_full_range,
 // both views, the frame's radius, best and masks, uniqueness ratio
-// kProbeUniquenessRatio), cross-checks the two maps (lr_tolerance; always,
+// kProbeUniquenessRatio), cross-checks the two maps (resolve_lr_tolerance; always,
 // whatever lr_check says) and keeps the left map's disparities with
 // kProbeMinSupport supporting neighbours (support_filter): the disparities
 // that are well supported, so that flat or noisy areas, whose matches over
@@ -486,13 +486,13 @@ void block_confidence(const BlockWinners& winners, const Image<int16_t>& dispari
 // view's colour at full size: stage 1's convert_to_rgb (stage 0's views
 // with a calibration), channels R, G, B = bytes 0, 1, 2 (GRAY8: the three
 // equal). The background model (stage 3), when on, gives the level-0 masks.
-// Steps: cross_arms (both views), cross_match (aggregation, winner-takes-
-// all, uniqueness, the offered right map), cross_reliable (the check),
+// Steps: cross_arms and cross_census (both views), cross_match
+// (aggregation, winner-takes-all, uniqueness, the offered right map), cross_reliable (the check),
 // cross_vote (restoration and refinement), cross_median, then
 // finish_cross_disparity and cross_confidence. Everything is integer.
 // Parameters (Params): tau = cross_tau, L = cross_arm_length, T =
-// cross_truncation, S = sample_restore, the range [range.lo, range.hi) =
-// level_range at level 0.
+// cross_truncation, W = cross_census_weight, S = sample_restore, the range
+// [range.lo, range.hi) = level_range at level 0.
 
 // ---------------------------------------------------------------- C1. arms
 
@@ -511,6 +511,18 @@ void block_confidence(const BlockWinners& winners, const Image<int16_t>& dispari
 void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint32_t>& arms, int row_step = 1);
 inline int cross_arm(uint32_t arms, int which) { return (arms >> (8 * which)) & 255; }  // 0 left 1 right 2 up 3 down
 
+// ---------------------------------------------------------------- C1b. census words
+
+// Ours, beside the paper's colour cost (C3's census term): a pixel's luma
+// Y = R + 2 G + B (0 .. 1020) and its census K, 8 bits: bit n is set when
+// Y of neighbour n is below the pixel's Y, neighbours n = 0 .. 7 at the
+// offsets (dx, dy) (-2, -2), (0, -2), (2, -2), (-2, 0), (2, 0), (-2, 2),
+// (0, 2), (2, 2) (cross_census_offset), their coordinates clamped to the
+// image. A view's word is R | G << 8 | B << 16 | K << 24 (the colour's
+// free fourth byte), on the rows C1 has crosses for (row_step as there),
+// its other rows 0.
+void cross_census(const Image<uint32_t>& rgb, Image<uint32_t>& words, int row_step = 1);
+
 // ---------------------------------------------------------------- C2. samples (sample-and-restore)
 
 // The initial map is matched at samples: left sample (i, j), 0 <= i < Ws =
@@ -523,8 +535,10 @@ inline int cross_arm(uint32_t arms, int which) { return (arms >> (8 * which)) & 
 
 // ---------------------------------------------------------------- C3. aggregation
 
-// Pixel cost of left sample (i, j) at d: e = min(T, sum over R, G, B of
-// |L_c(S i, S j) - R_c(S i - d, S j)|).
+// Pixel cost of left sample (i, j) at d, of the two pixels' words a =
+// L(S i, S j) and b = R(S i - d, S j) (C1b): e = min(T, sum over R, G, B
+// of |a_c - b_c|) + W * popcount(K_a xor K_b), at most 765 + 8 * 24
+// (cross_pixel_cost). W = 0 is the paper's eq. (2) alone.
 // For a sample q = (i', j') with S i' - d >= 0 the horizontal overlap is
 // hm = min(left arm of L(S i', S j'), left arm of R(S i' - d, S j')) / S,
 // hp likewise with the right arms; H(q, d) = sum of e(k, j', d) for k = i' - hm .. i' + hp, N_H(q, d) =
@@ -534,7 +548,7 @@ inline int cross_arm(uint32_t arms, int which) { return (arms >> (8 * which)) & 
 // N_H. So the region U_d(p) is the union, over the rows of the anchor's
 // vertical overlap, of each row's horizontal overlap (the paper's
 // horizontal pass, then vertical); the arms keep every pixel read inside
-// both images. C < 2^20, N <= 33 * 33.
+// both images. C <= 33 * 33 * 957 < 2^20 - 1, N <= 33 * 33.
 // Costs are normalised by their region's size: (C1, N1) is lower than (C2,
 // N2) iff C1 * N2 < C2 * N1 (64-bit, no division; cross_cost_less); equal
 // products are equal costs.
@@ -547,8 +561,9 @@ struct CrossCost {
 inline bool cross_cost_less(CrossCost a, CrossCost b) {
   return static_cast<int64_t>(a.sum) * b.pixels < static_cast<int64_t>(b.sum) * a.pixels;
 }
-CrossCost cross_cost(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_right, const Image<uint32_t>& arms_left,
-                     const Image<uint32_t>& arms_right, int i, int j, int d, int truncation, int sample);
+CrossCost cross_cost(const Image<uint32_t>& words_left, const Image<uint32_t>& words_right,
+                     const Image<uint32_t>& arms_left, const Image<uint32_t>& arms_right, int i, int j, int d,
+                     int truncation, int census_weight, int sample);
 
 // ---------------------------------------------------------------- C4. winners
 
@@ -570,15 +585,18 @@ struct CrossWinners {
   Image<CrossCost> best, rival;  // Ws x Hs
   Image<int16_t> right;       // w x Hs: the offered map
 };
-void cross_match(const Image<uint32_t>& rgb_left, const Image<uint32_t>& rgb_right, const Image<uint32_t>& arms_left,
-                 const Image<uint32_t>& arms_right, const Image<uint8_t>* mask_left, const Image<uint8_t>* mask_right,
-                 Range range, int truncation, int sample, int uniqueness_ratio, CrossWinners& out);
+void cross_match(const Image<uint32_t>& words_left, const Image<uint32_t>& words_right,
+                 const Image<uint32_t>& arms_left, const Image<uint32_t>& arms_right, const Image<uint8_t>* mask_left,
+                 const Image<uint8_t>* mask_right, Range range, int truncation, int census_weight, int sample,
+                 int uniqueness_ratio, CrossWinners& out);
 
 // ---------------------------------------------------------------- C5. reliability
 
 // A sample's disparity dl >= 0 is reliable iff lr_check is off, or the
-// right map's dr at (S i - dl, j) is >= 0 and |dl - dr| <= lr_tolerance;
-// unreliable ones become -1. reliable: Ws x Hs.
+// right map's dr at (S i - dl, j) is >= 0 and |dl - dr| <= the tolerance
+// (resolve_lr_tolerance: by default 0; the paper's section III asks for a
+// "similar" disparity, read as equal); unreliable ones become -1.
+// reliable: Ws x Hs.
 void cross_reliable(const CrossWinners& winners, int sample, bool lr_check, int tolerance,
                     Image<int16_t>& reliable);
 
@@ -626,7 +644,7 @@ void cross_confidence(const CrossWinners& winners, const Image<int16_t>& dispari
 // (E4's triangulation and plane prior) and elas_dense.h (E3, E5 .. E8).
 // Level 0 alone, on the grey views (stage 1). From the element's
 // parameters: the range level_range(p, 0, width) (E2 and E5), lr_check (E6
-// on or off; off: the maps after E5), lr_tolerance (E6's threshold; E2's
+// on or off; off: the maps after E5), resolve_lr_tolerance (E6's threshold; E2's
 // right-to-left check keeps the thesis's 2), uniqueness (E5),
 // elas_fill_gaps (E7: every gap, or those of at most 3 pixels), the
 // background model's masks (E2, E5, E7); the thesis's Table 5 for the rest.

@@ -224,7 +224,9 @@ struct Params {
   int morph_radius = 2;
 
   bool lr_check = true;
-  int lr_tolerance = 2;  // pixels, at each level (2: Aloe bad-2 10.7 %, 1: 11.9 %)
+  // Pixels, at each level; -1 = the method's default (resolve_lr_tolerance:
+  // kDefaultLrTolerance, for cross kCrossLrTolerance).
+  int lr_tolerance = -1;
   bool subpixel = true;
 
   // Method Block: side of the square SSD window (element property
@@ -241,6 +243,12 @@ struct Params {
   int cross_tau = 20;
   int cross_arm_length = 16;
   int cross_truncation = 60;
+  // Ours beside the paper's colour cost: the weight W of the census term of
+  // a pixel's cost (stages.h C1b, C3: W per differing bit of the 8-bit
+  // census of the luma, 0 .. kMaxCrossCensusWeight; 0 = the paper's eq. (2)
+  // alone). 15 takes Aloe's bad-2 from 11.1 to 6.5 % at full size
+  // (bench/README.md).
+  int cross_census_weight = 15;
   int sample_restore = 1;
   // Method Elas (elas_dense.h E7): fill every gap of the final map (true,
   // ELAS's default here: a missing estimate counts as wrong) or only gaps of
@@ -320,15 +328,30 @@ constexpr int kMaxUniquenessRatio = 1000;
 constexpr int kBlockUniquenessRatio = 80;
 // Method cross's limits (Params): an arm reaches at most 16 pixels (the
 // paper's L; the GPU tile's apron), so a region holds at most 33 x 33
-// pixels and an aggregated cost at most 33 * 33 * 765 < 2^20.
+// pixels; a pixel's cost is at most 765 + 8 * 24 (kMaxCrossPixelCost) and
+// an aggregated cost at most 33 * 33 * 957 < 2^20.
 constexpr int kMaxCrossArm = 16;
 constexpr int kMaxCrossTau = 255;
 constexpr int kMaxCrossTruncation = 765;
+constexpr int kMaxCrossCensusWeight = 24;
+constexpr int kMaxCrossPixelCost = kMaxCrossTruncation + 8 * kMaxCrossCensusWeight;
+static_assert(kMaxCrossPixelCost * (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < (1 << 20) - 1,
+              "an aggregated cost of method cross below 2^20 - 1");
 constexpr int kMaxSampleRestore = 3;
 
 // The uniqueness ratio in force: uniqueness_ratio, or for -1 the method's
 // default (0 for progressive, kBlockUniquenessRatio for block).
 int resolve_uniqueness_ratio(const Params& p);
+
+// The left-right tolerance in force: lr_tolerance, or for -1 the method's
+// default. Progressive (Aloe bad-2 10.7 % at 2, 11.9 % at 1), block and
+// elas (ELAS's own 2): kDefaultLrTolerance. Cross: kCrossLrTolerance (the
+// paper asks for a "similar" disparity, read as equal; with the census term
+// Aloe's bad-2 at half size 5.57 % against 5.68 at 1 or 2, at full size
+// 6.39 against 6.48).
+constexpr int kDefaultLrTolerance = 2;
+constexpr int kCrossLrTolerance = 0;
+int resolve_lr_tolerance(const Params& p);
 
 // Levels actually used for a view of width x height (resolves levels = 0).
 int resolve_levels(const Params& p, int width, int height);

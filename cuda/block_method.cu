@@ -104,7 +104,7 @@ class BlockMethod final : public MatchingMethod {
     fv.unique = unique_.view();
     CS_CUDA_TRY(enqueue_block_finish(fv, finish_params(f), stream));
     if (p.lr_check)
-      CS_CUDA_TRY(enqueue_cross_check(unique_.cview(), right_.cview(), p.lr_tolerance, checked_[0].view(),
+      CS_CUDA_TRY(enqueue_cross_check(unique_.cview(), right_.cview(), resolve_lr_tolerance(p), checked_[0].view(),
                                       checked_[1].view(), stream));
     CS_CUDA_TRY(cudaStreamSynchronize(stream));
     LevelDebug& d = out->levels[0];
@@ -140,7 +140,7 @@ class BlockMethod final : public MatchingMethod {
     BlockFinishParams fp;
     fp.range = f.levels[0].range;
     fp.uniqueness_ratio = resolve_uniqueness_ratio(*f.params);
-    fp.tolerance = f.params->lr_tolerance;
+    fp.tolerance = resolve_lr_tolerance(*f.params);
     fp.subpixel = f.params->subpixel;
     return fp;
   }

@@ -59,14 +59,21 @@ struct MatchTile {
 };
 
 // Inside the sweep "none" is C = 2^20 - 1, N = 1: its normalised cost lies
-// above every real one (C <= kMaxCrossTruncation * N), so one comparison
+// above every real one (C <= kMaxCrossPixelCost * N), so one comparison
 // serves every case and all products stay within 32 bits (C < 2^20, N <
 // 2^11). It becomes kNoCrossCost on the way out.
 constexpr uint32_t kSweepNone = 0xFFFFFu | 1u << 20;
-static_assert(kMaxCrossTruncation * (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < 0xFFFFF &&
+static_assert(kMaxCrossPixelCost * (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < 0xFFFFF &&
                   (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 1) < (1 << 11),
               "packed costs: every real C below none's, N within its 11 bits");
-static_assert((2 * kMaxCrossArm + 1) * kMaxCrossTruncation < (1 << 16), "a row's horizontal sum in a half word");
+static_assert((2 * kMaxCrossArm + 1) * kMaxCrossPixelCost < (1 << 16), "a row's horizontal sum in a half word");
+
+// C3's pixel cost e of two words (cross_pixel_cost): the colour bytes'
+// truncated sum of absolute differences, plus weight per differing bit of
+// the census bytes.
+__device__ __forceinline__ uint32_t pixel_cost(uint32_t l, uint32_t r, uint32_t trunc, uint32_t weight) {
+  return min(__vsadu4(l & 0xFFFFFFu, r & 0xFFFFFFu), trunc) + weight * __popc((l ^ r) & 0xFF000000u);
+}
 __device__ __forceinline__ bool sweep_below(uint32_t a, uint32_t b) {
   return (a & 0xFFFFFu) * (b >> 20) < (b & 0xFFFFFu) * (a >> 20);
 }
@@ -122,9 +129,9 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
   constexpr int kRegionH = T::kRegionH, kRows = T::kRowsPerWarp, kAnchors = T::kAnchors, S = kS;
   constexpr int kSumRows = T::kSumRows, kPairs = T::kRowPairs;
   extern __shared__ uint32_t shared[];
-  // The region's rows of both views' colours and arms and of the right
-  // mask (null outside the samples' rows; the others row 0 there).
-  __shared__ const uint32_t* rows[4][kRegionH];  // left colour, right colour, left arms, right arms
+  // The region's rows of both views' words and arms and of the right mask
+  // (null outside the samples' rows; the others row 0 there).
+  __shared__ const uint32_t* rows[4][kRegionH];  // left words, right words, left arms, right arms
   __shared__ const uint8_t* right_mask[kRegionH];
   const int w = v.colour[0].width, h = v.colour[0].height;
   const int ws = (w + S - 1) / S, hs = (h + S - 1) / S;
@@ -137,8 +144,8 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
     const int j = j0 - kApron + r;
     const bool in = j >= 0 && j < hs;
     const int y = in ? S * j : 0;
-    rows[0][r] = drow(v.colour[0], y);
-    rows[1][r] = drow(v.colour[1], y);
+    rows[0][r] = drow(v.words[0], y);
+    rows[1][r] = drow(v.words[1], y);
     rows[2][r] = drow(v.arms[0], y);
     rows[3][r] = drow(v.arms[1], y);
     right_mask[r] = in && masks ? drow(v.mask[1], y) : nullptr;
@@ -172,12 +179,12 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
     best[k] = rival[k] = lag2[k] = prev[k] = kSweepNone;
     winner[k] = -1;
   }
-  const uint32_t trunc = static_cast<uint32_t>(p.truncation);
   // With the background model a tile without a foreground sample has no
   // admissible candidate at any d (C3): its winners are all none, written
   // without the sweep (the background's tiles cost nothing here). Beyond
   // S (i_last) no anchor of the tile has a right pixel: nothing changes.
   const bool sweep = __syncthreads_or(anchor_fg != 0);
+  const uint32_t trunc = static_cast<uint32_t>(p.truncation), weight = static_cast<uint32_t>(p.census_weight);
   // This block's part of the range (blockIdx.z of gridDim.z: cross_layout).
   const Range part = range_part(p.range, blockIdx.z, gridDim.z);
   const int d_end = min(part.hi, S * (min(i0 + kTileW, ws) - 1) + 1);
@@ -197,8 +204,9 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
 #pragma unroll
       for (int m = 0; m < kLaneColumns; ++m) {
         const unsigned xr = max(cost_x[m] - d, 0);
-        uint32_t e = min(__vsadu4(__ldg(rows[0][r] + cost_x[m]), __ldg(rows[1][r] + xr)), trunc);
-        if (second) e |= min(__vsadu4(__ldg(rows[0][r + 1] + cost_x[m]), __ldg(rows[1][r + 1] + xr)), trunc) << 16;
+        uint32_t e = pixel_cost(__ldg(rows[0][r] + cost_x[m]), __ldg(rows[1][r] + xr), trunc, weight);
+        if (second)
+          e |= pixel_cost(__ldg(rows[0][r + 1] + cost_x[m]), __ldg(rows[1][r + 1] + xr), trunc, weight) << 16;
         total += e;
         run[m] = total;
       }
@@ -289,9 +297,9 @@ __device__ uint32_t direct_cost(const CrossViews& v, const CrossParams& p, int i
   const int x = p.sample * i, xr = x - d, y = p.sample * j;
   if (d < p.range.lo || d >= p.range.hi || xr < 0) return kSweepNone;
   if (v.mask[0].data && !(drow(v.mask[0], y)[x] && drow(v.mask[1], y)[xr])) return kSweepNone;
-  return cross_region_cost([&](int view, int cx, int cy) { return drow(v.colour[view], cy)[cx]; },
+  return cross_region_cost([&](int view, int cx, int cy) { return drow(v.words[view], cy)[cx]; },
                            [&](int view, int ax, int ay) { return drow(v.arms[view], ay)[ax]; }, i, j, d, p.truncation,
-                           p.sample);
+                           p.census_weight, p.sample);
 }
 
 // The parts of the range swept apart (cross_layout's parts > 1), joined in order

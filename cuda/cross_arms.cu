@@ -1,4 +1,5 @@
-// Method cross, stage C1 (stages.h): both views' crosses (cross_matching.h).
+// Method cross, stages C1 and C1b (stages.h): both views' crosses and
+// census words (cross_matching.h).
 #include <cstdint>
 
 #include "cross_device.cuh"
@@ -55,10 +56,23 @@ __device__ __forceinline__ uint32_t pixel_arms(const uint32_t (*tile)[kArmTileW]
   return arms;
 }
 
+// C1b's word of the pixel at (x, y) of the image, at (cx, cy) of a tile
+// (the tile holds the image's pixels 2 around it: kArmApron >= 2).
+__device__ __forceinline__ uint32_t pixel_word(const uint32_t (*tile)[kArmTileW], int cx, int cy, int x, int y, int w,
+                                               int h) {
+  const uint32_t p = tile[cy][cx];
+  const uint32_t k = cross_census_of(cross_luma(p), [&](int n) {
+    const int dx = clampi(x + cross_census_dx(n), 0, w - 1) - x, dy = clampi(y + cross_census_dy(n), 0, h - 1) - y;
+    return cross_luma(tile[cy + dy][cx + dx]);
+  });
+  return (p & 0xFFFFFFu) | k << 24;
+}
+static_assert(kArmApron >= 2, "C1b's neighbours within the tile");
+
 // Both views (blockIdx.z); a thread kArmRows / kArmY pixels of a column
-// (the tile's apron read once for four times the pixels). The right view
-// (z = 1) only on the sampled rows, whose pixels also reset the right map's
-// keys (C4's offers come next).
+// (the tile's apron read once for four times the pixels): the crosses and
+// the words. The right view (z = 1) only on the sampled rows, whose pixels
+// also reset the right map's keys (C4's offers come next).
 template <int kS>
 __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_constant__ CrossViews v, int tau,
                                                                   int arm_length) {
@@ -85,9 +99,12 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
     const bool sampled = y % sample == 0;
     if (z == 1 && sampled) drow(v.right_keys, y / sample)[x] = ~0ull;
     const int inside[4] = {x, w - 1 - x, y, h - 1 - y};
-    // The right view's crosses on the sampled rows only (stages.h C1).
-    drow(v.arms[z], y)[x] =
-        z == 0 || sampled ? pixel_arms(tile, threadIdx.x + kArmApron, ty + kArmApron, inside, below_tau, arm_length) : 0u;
+    // The right view's crosses and words on the sampled rows only (stages.h
+    // C1, C1b).
+    const bool needed = z == 0 || sampled;
+    const int cx = threadIdx.x + kArmApron, cy = ty + kArmApron;
+    drow(v.arms[z], y)[x] = needed ? pixel_arms(tile, cx, cy, inside, below_tau, arm_length) : 0u;
+    drow(v.words[z], y)[x] = needed ? pixel_word(tile, cx, cy, x, y, w, h) : 0u;
   }
 }
 

@@ -25,8 +25,11 @@ inline bool cross_sizes_agree(const CrossViews& v, const CrossParams& p) {
   auto full = [&](int vw, int vh) { return vw == w && vh == h; };
   auto samples = [&](int vw, int vh) { return vw == ws && vh == hs; };
   return p.sample >= 1 && p.sample <= kMaxSampleRestore && p.arm_length >= 1 && p.arm_length <= kMaxCrossArm &&
+         p.truncation >= 1 && p.truncation <= kMaxCrossTruncation && p.census_weight >= 0 &&
+         p.census_weight <= kMaxCrossCensusWeight &&
          full(v.colour[1].width, v.colour[1].height) && full(v.arms[0].width, v.arms[0].height) &&
-         full(v.arms[1].width, v.arms[1].height) && samples(v.raw.width, v.raw.height) &&
+         full(v.arms[1].width, v.arms[1].height) && full(v.words[0].width, v.words[0].height) &&
+         full(v.words[1].width, v.words[1].height) && samples(v.raw.width, v.raw.height) &&
          samples(v.disparity.width, v.disparity.height) && samples(v.best.width, v.best.height) &&
          samples(v.rival.width, v.rival.height) && samples(v.reliable.width, v.reliable.height) &&
          v.right_keys.width == w && v.right_keys.height == hs && full(v.votes.width, v.votes.height) &&

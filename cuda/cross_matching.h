@@ -33,6 +33,7 @@ struct CrossViews {
   ImageView<const uint32_t> colour[2];            // stage 1's colour, full size (left, right)
   ImageView<const uint8_t> mask[2];               // both or neither (data == nullptr: all foreground)
   ImageView<uint32_t> arms[2];                    // C1, full size
+  ImageView<uint32_t> words[2];                   // C1b, full size
   ImageView<int16_t> raw, disparity;              // C4: Ws x Hs, before and after uniqueness
   ImageView<uint32_t> best, rival;                // C4: Ws x Hs, packed costs
   ImageView<uint4> parts;                         // C4 by parts of the range: Ws x (Hs x d_parts) sweeps
@@ -46,7 +47,7 @@ struct CrossViews {
 
 struct CrossParams {
   Range range{0, 0};  // level 0's (level_range)
-  int tau = 20, arm_length = 16, truncation = 60, sample = 1;
+  int tau = 20, arm_length = 16, truncation = 60, census_weight = 15, sample = 1;
   int uniqueness_ratio = 0;
   bool lr_check = true;
   int tolerance = 1;
@@ -60,8 +61,8 @@ constexpr int kMaxCrossParts = 4;
 // Samples of a view of `size` pixels (stages.h C2: ceil(size / S)).
 inline int cross_samples(int size, int sample) { return (size + sample - 1) / sample; }
 
-// C1 .. C8 on the stream, in order (the right map's keys are reset by the
-// arms' kernel). mark (may be null) is called after each kernel with its
+// C1 .. C8 on the stream, in order (the arms' kernel also writes C1b's
+// words and resets the right map's keys). mark (may be null) is called after each kernel with its
 // stage's name.
 template <typename Mark>
 cudaError_t enqueue_cross(const CrossViews& v, const CrossParams& p, cudaStream_t stream, Mark&& mark);

@@ -42,6 +42,7 @@ class CrossMethod final : public MatchingMethod {
     width_ = height_ = sample_ = 0;
     const int ws = cross_samples(w, s), hs = cross_samples(h, s);
     for (DeviceImage<uint32_t>& a : arms_) CS_CUDA_TRY(a.allocate(w, h));
+    for (DeviceImage<uint32_t>& k : words_) CS_CUDA_TRY(k.allocate(w, h));
     for (DeviceImage<int16_t>* m : {&raw_, &disparity_, &reliable_}) CS_CUDA_TRY(m->allocate(ws, hs));
     for (DeviceImage<uint32_t>* c : {&best_, &rival_}) CS_CUDA_TRY(c->allocate(ws, hs));
     CS_CUDA_TRY(right_keys_.allocate(w, hs));
@@ -74,6 +75,8 @@ class CrossMethod final : public MatchingMethod {
                           download(f.levels[0].colour[1], &d.rgb_right),
                           download(arms_[0], &c.arms_left),
                           download(arms_[1], &c.arms_right),
+                          download(words_[0], &c.words_left),
+                          download(words_[1], &c.words_right),
                           download(raw_, &c.winners.raw),
                           download(disparity_, &c.winners.disparity),
                           download(best_, &best),
@@ -112,6 +115,7 @@ class CrossMethod final : public MatchingMethod {
     size_t n = raw_.bytes() + disparity_.bytes() + reliable_.bytes() + best_.bytes() + rival_.bytes() +
                parts_.bytes() + right_keys_.bytes() + votes_.bytes() + voted_.bytes() + final_.bytes();
     for (const DeviceImage<uint32_t>& a : arms_) n += a.bytes();
+    for (const DeviceImage<uint32_t>& k : words_) n += k.bytes();
     return n;
   }
 
@@ -123,6 +127,7 @@ class CrossMethod final : public MatchingMethod {
       v.colour[i] = l0.colour[i];
       if (f.params->background) v.mask[i] = l0.mask[i];
       v.arms[i] = arms_[i].view();
+      v.words[i] = words_[i].view();
     }
     v.raw = raw_.view();
     v.disparity = disparity_.view();
@@ -146,10 +151,11 @@ class CrossMethod final : public MatchingMethod {
     c.tau = p.cross_tau;
     c.arm_length = p.cross_arm_length;
     c.truncation = p.cross_truncation;
+    c.census_weight = p.cross_census_weight;
     c.sample = p.sample_restore;
     c.uniqueness_ratio = resolve_uniqueness_ratio(p);
     c.lr_check = p.lr_check;
-    c.tolerance = p.lr_tolerance;
+    c.tolerance = resolve_lr_tolerance(p);
     c.tile_rows = layout_.tile_rows;
     c.d_parts = layout_.parts;
     return c;
@@ -167,7 +173,7 @@ class CrossMethod final : public MatchingMethod {
   int width_ = 0, height_ = 0, sample_ = 0;
   LayoutKey layout_key_;
   CrossLayout layout_;
-  DeviceImage<uint32_t> arms_[2];
+  DeviceImage<uint32_t> arms_[2], words_[2];
   DeviceImage<int16_t> raw_, disparity_, reliable_, voted_, final_;
   DeviceImage<uint32_t> best_, rival_;
   DeviceImage<uint4> parts_;

@@ -382,7 +382,7 @@ class ProgressiveMethod final : public MatchingMethod {
       timer->mark(coarsest ? "match coarsest" : "refine", l);
       if (check) {
         CS_CUDA_TRY(enqueue_check_and_support_keys(L.raw[0].cview(), right_keys_of(l).cview(), p.lr_check,
-                                                   p.lr_tolerance, p.min_support, L.raw[1].view(),
+                                                   resolve_lr_tolerance(p), p.min_support, L.raw[1].view(),
                                                    L.checked[0].view(), L.checked[1].view(), s,
                                                    masks ? f.levels[l].mask[0] : ImageView<const uint8_t>{},
                                                    masks ? f.levels[l].mask[1] : ImageView<const uint8_t>{},
@@ -402,7 +402,7 @@ class ProgressiveMethod final : public MatchingMethod {
                                   p.subpixel ? as_const(subpixel_offset_.view()) : ImageView<const int8_t>{},
                                   f.levels[0].mask[0], disparity_q4, f.counters, call,
                                   p.lr_check && lv_.size() == 1 ? lv_[0].raw[1].cview() : ImageView<const int16_t>{},
-                                  p.lr_tolerance, fc, encode,
+                                  resolve_lr_tolerance(p), fc, encode,
                                   p.lr_check && lv_.size() > 1 ? lv_[0].right_keys.cview()
                                                                : ImageView<const uint32_t>{}));
     return {};
@@ -461,7 +461,7 @@ class ProgressiveMethod final : public MatchingMethod {
     CS_CUDA_TRY(enqueue_match_pair(mv[0], mv[1], mp, s));
     // The cross-check and the support filter in one pass (its left map is
     // cross_check then support_filter of the reference).
-    CS_CUDA_TRY(enqueue_check_and_support(probe_raw_[0].cview(), probe_raw_[1].cview(), true, p.lr_tolerance,
+    CS_CUDA_TRY(enqueue_check_and_support(probe_raw_[0].cview(), probe_raw_[1].cview(), true, resolve_lr_tolerance(p),
                                           kProbeMinSupport, probe_checked_[0].view(), probe_checked_[1].view(), s));
     CS_CUDA_TRY(enqueue_disparity_histogram(probe_checked_[0].cview(), counts, bins, s));
     return {};
@@ -487,7 +487,7 @@ class ProgressiveMethod final : public MatchingMethod {
       // it, the checked (and supported) maps are the frame's own.
       if (p.lr_check || (l > 0 && p.min_support > 0)) {
         if (l == 0) {
-          CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), p.lr_tolerance, L.checked[0].view(),
+          CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), resolve_lr_tolerance(p), L.checked[0].view(),
                                           L.checked[1].view(), stream));
           CS_CUDA_TRY(cudaStreamSynchronize(stream));
         }

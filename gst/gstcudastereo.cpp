@@ -31,7 +31,9 @@
  * stop before the first two pixels in a row whose R, G or B differs from
  * the pixel's by more than `cross-tau` (0 .. 255). A pixel pair's cost is
  * the sum of its R, G, B absolute differences cut at `cross-truncation`
- * (1 .. 765), summed over the overlap of the two views' regions and
+ * (1 .. 765) plus `cross-census-weight` (0 .. 24, 0 = the paper's cost
+ * alone) for each differing bit of the two pixels' 8-bit census codes of
+ * the luma, summed over the overlap of the two views' regions and
  * normalised by its size; the least cost over the whole range at full size
  * wins; a left-right check keeps the reliable disparities; bitwise fast
  * voting over each pixel's region fills and corrects the map from them, and

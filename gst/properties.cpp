@@ -45,6 +45,7 @@ enum {
   PROP_CROSS_TAU,
   PROP_CROSS_ARM_LENGTH,
   PROP_CROSS_TRUNCATION,
+  PROP_CROSS_CENSUS_WEIGHT,
   PROP_SAMPLE_RESTORE,
   PROP_ELAS_FILL_GAPS,
   PROP_UNIQUENESS_RATIO,
@@ -192,8 +193,11 @@ void install_checks_and_output(const Install& in) {
                            d.lr_check, playing));
   g_object_class_install_property(
       gobject_class, PROP_LR_TOLERANCE,
-      g_param_spec_int("lr-tolerance", "Left-right tolerance", "Largest left/right disparity difference kept, pixels",
-                       0, 64, d.lr_tolerance, playing));
+      g_param_spec_int("lr-tolerance", "Left-right tolerance",
+                       help_text("Largest left/right disparity difference kept, pixels; -1 = the method's default (",
+                                 cs::kDefaultLrTolerance, "; method=cross ", cs::kCrossLrTolerance,
+                                 ", the paper's check)"),
+                       -1, 64, d.lr_tolerance, playing));
   g_object_class_install_property(
       gobject_class, PROP_SUBPIXEL,
       g_param_spec_boolean("subpixel", "Sub-pixel",
@@ -339,6 +343,14 @@ void install_live_and_methods(const Install& in) {
                        "noisy pixel weighs no more than this",
                        1, cs::kMaxCrossTruncation, d.cross_truncation, playing));
   g_object_class_install_property(
+      gobject_class, PROP_CROSS_CENSUS_WEIGHT,
+      g_param_spec_int("cross-census-weight", "Cross census weight",
+                       "method=cross: added to a pixel pair's truncated colour cost for each of the 8 bits in which "
+                       "their census codes differ (each bit: whether the luma 2 pixels away in one of 8 directions "
+                       "is darker than the pixel's). It makes matching robust to brightness differences between the "
+                       "cameras and to fine texture; 0 = the paper's colour cost alone",
+                       0, cs::kMaxCrossCensusWeight, d.cross_census_weight, playing));
+  g_object_class_install_property(
       gobject_class, PROP_SAMPLE_RESTORE,
       g_param_spec_int("sample-restore", "Sample and restore",
                        help_text("method=cross: sample-and-restore factor S. 1 = off; S > 1 (up to ",
@@ -479,6 +491,10 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
       case PROP_CROSS_TAU: p.cross_tau = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_CROSS_ARM_LENGTH: p.cross_arm_length = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_CROSS_TRUNCATION: p.cross_truncation = g_value_get_int(value); priv->params_dirty = true; break;
+      case PROP_CROSS_CENSUS_WEIGHT:
+        p.cross_census_weight = g_value_get_int(value);
+        priv->params_dirty = true;
+        break;
       case PROP_SAMPLE_RESTORE: p.sample_restore = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_ELAS_FILL_GAPS: p.elas_fill_gaps = g_value_get_boolean(value); priv->params_dirty = true; break;
       case PROP_UNIQUENESS_RATIO: p.uniqueness_ratio = g_value_get_int(value); priv->params_dirty = true; break;
@@ -546,6 +562,7 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_CROSS_TAU: g_value_set_int(value, p.cross_tau); break;
     case PROP_CROSS_ARM_LENGTH: g_value_set_int(value, p.cross_arm_length); break;
     case PROP_CROSS_TRUNCATION: g_value_set_int(value, p.cross_truncation); break;
+    case PROP_CROSS_CENSUS_WEIGHT: g_value_set_int(value, p.cross_census_weight); break;
     case PROP_SAMPLE_RESTORE: g_value_set_int(value, p.sample_restore); break;
     case PROP_ELAS_FILL_GAPS: g_value_set_boolean(value, p.elas_fill_gaps); break;
     case PROP_UNIQUENESS_RATIO: g_value_set_int(value, p.uniqueness_ratio); break;

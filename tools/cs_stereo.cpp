@@ -32,6 +32,8 @@ const char* kUsage =
     "  --cross-tau N               method cross: colour threshold of the arms, 0..255 (default 20)\n"
     "  --cross-arm-length N        method cross: longest arm, pixels, 1..16 (default 16)\n"
     "  --cross-truncation N        method cross: cap of a pixel's R+G+B cost, 1..765 (default 60)\n"
+    "  --cross-census-weight N     method cross: cost per differing bit of the luma census,\n"
+    "                              0..24 (default 15; 0 = the colour cost alone)\n"
     "  --sample-restore S          method cross: match every S-th pixel and row, restore by\n"
     "                              voting; 1 = off, 2, 3 (default 1)\n"
     "  --elas-short-gaps           method elas: fill only gaps of at most 3 pixels (default: all)\n"
@@ -44,7 +46,8 @@ const char* kUsage =
     "  --window box|best1|best2|best4  adaptive window variant (default best1)\n"
     "  --subwindow-radius N        sub-window radius (default 2)\n"
     "  --no-lr-check               keep pixels that fail the left-right check\n"
-    "  --lr-tolerance N            left-right check tolerance in pixels (default 2)\n"
+    "  --lr-tolerance N            left-right check tolerance in pixels (default -1: the\n"
+    "                              method's, 2; cross 0)\n"
     "  --hole-span N               a hole searches at most N disparities (default 16, 0 = its\n"
     "                              neighbours' whole spread)\n"
     "  --min-support N             above level 0, drop a disparity fewer than N of its 8\n"
@@ -80,7 +83,7 @@ int run(int argc, char** argv) {
        {"min-disparity", true}, {"levels", true}, {"window", true}, {"subwindow-radius", true},
        {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"method", true},
        {"block-size", true}, {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
-       {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true}, {"min-support", true},
+       {"cross-census-weight", true}, {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true}, {"min-support", true},
        {"elas-short-gaps", false}, {"help", false}});
   if (args.has("help")) {
     std::fputs(kUsage, stdout);
@@ -103,6 +106,7 @@ int run(int argc, char** argv) {
     args.integer("cross-tau", params.cross_tau, -1000, 1000, error);
     args.integer("cross-arm-length", params.cross_arm_length, -1000, 1000, error);
     args.integer("cross-truncation", params.cross_truncation, -1000, 1000, error);
+    args.integer("cross-census-weight", params.cross_census_weight, -1000, 1000, error);
     args.integer("sample-restore", params.sample_restore, -1000, 1000, error);
     args.integer("uniqueness-ratio", params.uniqueness_ratio, -1000, 1000, error);
     if (args.has("method") && !cs::tools::parse_method(args.text("method"), params.method))
@@ -214,10 +218,11 @@ int run(int argc, char** argv) {
                 params.match_block_size, params.match_block_size, cs::resolve_uniqueness_ratio(params),
                 100.0 * valid / disparity_q4.pixels.size(), ms);
   else if (params.method == cs::Method::Cross)
-    std::printf("%s engine: %d x %d, disparities %d..%d, cross tau %d arm %d truncation %d, sample-restore %d, "
-                "uniqueness %d %%, %.1f %% valid, %.1f ms\n",
+    std::printf("%s engine: %d x %d, disparities %d..%d, cross tau %d arm %d truncation %d census weight %d, "
+                "sample-restore %d, uniqueness %d %%, %.1f %% valid, %.1f ms\n",
                 engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
-                params.cross_tau, params.cross_arm_length, params.cross_truncation, params.sample_restore,
+                params.cross_tau, params.cross_arm_length, params.cross_truncation, params.cross_census_weight,
+                params.sample_restore,
                 cs::resolve_uniqueness_ratio(params), 100.0 * valid / disparity_q4.pixels.size(), ms);
   else if (params.method == cs::Method::Elas)
     std::printf("%s engine: %d x %d, disparities %d..%d, elas fill-gaps %s, uniqueness %d %%, %.1f %% valid, "

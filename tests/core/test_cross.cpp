@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "cross_rules.h"
 #include "matcher_debug.h"
 #include "pipeline_run.h"
 #include "stages.h"
@@ -171,6 +172,51 @@ TEST(CrossArms, TauIsTheLargestChannelDifferenceThatStillCountsAsSame) {
     for (int x = 0; x < 6; ++x) EXPECT_EQ(arms.at(x, y), pack_arms(std::min(x, 3), std::min(5 - x, 3), y, 2 - y));
 }
 
+// ---------------------------------------------------------------- C1b
+
+TEST(CrossCensus, BitsByHandAtTheCentreAndClampedAtTheBorders) {
+  // A 5 x 5 view: the centre's eight neighbours at distance 2 by hand.
+  Image<uint32_t> im(5, 5, grey(255));
+  im.at(2, 2) = grey(100);                       // luma 400
+  im.at(0, 0) = grey(50);                        // bit 0: below
+  im.at(2, 0) = grey(150);                       // bit 1: above
+  im.at(4, 0) = grey(99);                        // bit 2: below
+  im.at(0, 2) = grey(100);                       // bit 3: equal is not below
+  im.at(4, 2) = rgb(100, 100, 101);              // bit 4: 401 is above
+  im.at(0, 4) = grey(0);                         // bit 5: below
+  im.at(2, 4) = grey(200);                       // bit 6: above
+  im.at(4, 4) = rgb(100, 99, 100);               // bit 7: 398 is below (green weighs twice)
+  im.at(1, 1) = im.at(3, 3) = im.at(2, 1) = grey(0);  // nearer pixels are not read
+  Image<uint32_t> words;
+  cross_census(im, words);
+  EXPECT_EQ(words.at(2, 2), grey(100) | 0xA5u << 24);  // bits 0, 2, 5, 7
+  // The colour bytes are the view's.
+  for (size_t i = 0; i < im.pixels.size(); ++i) EXPECT_EQ(words.pixels[i] & 0xFFFFFFu, im.pixels[i]) << i;
+
+  // A view one pixel wide: every x offset reads the pixel's own column, and
+  // rows beyond the edges read the edge rows.
+  const Image<uint32_t> column = colour_image(1, 3, {grey(10), grey(20), grey(5)});
+  cross_census(column, words);
+  EXPECT_EQ(words.at(0, 0) >> 24, 0xE0u);  // only the rows below (clamped to row 2, luma 20 < 40)
+  EXPECT_EQ(words.at(0, 1) >> 24, 0xE7u);  // rows 0 and 2 both below 80; its own row is equal
+  EXPECT_EQ(words.at(0, 2) >> 24, 0u);     // the lowest
+  // With a row step only those rows have words.
+  cross_census(column, words, 2);
+  EXPECT_EQ(words.at(0, 0), grey(10) | 0xE0u << 24);
+  EXPECT_EQ(words.at(0, 1), 0u);
+  EXPECT_EQ(words.at(0, 2), grey(5));
+}
+
+TEST(CrossCensus, PixelCostAddsTheWeightPerDifferingBit) {
+  const uint32_t a = rgb(10, 20, 30) | 0x0Bu << 24, b = rgb(15, 20, 0) | 0x01u << 24;  // 35 apart, 2 bits
+  EXPECT_EQ(cross_pixel_cost(a, b, 60, 15), 35 + 30);
+  EXPECT_EQ(cross_pixel_cost(a, b, 20, 15), 20 + 30);  // the truncation cuts the colour only
+  EXPECT_EQ(cross_pixel_cost(a, b, 60, 0), 35);
+  EXPECT_EQ(cross_pixel_cost(rgb(255, 255, 255) | 0xFFu << 24, rgb(0, 0, 0), kMaxCrossTruncation,
+                             kMaxCrossCensusWeight),
+            kMaxCrossPixelCost);
+}
+
 // ---------------------------------------------------------------- C3
 
 TEST(CrossCostTest, RegionIsTheOverlapOfBothViewsArms) {
@@ -180,14 +226,17 @@ TEST(CrossCostTest, RegionIsTheOverlapOfBothViewsArms) {
   const int w = 13, h = 7;
   std::mt19937 rng(3);
   Image<uint32_t> L(w, h), R(w, h);
-  for (auto& v : L.pixels) v = rgb(rng() % 256, rng() % 256, rng() % 256);
-  for (auto& v : R.pixels) v = rgb(rng() % 256, rng() % 256, rng() % 256);
+  // Words (C1b) with every byte random: the census term counts the fourth
+  // bytes' differing bits.
+  for (auto& v : L.pixels) v = static_cast<uint32_t>(rng());
+  for (auto& v : R.pixels) v = static_cast<uint32_t>(rng());
   const Image<uint32_t> arms = whole_image_arms(w, h);
   for (int T : {1, 60, 765})
+    for (int W : {0, 15, kMaxCrossCensusWeight})
     for (int y = 0; y < h; ++y)
       for (int x = 0; x < w; ++x)
         for (int d = 0; d < w; ++d) {
-          const CrossCost c = cross_cost(L, R, arms, arms, x, y, d, T, 1);
+          const CrossCost c = cross_cost(L, R, arms, arms, x, y, d, T, W, 1);
           if (x - d < 0) {
             EXPECT_EQ(c.sum, -1);
             continue;
@@ -199,9 +248,11 @@ TEST(CrossCostTest, RegionIsTheOverlapOfBothViewsArms) {
               int e = 0;
               for (int ch = 0; ch < 3; ++ch) e += std::abs(static_cast<int>((a >> (8 * ch)) & 255) -
                                                            static_cast<int>((b >> (8 * ch)) & 255));
-              sum += std::min(e, T);
+              int bits = 0;
+              for (uint32_t k = (a ^ b) >> 24; k; k &= k - 1) ++bits;
+              sum += std::min(e, T) + W * bits;
             }
-          ASSERT_EQ(c.sum, sum) << x << "," << y << " d " << d << " T " << T;
+          ASSERT_EQ(c.sum, sum) << x << "," << y << " d " << d << " T " << T << " W " << W;
           ASSERT_EQ(c.pixels, h * (w - d));
         }
 }
@@ -230,12 +281,12 @@ TEST(CrossCostTest, ByHandWithSamplesAndUnevenArms) {
   L.at(2, 4) = rgb(0, 0, 40);                       // e(1, 2) = 40
   L.at(4, 4) = grey(1), R.at(3, 4) = grey(2);       // e(2, 2) = 3
   const int T = 60;
-  const CrossCost c = cross_cost(L, R, al, ar, 1, 1, 1, T, 2);
+  const CrossCost c = cross_cost(L, R, al, ar, 1, 1, 1, T, 15, 2);  // no census bits: W adds nothing
   // Rows: 0 -> samples 1 .. 2 (60 + 21), 1 -> 1 .. 3 (15 + 6 + 3), 2 -> 1 .. 2 (40 + 3).
   EXPECT_EQ(c.sum, 60 + 21 + 15 + 6 + 3 + 40 + 3);
   EXPECT_EQ(c.pixels, 2 + 3 + 2);
   // No matched pixel: S i - d < 0.
-  EXPECT_EQ(cross_cost(L, R, al, ar, 1, 1, 3, T, 2).sum, -1);
+  EXPECT_EQ(cross_cost(L, R, al, ar, 1, 1, 3, T, 15, 2).sum, -1);
 }
 
 TEST(CrossCostTest, NormalisedComparisonUsesProductsAndTiesAreEqual) {
@@ -244,7 +295,7 @@ TEST(CrossCostTest, NormalisedComparisonUsesProductsAndTiesAreEqual) {
   EXPECT_FALSE(cross_cost_less({20, 10}, {10, 5}));
   EXPECT_TRUE(cross_cost_less({0, 1089}, {1, 1089}));
   // 64-bit: the largest costs.
-  const int32_t big = 1089 * 765;
+  const int32_t big = 1089 * kMaxCrossPixelCost;
   EXPECT_TRUE(cross_cost_less({big - 1, 1089}, {big, 1089}));
   EXPECT_FALSE(cross_cost_less({big, 1089}, {big, 1089}));
 }
@@ -260,7 +311,7 @@ struct BruteWinner {
 
 BruteWinner brute_winner(const Image<uint32_t>& L, const Image<uint32_t>& R, const Image<uint32_t>& al,
                          const Image<uint32_t>& ar, const Image<uint8_t>* ml, const Image<uint8_t>* mr, Range range,
-                         int T, int S, int i, int j) {
+                         int T, int W, int S, int i, int j) {
   auto admissible = [&](int d) {
     const int xr = S * i - d;
     return xr >= 0 && (!ml || (ml->at(S * i, S * j) != 0 && mr->at(xr, S * j) != 0));
@@ -268,13 +319,13 @@ BruteWinner brute_winner(const Image<uint32_t>& L, const Image<uint32_t>& R, con
   BruteWinner b;
   for (int d = range.lo; d < range.hi; ++d) {
     if (!admissible(d)) continue;
-    const CrossCost c = cross_cost(L, R, al, ar, i, j, d, T, S);
+    const CrossCost c = cross_cost(L, R, al, ar, i, j, d, T, W, S);
     if (b.disparity < 0 || cross_cost_less(c, b.best)) b.best = c, b.disparity = d;
   }
   if (b.disparity < 0) return b;
   for (int d = range.lo; d < range.hi; ++d) {
     if (!admissible(d) || std::abs(d - b.disparity) < 2) continue;
-    const CrossCost c = cross_cost(L, R, al, ar, i, j, d, T, S);
+    const CrossCost c = cross_cost(L, R, al, ar, i, j, d, T, W, S);
     if (b.rival.sum < 0 || cross_cost_less(c, b.rival)) b.rival = c;  // ties: the smaller d's pair
   }
   return b;
@@ -301,9 +352,11 @@ TEST(CrossMatch, WinnersRivalsUniquenessAndOfferedMapEqualBruteForce) {
   Image<uint8_t> ml(w, h), mr(w, h);
   for (auto& v : ml.pixels) v = (rng() % 5) ? 255 : 0;
   for (auto& v : mr.pixels) v = (rng() % 5) ? 255 : 0;
-  Image<uint32_t> al, ar;
+  Image<uint32_t> al, ar, kl, kr;
   cross_arms(L, 20, 6, al);
   cross_arms(R, 20, 6, ar);
+  cross_census(L, kl);
+  cross_census(R, kr);
   long ties = 0, rivals = 0, rejected = 0, crowded = 0, empty_right = 0;
   for (int S : {1, 2, 3})
     for (bool masks : {false, true})
@@ -312,8 +365,13 @@ TEST(CrossMatch, WinnersRivalsUniquenessAndOfferedMapEqualBruteForce) {
           const Image<uint8_t>* pl = masks ? &ml : nullptr;
           const Image<uint8_t>* pr = masks ? &mr : nullptr;
           const int T = 60;
+          // The colour alone (C1b's words without their census: ties), and
+          // with the census at two weights.
+          const int W = (S + ratio) % 3 == 0 ? 0 : S == 2 ? kMaxCrossCensusWeight : 15;
+          const Image<uint32_t>& wl = W ? kl : L;
+          const Image<uint32_t>& wr = W ? kr : R;
           CrossWinners got;
-          cross_match(L, R, al, ar, pl, pr, range, T, S, ratio, got);
+          cross_match(wl, wr, al, ar, pl, pr, range, T, W, S, ratio, got);
           const int ws = (w + S - 1) / S, hs = (h + S - 1) / S;
           ASSERT_EQ(got.raw.width, ws);
           ASSERT_EQ(got.raw.height, hs);
@@ -329,8 +387,9 @@ TEST(CrossMatch, WinnersRivalsUniquenessAndOfferedMapEqualBruteForce) {
             for (int i = 0; i < ws; ++i) {
               const std::string at = "sample " + std::to_string(i) + "," + std::to_string(j) + " S " +
                                      std::to_string(S) + " masks " + std::to_string(masks) + " lo " +
-                                     std::to_string(range.lo) + " ratio " + std::to_string(ratio);
-              const BruteWinner b = brute_winner(L, R, al, ar, pl, pr, range, T, S, i, j);
+                                     std::to_string(range.lo) + " ratio " + std::to_string(ratio) + " W " +
+                                     std::to_string(W);
+              const BruteWinner b = brute_winner(wl, wr, al, ar, pl, pr, range, T, W, S, i, j);
               ASSERT_EQ(got.raw.at(i, j), b.disparity) << at;
               ASSERT_TRUE(same_cost(got.best.at(i, j), b.best)) << at;
               ASSERT_TRUE(same_cost(got.rival.at(i, j), b.rival)) << at;
@@ -344,7 +403,7 @@ TEST(CrossMatch, WinnersRivalsUniquenessAndOfferedMapEqualBruteForce) {
               rivals += b.rival.sum >= 0;
               // A tie: another admissible d at the winner's normalised cost.
               for (int d = b.disparity + 1; d < range.hi && S * i - d >= 0; ++d) {
-                const CrossCost c = cross_cost(L, R, al, ar, i, j, d, T, S);
+                const CrossCost c = cross_cost(wl, wr, al, ar, i, j, d, T, W, S);
                 if (!masks && !cross_cost_less(b.best, c)) ++ties;
               }
               // The offer to right pixel (S i - d, j).
@@ -377,7 +436,7 @@ TEST(CrossMatch, FlatViewsTieToTheSmallestDisparityAndFailUniqueness) {
   Image<uint32_t> arms;
   cross_arms(flat, 20, 16, arms);
   CrossWinners got;
-  cross_match(flat, flat, arms, arms, nullptr, nullptr, Range{3, 10}, 60, 1, 0, got);
+  cross_match(flat, flat, arms, arms, nullptr, nullptr, Range{3, 10}, 60, 15, 1, 0, got);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       EXPECT_EQ(got.raw.at(x, y), x >= 3 ? 3 : -1) << x;
@@ -393,7 +452,7 @@ TEST(CrossMatch, FlatViewsTieToTheSmallestDisparityAndFailUniqueness) {
   // Offers: right pixel x - 3 from every left x >= 3.
   for (int x = 0; x < w; ++x) EXPECT_EQ(got.right.at(x, 0), x < w - 3 ? 3 : -1) << x;
   // Uniqueness: a rival of equal cost rejects; no rival keeps.
-  cross_match(flat, flat, arms, arms, nullptr, nullptr, Range{3, 10}, 60, 1, 1, got);
+  cross_match(flat, flat, arms, arms, nullptr, nullptr, Range{3, 10}, 60, 15, 1, 1, got);
   EXPECT_EQ(got.disparity.at(10, 2), -1);
   EXPECT_EQ(got.disparity.at(4, 2), 3);
   EXPECT_EQ(got.raw.at(10, 2), 3);  // raw is before uniqueness
@@ -415,8 +474,8 @@ TEST(CrossMatch, UniquenessKeepsTextureAndRejectsARepeatedPattern) {
   cross_arms(L, 20, 16, al);
   cross_arms(R, 20, 16, ar);
   CrossWinners plain, unique;
-  cross_match(L, R, al, ar, nullptr, nullptr, Range{0, 20}, 60, 1, 0, plain);
-  cross_match(L, R, al, ar, nullptr, nullptr, Range{0, 20}, 60, 1, 10, unique);
+  cross_match(L, R, al, ar, nullptr, nullptr, Range{0, 20}, 60, 0, 1, 0, plain);
+  cross_match(L, R, al, ar, nullptr, nullptr, Range{0, 20}, 60, 0, 1, 10, unique);
   // x = 38, the last pixel of a dark stripe: d = 2, 8, 14 fit exactly; at
   // 1 and 3 its own colour differs. (Elsewhere a shift by 1 or 3 still fits
   // over a region of two pixels of one stripe: cost 0, a tie with the whole
@@ -657,7 +716,7 @@ TEST(CrossMethod, DebugHoldsEveryStepAndTheOutputIsTheirComposition) {
     p.confidence = true;
     // The parameters reach their steps: a ratio at S = 2, a tolerance at 3.
     if (S == 2) p.uniqueness_ratio = 10;
-    if (S == 3) p.lr_tolerance = 0;
+    if (S == 3) p.lr_tolerance = 2;  // not cross's default (0)
     Matcher m(p);
     Result r;
     r.q4 = Image<uint16_t>(64, 40);
@@ -687,9 +746,15 @@ TEST(CrossMethod, DebugHoldsEveryStepAndTheOutputIsTheirComposition) {
     EXPECT_EQ(c.winners.raw.height, hs);
     EXPECT_EQ(c.winners.right.width, 64);
     EXPECT_EQ(c.winners.right.height, hs);
+    // C1b's words: the left view's every row, the right view's sampled rows.
+    Image<uint32_t> words_left, words_right;
+    cross_census(l0.rgb_left, words_left);
+    cross_census(l0.rgb_right, words_right, S);
+    EXPECT_EQ(c.words_left.pixels, words_left.pixels);
+    EXPECT_EQ(c.words_right.pixels, words_right.pixels);
     CrossWinners winners;
-    cross_match(l0.rgb_left, l0.rgb_right, c.arms_left, c.arms_right, nullptr, nullptr, Range{0, 16},
-                p.cross_truncation, S, resolve_uniqueness_ratio(p), winners);
+    cross_match(words_left, words_right, c.arms_left, c.arms_right, nullptr, nullptr, Range{0, 16},
+                p.cross_truncation, p.cross_census_weight, S, resolve_uniqueness_ratio(p), winners);
     EXPECT_EQ(c.winners.raw.pixels, winners.raw.pixels);
     EXPECT_EQ(c.winners.disparity.pixels, winners.disparity.pixels);
     EXPECT_EQ(c.winners.right.pixels, winners.right.pixels);
@@ -697,7 +762,7 @@ TEST(CrossMethod, DebugHoldsEveryStepAndTheOutputIsTheirComposition) {
       EXPECT_NE(winners.disparity.pixels, winners.raw.pixels);  // the ratio rejected some
     }
     Image<int16_t> reliable, voted, median;
-    cross_reliable(c.winners, S, p.lr_check, p.lr_tolerance, reliable);
+    cross_reliable(c.winners, S, p.lr_check, resolve_lr_tolerance(p), reliable);
     EXPECT_EQ(c.reliable.pixels, reliable.pixels);
     cross_vote(c.arms_left, c.reliable, S, l0.range, nullptr, voted);
     EXPECT_EQ(c.voted.pixels, voted.pixels);
@@ -882,20 +947,31 @@ TEST(CrossMethod, ParamsAreValidatedInTheElementsTerms) {
   EXPECT_EQ(msg([](Params& p) { p.cross_arm_length = 17; }), "cross-arm-length (17) must be between 1 and 16");
   EXPECT_EQ(msg([](Params& p) { p.cross_truncation = 0; }), "cross-truncation (0) must be between 1 and 765");
   EXPECT_EQ(msg([](Params& p) { p.cross_truncation = 766; }), "cross-truncation (766) must be between 1 and 765");
+  EXPECT_EQ(msg([](Params& p) { p.cross_census_weight = -1; }), "cross-census-weight (-1) must be between 0 and 24");
+  EXPECT_EQ(msg([](Params& p) { p.cross_census_weight = 25; }), "cross-census-weight (25) must be between 0 and 24");
   EXPECT_EQ(msg([](Params& p) { p.sample_restore = 0; }), "sample-restore (0) must be 1 (off), 2 or 3");
   EXPECT_EQ(msg([](Params& p) { p.sample_restore = 4; }), "sample-restore (4) must be 1 (off), 2 or 3");
   EXPECT_EQ(msg([](Params& p) {
               p.cross_tau = 255;
               p.cross_arm_length = 16;
               p.cross_truncation = 765;
+              p.cross_census_weight = 24;
               p.sample_restore = 3;
             }),
             "");
-  // Defaults: the paper's; no uniqueness unless asked; one level.
+  // Defaults: the paper's and the census term; no uniqueness unless asked;
+  // one level.
   const Params p = cross_params(64);
   EXPECT_EQ(p.cross_tau, 20);
   EXPECT_EQ(p.cross_arm_length, 16);
   EXPECT_EQ(p.cross_truncation, 60);
+  EXPECT_EQ(p.cross_census_weight, 15);  // ours (the paper's cost alone: 0)
+  EXPECT_EQ(p.lr_tolerance, -1);
+  EXPECT_EQ(resolve_lr_tolerance(p), 0);  // the paper's check: equal disparities
+  Params progressive;
+  EXPECT_EQ(resolve_lr_tolerance(progressive), 2);
+  progressive.lr_tolerance = 5;
+  EXPECT_EQ(resolve_lr_tolerance(progressive), 5);
   EXPECT_EQ(p.sample_restore, 1);
   EXPECT_EQ(resolve_uniqueness_ratio(p), 0);
   EXPECT_EQ(pipeline_levels(p, 1280, 960), 1);

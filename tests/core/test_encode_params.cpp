@@ -161,7 +161,9 @@ TEST(Params, MessagesNameTheParameterAndTheValue) {
             "learning-rate (1.5) must be greater than 0 and at most 1");
   EXPECT_NE(msg([](Params& p) { p.foreground_threshold = -2; }).find("foreground-threshold (-2)"), std::string::npos);
   EXPECT_NE(msg([](Params& p) { p.warmup_frames = -1; }).find("warmup-frames (-1)"), std::string::npos);
-  EXPECT_NE(msg([](Params& p) { p.lr_tolerance = -1; }).find("lr-tolerance (-1)"), std::string::npos);
+  EXPECT_EQ(msg([](Params& p) { p.lr_tolerance = -2; }),
+            "lr-tolerance (-2) must be -1 (the method's default) or between 0 and max-disparity");
+  EXPECT_EQ(msg([](Params& p) { p.lr_tolerance = -1; }), "");
   EXPECT_NE(msg([](Params& p) { p.subwindow_radius = 9; }).find("subwindow-radius (9)"), std::string::npos);
   EXPECT_EQ(msg([](Params& p) { p.absorb_delay = 127; }), "absorb-delay (127) must be between 0 and 126");
   EXPECT_EQ(msg([](Params& p) { p.absorb_delay = -1; }), "absorb-delay (-1) must be between 0 and 126");

@@ -1,5 +1,5 @@
 // Method cross on the GPU against the CPU reference (stages.h C1 .. C8),
-// bit for bit through the engine: every step's result (colour, arms,
+// bit for bit through the engine: every step's result (colour, arms, words,
 // winners, costs, offered right map, reliable estimates, votes, final map,
 // confidence), Q4 and stats, on scenes with colour and grey input, every
 // sample-restore factor, arm lengths, thresholds, truncations, ranges with
@@ -67,6 +67,8 @@ void expect_same_cross_debug(const Matcher::Debug& cpu, const Matcher::Debug& gp
   const CrossDebug& gc = gpu.cross;
   EXPECT_TRUE(same_image(cc.arms_left, gc.arms_left)) << "C1 arms left";
   EXPECT_TRUE(same_image(cc.arms_right, gc.arms_right)) << "C1 arms right";
+  EXPECT_TRUE(same_image(cc.words_left, gc.words_left)) << "C1b words left";
+  EXPECT_TRUE(same_image(cc.words_right, gc.words_right)) << "C1b words right";
   EXPECT_TRUE(same_image(cc.winners.raw, gc.winners.raw)) << "C4 winners";
   EXPECT_TRUE(same_image(cc.winners.disparity, gc.winners.disparity)) << "C4 after uniqueness";
   Image<int32_t> cs, cn, gs, gn;
@@ -128,17 +130,21 @@ TEST(CudaEngineCross, PipelineMatchesReferenceOnScenes) {
     Params p = cross_params(40);
     p.cross_tau = 0;
     p.cross_truncation = 765;
+    p.cross_census_weight = kMaxCrossCensusWeight;
     p.uniqueness_ratio = 15;
     p.lr_check = false;
-    cases.push_back({"tau 0, truncation 765, ratio 15, no check, plane 97x61", make_plane_pair(97, 61, 17, 3), p});
+    cases.push_back({"tau 0, truncation 765, census 24, ratio 15, no check, plane 97x61", make_plane_pair(97, 61, 17, 3),
+                     p});
   }
   {
     Params p = cross_params(96);
     p.cross_tau = 60;
     p.cross_arm_length = 1;
     p.cross_truncation = 7;
+    p.cross_census_weight = 0;
     p.lr_tolerance = 0;
-    cases.push_back({"tau 60, arm 1, truncation 7, tolerance 0, step 257x120", make_step_pair(257, 120, 10, 60, 4), p});
+    cases.push_back({"tau 60, arm 1, truncation 7, no census, tolerance 0, step 257x120",
+                     make_step_pair(257, 120, 10, 60, 4), p});
   }
   {
     Params p = cross_params(200);

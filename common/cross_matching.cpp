@@ -116,16 +116,12 @@ void cross_arms(const Image<uint32_t>& rgb, int tau, int arm_length, Image<uint3
 
 // ---------------------------------------------------------------- C1b
 
-void cross_census(const Image<uint32_t>& rgb, Image<uint32_t>& words, int row_step) {
+void cross_census(const Image<uint32_t>& rgb, int sample, Image<uint32_t>& words) {
   const int w = rgb.width, h = rgb.height;
-  words = Image<uint32_t>(w, h);  // the rows row_step skips stay 0
-  for (int y = 0; y < h; y += row_step)
-    for (int x = 0; x < w; ++x) {
-      const uint32_t k = cross_census_of(cross_luma(rgb.at(x, y)), [&](int n) {
-        return cross_luma(rgb.at(clampi(x + cross_census_dx(n), 0, w - 1), clampi(y + cross_census_dy(n), 0, h - 1)));
-      });
-      words.at(x, y) = (rgb.at(x, y) & 0xFFFFFFu) | k << 24;
-    }
+  words = Image<uint32_t>(w, h);  // the rows between the samples' stay 0
+  auto colour = [&](int u, int v) { return rgb.at(u, v); };
+  for (int y = 0; y < h; y += sample)
+    for (int x = 0; x < w; ++x) words.at(x, y) = cross_word(colour, x, y, w, h, sample);
 }
 
 // ---------------------------------------------------------------- C3

@@ -19,22 +19,49 @@ CS_HD uint32_t pack_cross_cost(int sum, int pixels) {
 CS_HD int cross_cost_sum(uint32_t c) { return c == kNoCrossCost ? -1 : static_cast<int>(c & 0xFFFFF); }
 CS_HD int cross_cost_pixels(uint32_t c) { return c == kNoCrossCost ? 0 : static_cast<int>(c >> 20); }
 
-// C1b: a colour's luma R + 2 G + B, and the offset of census bit n
-// (0 .. 7: the 5 x 5 square's corners and edges' middles at distance 2,
-// row by row).
+// C1b: a colour's luma R + 2 G + B.
 CS_HD int cross_luma(uint32_t rgb) {
   return static_cast<int>(rgb & 255u) + 2 * static_cast<int>(rgb >> 8 & 255u) + static_cast<int>(rgb >> 16 & 255u);
 }
-CS_HD int cross_census_dx(int n) { return 2 * ((n + (n >= 4)) % 3) - 2; }
-CS_HD int cross_census_dy(int n) { return 2 * ((n + (n >= 4)) / 3) - 2; }
 
-// C1b's census K of a pixel of luma `centre`, from luma_at(n), the luma of
-// its neighbour n (the caller clamps the coordinates to the image).
-template <typename LumaAt>
-CS_HD uint32_t cross_census_of(int centre, const LumaAt& luma_at) {
+// C1b's colour of the S-downsampled view at pixel (x, y) of a w x h view
+// whose colours colour_at(u, v) gives: the pixel's own for S = 1, else each
+// channel's rounded mean over the pixels (x + a, y + b), a, b in 0 .. S -
+// 1, inside the view (n of them: (sum + n / 2) / n).
+template <typename ColourAt>
+CS_HD uint32_t cross_sample_colour(const ColourAt& colour_at, int x, int y, int w, int h, int sample) {
+  if (sample == 1) return colour_at(x, y) & 0xFFFFFFu;
+  int sum[3] = {0, 0, 0}, n = 0;
+  for (int b = 0; b < sample && y + b < h; ++b)
+    for (int a = 0; a < sample && x + a < w; ++a) {
+      const uint32_t c = colour_at(x + a, y + b);
+      for (int ch = 0; ch < 3; ++ch) sum[ch] += static_cast<int>(c >> (8 * ch) & 255u);
+      ++n;
+    }
+  const int full = sample * sample;  // a constant where S is: the usual case divides by it
+  uint32_t mean = 0;
+  for (int ch = 0; ch < 3; ++ch)
+    mean |= static_cast<uint32_t>(n == full ? (sum[ch] + full / 2) / full : (sum[ch] + n / 2) / n) << (8 * ch);
+  return mean;
+}
+
+// C1b's word of pixel (x, y): the sample colour (above) and its census K:
+// bit n (0 .. 7) set when the luma of the sample colour at neighbour n is
+// below the pixel's, the neighbours at (x + r dx, y + r dy), (dx, dy) the
+// 3 x 3 square's offsets but its centre, row by row, r = 2 for S = 1 and 1
+// for S > 1, clamped to the view.
+template <typename ColourAt>
+CS_HD uint32_t cross_word(const ColourAt& colour_at, int x, int y, int w, int h, int sample) {
+  const int reach = sample == 1 ? 2 : 1;
+  const uint32_t centre = cross_sample_colour(colour_at, x, y, w, h, sample);
+  const int luma = cross_luma(centre);
   uint32_t k = 0;
-  for (int n = 0; n < 8; ++n) k |= static_cast<uint32_t>(luma_at(n) < centre) << n;
-  return k;
+  for (int n = 0; n < 8; ++n) {
+    const int m = n + (n >= 4);  // the square's cells 0 .. 8 but 4
+    const int u = clampi(x + reach * (m % 3 - 1), 0, w - 1), v = clampi(y + reach * (m / 3 - 1), 0, h - 1);
+    k |= static_cast<uint32_t>(cross_luma(cross_sample_colour(colour_at, u, v, w, h, sample)) < luma) << n;
+  }
+  return centre | k << 24;
 }
 
 // e of C3 from two words (C1b: R | G << 8 | B << 16 | K << 24): min(T, sum

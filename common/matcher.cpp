@@ -113,8 +113,8 @@ void match_cross(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   const Image<uint8_t>* mask_r = p.background ? &l0.mask_right : nullptr;
   cross_arms(l0.rgb_left, p.cross_tau, p.cross_arm_length, c.arms_left);
   cross_arms(l0.rgb_right, p.cross_tau, p.cross_arm_length, c.arms_right, S);  // C2: the sampled rows
-  cross_census(l0.rgb_left, c.words_left);
-  cross_census(l0.rgb_right, c.words_right, S);
+  cross_census(l0.rgb_left, S, c.words_left);
+  cross_census(l0.rgb_right, S, c.words_right);
   cross_match(c.words_left, c.words_right, c.arms_left, c.arms_right, mask_l, mask_r, l0.range, p.cross_truncation,
               p.cross_census_weight, S, resolve_uniqueness_ratio(p), c.winners);
   cross_reliable(c.winners, S, p.lr_check, resolve_lr_tolerance(p), c.reliable);

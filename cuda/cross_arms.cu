@@ -56,18 +56,16 @@ __device__ __forceinline__ uint32_t pixel_arms(const uint32_t (*tile)[kArmTileW]
   return arms;
 }
 
-// C1b's word of the pixel at (x, y) of the image, at (cx, cy) of a tile
-// (the tile holds the image's pixels 2 around it: kArmApron >= 2).
+// C1b's word of the pixel at (x, y) of the image, at (cx, cy) of a tile:
+// the rule reads pixels up to 2 before it and 2 (S = 1) or S after it
+// (S > 1: the means from its neighbours at distance 1 on), all within
+// the tile's apron.
+template <int kS>
 __device__ __forceinline__ uint32_t pixel_word(const uint32_t (*tile)[kArmTileW], int cx, int cy, int x, int y, int w,
                                                int h) {
-  const uint32_t p = tile[cy][cx];
-  const uint32_t k = cross_census_of(cross_luma(p), [&](int n) {
-    const int dx = clampi(x + cross_census_dx(n), 0, w - 1) - x, dy = clampi(y + cross_census_dy(n), 0, h - 1) - y;
-    return cross_luma(tile[cy + dy][cx + dx]);
-  });
-  return (p & 0xFFFFFFu) | k << 24;
+  return cross_word([&](int u, int v) { return tile[cy + v - y][cx + u - x]; }, x, y, w, h, kS);
 }
-static_assert(kArmApron >= 2, "C1b's neighbours within the tile");
+static_assert(kArmApron >= 2 && kArmApron >= kMaxSampleRestore, "C1b's reads within the tile");
 
 // Both views (blockIdx.z); a thread kArmRows / kArmY pixels of a column
 // (the tile's apron read once for four times the pixels): the crosses and
@@ -99,12 +97,11 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
     const bool sampled = y % sample == 0;
     if (z == 1 && sampled) drow(v.right_keys, y / sample)[x] = ~0ull;
     const int inside[4] = {x, w - 1 - x, y, h - 1 - y};
-    // The right view's crosses and words on the sampled rows only (stages.h
-    // C1, C1b).
-    const bool needed = z == 0 || sampled;
+    // The right view's crosses on the sampled rows only, both views' words
+    // (stages.h C1, C1b).
     const int cx = threadIdx.x + kArmApron, cy = ty + kArmApron;
-    drow(v.arms[z], y)[x] = needed ? pixel_arms(tile, cx, cy, inside, below_tau, arm_length) : 0u;
-    drow(v.words[z], y)[x] = needed ? pixel_word(tile, cx, cy, x, y, w, h) : 0u;
+    drow(v.arms[z], y)[x] = z == 0 || sampled ? pixel_arms(tile, cx, cy, inside, below_tau, arm_length) : 0u;
+    drow(v.words[z], y)[x] = sampled ? pixel_word<kS>(tile, cx, cy, x, y, w, h) : 0u;
   }
 }
 

@@ -188,23 +188,72 @@ TEST(CrossCensus, BitsByHandAtTheCentreAndClampedAtTheBorders) {
   im.at(4, 4) = rgb(100, 99, 100);               // bit 7: 398 is below (green weighs twice)
   im.at(1, 1) = im.at(3, 3) = im.at(2, 1) = grey(0);  // nearer pixels are not read
   Image<uint32_t> words;
-  cross_census(im, words);
+  cross_census(im, 1, words);
   EXPECT_EQ(words.at(2, 2), grey(100) | 0xA5u << 24);  // bits 0, 2, 5, 7
   // The colour bytes are the view's.
   for (size_t i = 0; i < im.pixels.size(); ++i) EXPECT_EQ(words.pixels[i] & 0xFFFFFFu, im.pixels[i]) << i;
 
   // A view one pixel wide: every x offset reads the pixel's own column, and
   // rows beyond the edges read the edge rows.
-  const Image<uint32_t> column = colour_image(1, 3, {grey(10), grey(20), grey(5)});
-  cross_census(column, words);
+  const Image<uint32_t> column = colour_image(1, 3, {grey(10), grey(21), grey(5)});
+  cross_census(column, 1, words);
   EXPECT_EQ(words.at(0, 0) >> 24, 0xE0u);  // only the rows below (clamped to row 2, luma 20 < 40)
-  EXPECT_EQ(words.at(0, 1) >> 24, 0xE7u);  // rows 0 and 2 both below 80; its own row is equal
+  EXPECT_EQ(words.at(0, 1) >> 24, 0xE7u);  // rows 0 and 2 both below 84; its own row is equal
   EXPECT_EQ(words.at(0, 2) >> 24, 0u);     // the lowest
-  // With a row step only those rows have words.
-  cross_census(column, words, 2);
-  EXPECT_EQ(words.at(0, 0), grey(10) | 0xE0u << 24);
+
+  // S = 2: the samples' rows 0 and 2 only; each colour the rounded mean of
+  // the 2 x 2 pixels from it that lie inside (here rows y and y + 1 of the
+  // one column), the census at distance 1 of those means.
+  cross_census(column, 2, words);
+  // Row 0: (10 + 21 + 1) / 2 = 16, luma 64; the mean below it (row 1: (21
+  // + 5 + 1) / 2 = 13, luma 52) is darker: bits 5 .. 7; above and beside
+  // are clamped to itself.
+  EXPECT_EQ(words.at(0, 0), grey(16) | 0xE0u << 24);
   EXPECT_EQ(words.at(0, 1), 0u);
+  // Row 2: one pixel in its box, 5; row 1's mean 13 is not darker.
   EXPECT_EQ(words.at(0, 2), grey(5));
+}
+
+TEST(CrossCensus, SampledViewsEqualTheMeansAndTheirCensus) {
+  // Against a direct reading of C1b on random colours, S = 2 and 3, views
+  // whose sizes are not multiples of S (boxes cut by the edges).
+  std::mt19937 rng(5);
+  for (int S : {2, 3}) {
+    const int w = 11, h = 8;
+    Image<uint32_t> im(w, h);
+    for (auto& v : im.pixels) v = rgb(rng() % 256, rng() % 256, rng() % 256);
+    auto mean = [&](int x, int y) {
+      double sum[3] = {0, 0, 0};
+      int n = 0;
+      for (int v = y; v < std::min(y + S, h); ++v)
+        for (int u = x; u < std::min(x + S, w); ++u, ++n)
+          for (int ch = 0; ch < 3; ++ch) sum[ch] += (im.at(u, v) >> (8 * ch)) & 255;
+      return rgb(static_cast<int>(std::lround(sum[0] / n)), static_cast<int>(std::lround(sum[1] / n)),
+                 static_cast<int>(std::lround(sum[2] / n)));
+    };
+    auto luma = [](uint32_t c) { return (c & 255) + 2 * ((c >> 8) & 255) + ((c >> 16) & 255); };
+    Image<uint32_t> words;
+    cross_census(im, S, words);
+    int bits = 0;
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        if (y % S != 0) {
+          ASSERT_EQ(words.at(x, y), 0u) << x << "," << y;
+          continue;
+        }
+        uint32_t k = 0;
+        int n = 0;
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            if (dx == 0 && dy == 0) continue;
+            const uint32_t c = mean(std::clamp(x + dx, 0, w - 1), std::clamp(y + dy, 0, h - 1));
+            k |= static_cast<uint32_t>(luma(c) < luma(mean(x, y))) << n++;
+          }
+        bits += __builtin_popcount(k);
+        ASSERT_EQ(words.at(x, y), mean(x, y) | k << 24) << x << "," << y << " S " << S;
+      }
+    EXPECT_GT(bits, 0);
+  }
 }
 
 TEST(CrossCensus, PixelCostAddsTheWeightPerDifferingBit) {
@@ -355,8 +404,8 @@ TEST(CrossMatch, WinnersRivalsUniquenessAndOfferedMapEqualBruteForce) {
   Image<uint32_t> al, ar, kl, kr;
   cross_arms(L, 20, 6, al);
   cross_arms(R, 20, 6, ar);
-  cross_census(L, kl);
-  cross_census(R, kr);
+  cross_census(L, 1, kl);
+  cross_census(R, 1, kr);
   long ties = 0, rivals = 0, rejected = 0, crowded = 0, empty_right = 0;
   for (int S : {1, 2, 3})
     for (bool masks : {false, true})
@@ -746,10 +795,10 @@ TEST(CrossMethod, DebugHoldsEveryStepAndTheOutputIsTheirComposition) {
     EXPECT_EQ(c.winners.raw.height, hs);
     EXPECT_EQ(c.winners.right.width, 64);
     EXPECT_EQ(c.winners.right.height, hs);
-    // C1b's words: the left view's every row, the right view's sampled rows.
+    // C1b's words of both views' sampled rows.
     Image<uint32_t> words_left, words_right;
-    cross_census(l0.rgb_left, words_left);
-    cross_census(l0.rgb_right, words_right, S);
+    cross_census(l0.rgb_left, S, words_left);
+    cross_census(l0.rgb_right, S, words_right);
     EXPECT_EQ(c.words_left.pixels, words_left.pixels);
     EXPECT_EQ(c.words_right.pixels, words_right.pixels);
     CrossWinners winners;

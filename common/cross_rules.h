@@ -45,23 +45,31 @@ CS_HD uint32_t cross_sample_colour(const ColourAt& colour_at, int x, int y, int 
   return mean;
 }
 
-// C1b's word of pixel (x, y): the sample colour (above) and its census K:
-// bit n (0 .. 7) set when the luma of the sample colour at neighbour n is
-// below the pixel's, the neighbours at (x + r dx, y + r dy), (dx, dy) the
-// 3 x 3 square's offsets but its centre, row by row, r = 2 for S = 1 and 1
-// for S > 1, clamped to the view.
-template <typename ColourAt>
-CS_HD uint32_t cross_word(const ColourAt& colour_at, int x, int y, int w, int h, int sample) {
-  const int reach = sample == 1 ? 2 : 1;
-  const uint32_t centre = cross_sample_colour(colour_at, x, y, w, h, sample);
+// C1b's word of pixel (x, y) from the sample colours (above) that
+// sample_colour_at(u, v) gives: the pixel's and its census K: bit n (0 ..
+// 7) set when the luma of the sample colour at neighbour n is below the
+// pixel's, the neighbours at (x + r dx, y + r dy), (dx, dy) the 3 x 3
+// square's offsets but its centre, row by row, clamped to the view; the
+// reach r is cross_census_reach(S).
+CS_HD int cross_census_reach(int sample) { return sample == 1 ? 2 : 1; }
+template <typename SampleColourAt>
+CS_HD uint32_t cross_word_of(const SampleColourAt& sample_colour_at, int x, int y, int w, int h, int reach) {
+  const uint32_t centre = sample_colour_at(x, y);
   const int luma = cross_luma(centre);
   uint32_t k = 0;
   for (int n = 0; n < 8; ++n) {
     const int m = n + (n >= 4);  // the square's cells 0 .. 8 but 4
     const int u = clampi(x + reach * (m % 3 - 1), 0, w - 1), v = clampi(y + reach * (m / 3 - 1), 0, h - 1);
-    k |= static_cast<uint32_t>(cross_luma(cross_sample_colour(colour_at, u, v, w, h, sample)) < luma) << n;
+    k |= static_cast<uint32_t>(cross_luma(sample_colour_at(u, v)) < luma) << n;
   }
   return centre | k << 24;
+}
+
+// C1b's word of pixel (x, y) of a w x h view whose colours colour_at gives.
+template <typename ColourAt>
+CS_HD uint32_t cross_word(const ColourAt& colour_at, int x, int y, int w, int h, int sample) {
+  return cross_word_of([&](int u, int v) { return cross_sample_colour(colour_at, u, v, w, h, sample); }, x, y, w, h,
+                       cross_census_reach(sample));
 }
 
 // e of C3 from two words (C1b: R | G << 8 | B << 16 | K << 24): min(T, sum

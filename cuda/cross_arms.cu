@@ -56,16 +56,11 @@ __device__ __forceinline__ uint32_t pixel_arms(const uint32_t (*tile)[kArmTileW]
   return arms;
 }
 
-// C1b's word of the pixel at (x, y) of the image, at (cx, cy) of a tile:
-// the rule reads pixels up to 2 before it and 2 (S = 1) or S after it
-// (S > 1: the means from its neighbours at distance 1 on), all within
-// the tile's apron.
-template <int kS>
-__device__ __forceinline__ uint32_t pixel_word(const uint32_t (*tile)[kArmTileW], int cx, int cy, int x, int y, int w,
-                                               int h) {
-  return cross_word([&](int u, int v) { return tile[cy + v - y][cx + u - x]; }, x, y, w, h, kS);
-}
+// C1b: S = 1 reads pixels up to 2 around a pixel; S > 1 the sample
+// colours 1 around it, each from the S x S pixels from it on (the block's
+// are computed once into a second tile, kArmBox): all within the apron.
 static_assert(kArmApron >= 2 && kArmApron >= kMaxSampleRestore, "C1b's reads within the tile");
+constexpr int kArmBoxW = kArmX + 2, kArmBoxH = kArmRows + 2;
 
 // Both views (blockIdx.z); a thread kArmRows / kArmY pixels of a column
 // (the tile's apron read once for four times the pixels): the crosses and
@@ -76,6 +71,7 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
                                                                   int arm_length) {
   constexpr int sample = kS;  // a constant: the row tests below are cheap
   __shared__ uint32_t tile[kArmTileH][kArmTileW];
+  __shared__ uint32_t box[kS > 1 ? kArmBoxH : 1][kS > 1 ? kArmBoxW : 1];  // S > 1: from (x0 - 1, y0 - 1)
   const int z = blockIdx.z;
   const ImageView<const uint32_t> c = z ? v.colour[1] : v.colour[0];
   const int w = c.width, h = c.height;
@@ -89,6 +85,16 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
     }
   }
   __syncthreads();
+  // The image's pixel (px, py), from the tile.
+  auto pixel = [&](int px, int py) { return tile[py - y0 + kArmApron][px - x0 + kArmApron]; };
+  if constexpr (kS > 1) {
+    for (int by = threadIdx.y; by < kArmBoxH; by += kArmY)
+      for (int bx = threadIdx.x; bx < kArmBoxW; bx += kArmX) {
+        const int px = x0 - 1 + bx, py = y0 - 1 + by;
+        if (px >= 0 && px < w && py >= 0 && py < h) box[by][bx] = cross_sample_colour(pixel, px, py, w, h, kS);
+      }
+    __syncthreads();
+  }
   const int x = x0 + threadIdx.x;
   if (x >= w) return;
   const uint32_t below_tau = static_cast<uint32_t>(0x7FFF - tau) * 0x00010001u;
@@ -101,7 +107,16 @@ __global__ void __launch_bounds__(kArmX * kArmY) cross_arms_kernel(const __grid_
     // (stages.h C1, C1b).
     const int cx = threadIdx.x + kArmApron, cy = ty + kArmApron;
     drow(v.arms[z], y)[x] = z == 0 || sampled ? pixel_arms(tile, cx, cy, inside, below_tau, arm_length) : 0u;
-    drow(v.words[z], y)[x] = sampled ? pixel_word<kS>(tile, cx, cy, x, y, w, h) : 0u;
+    uint32_t word = 0u;
+    if (sampled) {
+      if constexpr (kS == 1)
+        word = cross_word_of([&](int px, int py) { return pixel(px, py) & 0xFFFFFFu; }, x, y, w, h,
+                             cross_census_reach(1));
+      else
+        word = cross_word_of([&](int px, int py) { return box[py - y0 + 1][px - x0 + 1]; }, x, y, w, h,
+                             cross_census_reach(kS));
+    }
+    drow(v.words[z], y)[x] = word;
   }
 }
 

@@ -2070,8 +2070,10 @@ Bad2 bad2_of(const std::vector<int>& q4, const cs::Image<float>& truth) {
 // are the measured bad-2 (CPU reference, 96 x 64 views, max-disparity 16,
 // frames of seeds 11 .. 13; the worst frame's in the comment) with slack.
 // Sampled, the near plane's last column (x = 47, a one-pixel sliver of a
-// patch: no sample in its region) is what stays wrong; as GRAY8, patches of
-// different colours but close luma merge.
+// patch: no sample in its region) is what stays wrong; at sample-restore 3
+// the samples' 3 x 3 means (stages.h C1b) also blur the small patches'
+// edges (1.19 % on point samples; on Aloe the means gain 5 points); as
+// GRAY8, patches of different colours but close luma merge.
 GST_START_TEST(test_method_cross_known_disparity) {
   constexpr int w = 96, h = 64, d_far = 4, d_near = 12, frames = 3;
   constexpr GstClockTime start = 2 * GST_SECOND;
@@ -2080,11 +2082,11 @@ GST_START_TEST(test_method_cross_known_disparity) {
     bool patches;
     GstVideoFormat format;
     double max_bad2;  // percent
-  } runs[] = {{"method=cross subpixel=true", false, GST_VIDEO_FORMAT_RGBA, 1.0},  // measured 0.09 %
+  } runs[] = {{"method=cross subpixel=true", false, GST_VIDEO_FORMAT_RGBA, 1.0},  // measured 0.20 %
               {"method=cross", true, GST_VIDEO_FORMAT_RGBA, 1.0},                  // 0.09 %
               {"method=cross sample-restore=2", true, GST_VIDEO_FORMAT_RGBA, 3.0}, // 1.19 %
-              {"method=cross sample-restore=3", true, GST_VIDEO_FORMAT_RGBA, 3.0}, // 1.19 %
-              {"method=cross", true, GST_VIDEO_FORMAT_GRAY8, 8.0}};                // 4.04 %
+              {"method=cross sample-restore=3", true, GST_VIDEO_FORMAT_RGBA, 6.0}, // 4.32 %
+              {"method=cross", true, GST_VIDEO_FORMAT_GRAY8, 8.0}};                // 3.05 %
   for (const Run& run : runs) {
     const char* format = gst_video_format_to_string(run.format);
     const char* scene = run.patches ? "patches" : "texture";

@@ -566,7 +566,8 @@ int main(int argc, char** argv) {
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
                                   {"min-support", true}, {"coarse-range-factor", true}, {"levels", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
-                                  {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true}, {"cross-census-weight", true},
+                                  {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
+                                  {"cross-census-weight", true},
                                   {"sample-restore", true},
                                   {"fractions", true}, {"help", false}});
   if (args.has("help")) {

@@ -487,8 +487,8 @@ class ProgressiveMethod final : public MatchingMethod {
       // it, the checked (and supported) maps are the frame's own.
       if (p.lr_check || (l > 0 && p.min_support > 0)) {
         if (l == 0) {
-          CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), resolve_lr_tolerance(p), L.checked[0].view(),
-                                          L.checked[1].view(), stream));
+          CS_CUDA_TRY(enqueue_cross_check(L.raw[0].cview(), L.raw[1].cview(), resolve_lr_tolerance(p),
+                                          L.checked[0].view(), L.checked[1].view(), stream));
           CS_CUDA_TRY(cudaStreamSynchronize(stream));
         }
         e = download(L.checked[0], &d.disparity_left);

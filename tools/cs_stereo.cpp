@@ -83,8 +83,8 @@ int run(int argc, char** argv) {
        {"min-disparity", true}, {"levels", true}, {"window", true}, {"subwindow-radius", true},
        {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"method", true},
        {"block-size", true}, {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
-       {"cross-census-weight", true}, {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true}, {"min-support", true},
-       {"elas-short-gaps", false}, {"help", false}});
+       {"cross-census-weight", true}, {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true},
+       {"min-support", true}, {"elas-short-gaps", false}, {"help", false}});
   if (args.has("help")) {
     std::fputs(kUsage, stdout);
     return kExitOk;

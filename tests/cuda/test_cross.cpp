@@ -133,8 +133,8 @@ TEST(CudaEngineCross, PipelineMatchesReferenceOnScenes) {
     p.cross_census_weight = kMaxCrossCensusWeight;
     p.uniqueness_ratio = 15;
     p.lr_check = false;
-    cases.push_back({"tau 0, truncation 765, census 24, ratio 15, no check, plane 97x61", make_plane_pair(97, 61, 17, 3),
-                     p});
+    cases.push_back(
+        {"tau 0, truncation 765, census 24, ratio 15, no check, plane 97x61", make_plane_pair(97, 61, 17, 3), p});
   }
   {
     Params p = cross_params(96);

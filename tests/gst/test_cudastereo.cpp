@@ -843,7 +843,8 @@ GST_START_TEST(test_properties) {
                        "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
                        "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
                        "baseline", "focal-length", "post-messages", "method", "block-size", "cross-tau",
-                       "cross-arm-length", "cross-truncation", "cross-census-weight", "sample-restore", "elas-fill-gaps",
+                       "cross-arm-length", "cross-truncation", "cross-census-weight", "sample-restore",
+                       "elas-fill-gaps",
                        "uniqueness-ratio", "coarse-range-factor", "stats"};
   for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
   // Only NULL/READY for the device choice.

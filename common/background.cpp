@@ -1,6 +1,7 @@
-// Background model (stages.h stage 3): one model a view at full size, tested
-// at every pixel; the mask cleaned by a speckle and pinhole filter, a closing
-// and an opening, and pooled to the coarser levels.
+// Background model (stages.h stage 3): a model of cells and one at full size
+// a view, the pixels tested where their cells disagree; the mask cleaned by
+// a speckle and pinhole filter, a closing and an opening, and pooled to the
+// coarser levels.
 #include <algorithm>
 
 #include "stages.h"
@@ -10,19 +11,41 @@ namespace cs {
 uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, const BackgroundParams& bp,
                          int frames_seen, int view, Image<uint8_t>& raw) {
   const int w = rgb.width, h = rgb.height;
+  const int cw = (w + kBackgroundCell - 1) / kBackgroundCell, ch = (h + kBackgroundCell - 1) / kBackgroundCell;
   if (model.width != w || model.height != h || model.pixels.size() != static_cast<size_t>(w) * h) {
     model.width = w;
     model.height = h;
     model.pixels.assign(static_cast<size_t>(w) * h, 0);
+    model.cells.assign(static_cast<size_t>(cw) * ch, 0);
   }
+  // The cells: each its pixels' mean colour through its own model.
+  Image<uint8_t> cell_fg(cw, ch);
+  for (int cy = 0; cy < ch; ++cy)
+    for (int cx = 0; cx < cw; ++cx) {
+      int sum[3] = {0, 0, 0}, n = 0;
+      for (int y = cy * kBackgroundCell; y < std::min((cy + 1) * kBackgroundCell, h); ++y)
+        for (int x = cx * kBackgroundCell; x < std::min((cx + 1) * kBackgroundCell, w); ++x, ++n)
+          for (int c = 0; c < 3; ++c) sum[c] += (rgb.at(x, y) >> (8 * c)) & 255;
+      BackgroundPixel& m = model.cells[static_cast<size_t>(cy) * cw + cx];
+      cell_fg.at(cx, cy) =
+          background_pixel(&m, cell_colour(sum[0], sum[1], sum[2], n), bp, frames_seen, cx, cy, view + 2) ? 1 : 0;
+    }
+  // The pixels, with their cells' label.
+  const bool tested = frames_seen > 0 && frames_seen >= bp.warmup_frames;
+  uint64_t tests = tested ? static_cast<uint64_t>(cw) * ch : 0;
   raw = Image<uint8_t>(w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
+      const int cx = x / kBackgroundCell, cy = y / kBackgroundCell;
+      int fg = 0, cells = 0;
+      for (int j = std::max(cy - 1, 0); j <= std::min(cy + 1, ch - 1); ++j)
+        for (int i = std::max(cx - 1, 0); i <= std::min(cx + 1, cw - 1); ++i, ++cells) fg += cell_fg.at(i, j);
+      const int label = cells_label(fg, cells);
+      tests += tested && label == kLabelTest;
       BackgroundPixel& m = model.pixels[static_cast<size_t>(y) * w + x];
-      raw.at(x, y) = background_pixel(&m, rgb.at(x, y), bp, frames_seen, x, y, view) ? 255 : 0;
+      raw.at(x, y) = background_pixel(&m, rgb.at(x, y), bp, frames_seen, x, y, view, label) ? 255 : 0;
     }
-  const bool tested = frames_seen > 0 && frames_seen >= bp.warmup_frames;
-  return tested ? static_cast<uint64_t>(w) * h : 0;
+  return tests;
 }
 
 void clean_mask(const Image<uint8_t>& raw, int radius, Image<uint8_t>& mask) {

@@ -73,14 +73,24 @@ Range level_range(const Params& p, int level, int level_width);
 // Zhao & Taubin (section 3.2) model each pixel's colour in HSV with a running
 // Gaussian and test it coarse to fine, copying a coarser level's label into
 // blocks whose coarser neighbourhood agrees, "as long as [the model] can
-// produce a binary mask". Here each view has one model, at full size: every
-// pixel is tested against it every frame and the coarser levels' masks are
-// pooled from the full-size one. On a GPU the model is read and written at
-// every pixel whatever the test does, so the coarse-to-fine test saved
-// arithmetic but not the memory traffic that is the model's cost, while its
-// copied labels missed what a coarse level averages away (bench/RESULTS.md,
-// issue 35). The test at full size is made in the frame's conversion, from
-// the pixel's colour as it is converted (the CUDA engine's first kernel).
+// produce a binary mask". Here each view has two models: one at full size
+// and one of cells, kBackgroundCell x kBackgroundCell pixels each (the last
+// row and column of cells partial), whose colour is the rounded mean of
+// their pixels' (cell_colour). Every frame every cell is tested and updated
+// by background_pixel as a pixel would be (at the cell's (x, y) in the grid
+// of cells, view + 2); a pixel whose cell's 3 x 3 neighbourhood of cells
+// (those in the grid) is all background is background, one whose
+// neighbourhood is all foreground is foreground, and the others (the
+// boundary of what moves) are tested against the full-size model: the
+// cells' label (cells_label) passed to background_pixel, which a pixel
+// reads after the warm-up only. A labelled pixel is updated as a tested
+// pixel of that label is, so a still scene costs a cell test a cell and,
+// per pixel, an update on its turn. A label decided on one cell would miss
+// what a cell averages away (an earlier model pooled per level flagged
+// objects' edges wrongly, bench/RESULTS.md, issue 35); its neighbourhood
+// keeps the test on every pixel within a cell of a foreground cell. The
+// cells are tested in the frame's conversion, from the colours as they are
+// converted (the CUDA engine's first kernel), the pixels right after it.
 //
 // Per pixel and view: background_pixel (stereo_math.h) on the model
 // (BackgroundPixel, 64 bits: per channel a mean and a spread, and a
@@ -92,15 +102,17 @@ Range level_range(const Params& p, int level, int level_width);
 //  - frames_seen = 0: mean = the observation, spread 0, run 0; foreground.
 //  - warm-up (frames_seen < warmup_frames): foreground; means and spreads
 //    learn at warmup_alpha_q16 (the cumulative mean); run 0.
-//  - after it, foreground iff |d_c| * 256 > k_q8 * sigma_c for some c;
+//  - after it, foreground iff the cells' label is 1, or it is kLabelTest
+//    and |d_c| * 256 > k_q8 * sigma_c for some c;
 //     - background: run 0; on the pixel's turn (background_turn: rows in
 //       runs of 4, one frame in kBackgroundTurns) means and spreads learn at
 //       turn_alpha_q16 = 1 - (1 - alpha)^kBackgroundTurns, else nothing.
 //     - foreground: run + 1 (at most kRunMax); while run <= absorb_delay
 //       nothing else (an object passing in fewer frames leaves no trace
-//       behind it); beyond, the means absorb at absorb_alpha_q16 (alpha / 4)
-//       and the spreads stay (a lasting change such as a light switched on
-//       is absorbed; a parked object becomes background).
+//       behind it); beyond, on the pixel's turn, the means absorb at
+//       absorb_turn_alpha_q16 = 1 - (1 - alpha / 4)^kBackgroundTurns and the
+//       spreads stay (a lasting change such as a light switched on is
+//       absorbed; a parked object becomes background).
 //  - learning at rate a (Q16): mean_c += dithered_step(a, d_c, u) (hue wraps
 //    to [0, 2880), S and V clamp to [0, 4080]); spread_c +=
 //    dithered_step(a, t_c - spread_c, u') clamped to [0, 63], with t_c =
@@ -108,21 +120,28 @@ Range level_range(const Params& p, int level, int level_width);
 //    the low and high halves of background_dither(x, y, frames_seen, view)
 //    for H, of next_channel_dither of that for S, and of it again for V.
 // So after a change of delta units in a channel (a global brightness change),
-// a pixel is background again after at most absorb_delay + ceil(ln(k
-// min_sigma / delta) / ln(1 - learning_rate / 4)) + 1 frames, and the
-// background uncovered behind a passing object at once.
+// a pixel is background again after about absorb_delay + ceil(ln(k
+// min_sigma / delta) / ln(1 - learning_rate / 4)) frames, rounded up to its
+// turns (at most kBackgroundTurns more), or sooner where its cells are
+// absorbed first and label it; and the background uncovered behind a
+// passing object at once. Updates on turns only are the model's economy:
+// off its turn a labelled pixel needs no colour arithmetic at all.
 struct BackgroundModel {
   int width = 0;
   int height = 0;
   std::vector<BackgroundPixel> pixels;
+  // The cells' model: ceil(width / kBackgroundCell) x ceil(height / kBackgroundCell).
+  std::vector<BackgroundPixel> cells;
 };
 
 BackgroundParams background_params(const Params& p);
 
-// Every pixel of one view at full size: raw (255 foreground, 0 background);
-// a model of another size starts afresh (its frames_seen is the caller's:
-// the engines restart the model with a change of size). Returns the pixels
-// tested (0 during warm-up, when every pixel is foreground untested).
+// Every pixel of one view at full size: the cells, then the pixels with
+// their cells' labels; raw (255 foreground, 0 background); a model of
+// another size starts afresh (its frames_seen is the caller's: the engines
+// restart the model with a change of size). Returns the tests made: every
+// cell and the pixels their cells left to their own test (0 during warm-up,
+// when every pixel is foreground untested).
 uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, const BackgroundParams& bp,
                          int frames_seen, int view, Image<uint8_t>& raw);
 

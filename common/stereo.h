@@ -200,12 +200,14 @@ struct Params {
   bool background = false;
   // Per frame, 0 < rate <= 1: how fast the model follows the scene
   // (stages.h stage 3). A pixel found foreground for more than
-  // absorb_delay frames in a row learns at rate / 4, so a lasting change
-  // that moves a model channel by delta (8-bit units; V moves by a global
-  // brightness offset, S may move further for dark saturated colours) is
-  // absorbed within absorb_delay + ceil(ln(k * min_sigma / delta) / ln(1 -
-  // rate / 4)) + 1 frames: +25 on V with the defaults (k 2.5, min_sigma 4,
-  // rate 0.02, delay 60) takes 244 frames.
+  // absorb_delay frames in a row learns at rate / 4 (on its turns, one
+  // frame in kBackgroundTurns, at what that many frames compound to), so a
+  // lasting change that moves a model channel by delta (8-bit units; V moves
+  // by a global brightness offset, S may move further for dark saturated
+  // colours) is absorbed within absorb_delay + n frames, n = ceil(ln(k *
+  // min_sigma / delta) / ln(1 - rate / 4)) rounded up to whole turns, plus
+  // at most a turn: +25 on V with the defaults (k 2.5, min_sigma 4, rate
+  // 0.02, delay 60) takes at most 269 frames.
   float learning_rate = 0.02f;
   float foreground_threshold = 2.5f;  // k: foreground when |x - mean| > k sigma
   float min_sigma = 4.0f;             // floor of sigma, 8-bit units
@@ -367,8 +369,9 @@ struct FrameStats {
   uint64_t frame_index = 0;            // frames processed since start/reset
   bool warming_up = false;             // background model still learning
   double foreground_fraction = 1.0;    // of the left view at full size
-  // Background tests made (every pixel of both views at full size after
-  // the warm-up, none during it) against a test of every pixel.
+  // Background tests made after the warm-up (none during it): every cell of
+  // both views and the pixels their cells left to their own test (stages.h
+  // stage 3), against a test of every pixel of both views at full size.
   uint64_t background_tests = 0;
   uint64_t background_tests_full = 0;
   // The matching work: left-view pixels given candidates (the foreground

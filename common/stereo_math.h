@@ -326,8 +326,9 @@ CS_HD BackgroundPixel pack_background(const BackgroundFields& f) {
 // it from Params).
 struct BackgroundParams {
   int32_t alpha_q16;        // learning rate a frame: round(learning_rate * 65536), 1 .. 65536
-  int32_t turn_alpha_q16;   // the rate of one update every kBackgroundTurns frames: 1 - (1 - a)^4
+  int32_t turn_alpha_q16;   // the rate of one update every kBackgroundTurns frames: 1 - (1 - a)^16
   int32_t absorb_alpha_q16; // a lasting foreground's rate: alpha_q16 / 4, at least 1
+  int32_t absorb_turn_alpha_q16;  // ... on its turns: 1 - (1 - absorb_alpha)^16
   int32_t k_q8;             // foreground_threshold k: round(k * 256)
   int32_t sigma_min_q4;     // min_sigma: round(min_sigma * 16)
   int32_t absorb_delay;     // Params::absorb_delay
@@ -335,13 +336,18 @@ struct BackgroundParams {
 };
 
 // Background pixels update their model on one frame in kBackgroundTurns
-// (background_turn), at the rate that many frames compound to: the model is
-// read at every pixel of every frame, but written at a quarter of them.
-constexpr int kBackgroundTurns = 4;
+// (background_turn), at the rate that many frames compound to: the update
+// (the colour's HSV, three means and spreads) is the model's cost in a still
+// scene, where the cells label the pixels (stages.h stage 3). 16 against 4
+// (and foreground pixels absorbing on their turns only): a still 1080p x
+// 128 frame 0.066 -> 0.052 ms on the H200, the mask on the Aloe sequence as
+// good (bench/RESULTS.md, issue 35).
+constexpr int kBackgroundTurns = 16;
 
 // Whether row y's background pixels update on the frame the model has seen
-// frames_seen frames before (rows in runs of 4, so that the conversion's
-// 4 x 4 blocks and its warps take one answer).
+// frames_seen frames before (rows in runs of 4, a row of cells, so that a
+// cell's pixels, the conversion's 4 x 4 blocks and its warps take one
+// answer).
 CS_HD bool background_turn(int y, int frames_seen) { return (((y >> 2) + frames_seen) & (kBackgroundTurns - 1)) == 0; }
 static_assert((kBackgroundTurns & (kBackgroundTurns - 1)) == 0, "background_turn masks");
 
@@ -380,18 +386,44 @@ CS_HD int dithered_step(int32_t rate_q16, int step, uint32_t u16) {
   return v >> 16;  // arithmetic: the floor
 }
 
+// A pixel's label from its cells (stages.h stage 3): background_pixel's
+// `label`. kLabelTest: the pixel's own test; 0 / 1: background /
+// foreground as its cells say, untested.
+constexpr int kLabelTest = -1;
+
+// The cells' label of a pixel whose cell's neighbourhood (the 3 x 3 cells
+// around it that lie in the grid, `cells` of them) holds `foreground`
+// foreground cells: 0 when none is, 1 when all are, else its own test.
+CS_HD int cells_label(int foreground, int cells) {
+  return foreground == 0 ? 0 : (foreground == cells ? 1 : kLabelTest);
+}
+
+// Cells of kBackgroundCell x kBackgroundCell pixels carry their own model
+// (stages.h stage 3), so rows in runs of 4 (background_turn) are a cell row.
+constexpr int kBackgroundCell = 4;
+
+// A cell's colour: per channel the rounded mean of its n pixels' (sums of
+// the r, g, b bytes), packed as pack_rgb.
+CS_HD uint32_t cell_colour(int sum_r, int sum_g, int sum_b, int n) {
+  const int half = n / 2;
+  return static_cast<uint32_t>(div_small(sum_r + half, n)) | static_cast<uint32_t>(div_small(sum_g + half, n)) << 8 |
+         static_cast<uint32_t>(div_small(sum_b + half, n)) << 16;
+}
+
 // One pixel of one view: the test against the model before the update, and
 // the update (stages.h stage 3 states the rules). rgb: packed r | g << 8 |
-// b << 16. Returns whether the pixel is foreground; *model is updated.
+// b << 16; label: the cells' (cells_label) or kLabelTest, read after the
+// warm-up only. Returns whether the pixel is foreground; *model is updated.
+// Where the label settles it and no update needs the deviations (most
+// pixels of a still scene), no colour arithmetic is done.
 CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const BackgroundParams& bp, int frames_seen, int x,
-                            int y, int view) {
+                            int y, int view, int label = kLabelTest) {
   const int r = rgb & 255, g = (rgb >> 8) & 255, b = (rgb >> 16) & 255;
-  const int mx = maxi(r, maxi(g, b)), delta = mx - mini(r, mini(g, b));
-  const int sat = saturation_from_range(mx, delta);
   BackgroundFields f;
   if (frames_seen == 0) {
+    const int mx = maxi(r, maxi(g, b)), delta = mx - mini(r, mini(g, b));
     f.mean[0] = (delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta)) * 16;
-    f.mean[1] = sat * 16;
+    f.mean[1] = saturation_from_range(mx, delta) * 16;
     f.mean[2] = mx * 16;
     for (int c = 0; c < 3; ++c) f.spread[c] = 0;
     f.run = 0;
@@ -399,6 +431,25 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
     return true;
   }
   const uint32_t lo = static_cast<uint32_t>(*model), hi = static_cast<uint32_t>(*model >> 32);
+  const bool warming_up = frames_seen < bp.warmup_frames;
+  // Which update: warm-up learns every frame at the cumulative rate; after
+  // it, a background pixel learns on its turn, a foreground one holds still
+  // for absorb_delay frames in a row and then absorbs (mean only) on its
+  // turns at a quarter of the rate. Where only the run changes (most pixels of most
+  // frames) the word is changed in place.
+  constexpr uint32_t kRunBits = 0x7Fu << 24;
+  const int run = static_cast<int>((lo >> 24) & 0x7Fu);
+  if (!warming_up && label == 0 && !background_turn(y, frames_seen)) {
+    *model = static_cast<BackgroundPixel>(hi) << 32 | (lo & ~kRunBits);
+    return false;
+  }
+  if (!warming_up && label == 1 && (mini(run + 1, kRunMax) <= bp.absorb_delay || !background_turn(y, frames_seen))) {
+    *model = static_cast<BackgroundPixel>(hi) << 32 | (lo & ~kRunBits) | static_cast<uint32_t>(mini(run + 1, kRunMax))
+                                                                               << 24;
+    return true;
+  }
+  const int mx = maxi(r, maxi(g, b)), delta = mx - mini(r, mini(g, b));
+  const int sat = saturation_from_range(mx, delta);
   // Deviations in Q4; hue's is circular and weighted by the observed
   // saturation (greys' hue is noise), truncated towards zero. All three are
   // computed for every pixel: on a GPU a warp would take the hue's path
@@ -417,15 +468,8 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
     const int sigma_q4 = maxi(static_cast<int>((hi >> (12 + 6 * c)) & 0x3Fu) * 8, bp.sigma_min_q4);
     return ad * 256 > bp.k_q8 * sigma_q4;
   };
-  const bool warming_up = frames_seen < bp.warmup_frames;
-  const bool foreground = warming_up || (beyond(0) | beyond(1) | beyond(2));
-  // Which update: warm-up learns every frame at the cumulative rate; after
-  // it, a background pixel learns on its turn, a foreground one holds still
-  // for absorb_delay frames in a row and then absorbs (mean only) at a
-  // quarter of the rate. Where only the run changes (most pixels of most
-  // frames) the word is changed in place.
-  constexpr uint32_t kRunBits = 0x7Fu << 24;
-  const int run = static_cast<int>((lo >> 24) & 0x7Fu);
+  const bool foreground =
+      warming_up || (label == kLabelTest ? (beyond(0) | beyond(1) | beyond(2)) : label != 0);
   int32_t rate = 0;
   bool spread = true;
   int new_run = 0;
@@ -439,11 +483,11 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
     rate = bp.turn_alpha_q16;
   } else {
     new_run = mini(run + 1, kRunMax);
-    if (new_run <= bp.absorb_delay) {
+    if (new_run <= bp.absorb_delay || !background_turn(y, frames_seen)) {
       *model = static_cast<BackgroundPixel>(hi) << 32 | (lo & ~kRunBits) | static_cast<uint32_t>(new_run) << 24;
       return true;
     }
-    rate = bp.absorb_alpha_q16;
+    rate = bp.absorb_turn_alpha_q16;
     spread = false;
   }
   f = unpack_background(*model);

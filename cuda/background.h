@@ -1,24 +1,48 @@
-// Stage 3 (stages.h) on the GPU: the background model's test and update run
-// in the frame's conversion (convert.h, ModelViews); the mask is made from
-// its raw test here: the speckle and pinhole filter, the closing and the
-// opening at full size (stages.h clean_mask), the coarser levels pooled from it, and the occupancy the foreground tile
-// lists are made from (foreground_tiles.h).
+// Stage 3 (stages.h) on the GPU: the cells' test and update run in the
+// frame's conversion (convert.h, ModelViews), the pixels' in the pass right
+// after it (enqueue_model_pixels); the mask is made from their raw test
+// here: the speckle and pinhole filter, the closing and the opening at full
+// size (stages.h clean_mask), the coarser levels pooled from it, and the
+// occupancy the foreground tile lists are made from (foreground_tiles.h).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include "remap_math.h"
 #include "stages.h"
 
 namespace cs::cuda {
 
-// What the conversion does for the model, per view (blockIdx.z): test and
-// update each pixel's model (stereo_math.h background_pixel) and write its
-// raw result as bits, a 32-bit word for 32 pixels of a row: bit b of word
-// j of row y is pixel (32 j + b, y), set for foreground; pixels outside the
-// image are 0.
+// The frame's input as the conversion read it (its arguments change from
+// frame to frame): the conversion writes it to device memory, where the
+// pixels' pass, whose own arguments stay fixed inside the frame's graph,
+// reads it.
+struct ModelInput {
+  FrameView in[2];
+  ImageView<const RemapPoint> map[2];  // stage 0's maps, or none
+  bool words = false;  // 4-byte pixels on 4-byte aligned rows
+  bool quads = false;  // ... on 16-byte aligned rows
+};
+
+// The model of both views (stages.h stage 3). The conversion tests and
+// updates each cell's model (stereo_math.h background_pixel on
+// cell_colour) and writes the cells' results; the pixels' pass then labels,
+// tests and updates each pixel and writes its raw result as bits, a 32-bit
+// word for 32 pixels of a row: bit b of word j of row y is pixel (32 j + b,
+// y), set for foreground; pixels outside the image are 0.
 struct ModelViews {
   ImageView<BackgroundPixel> model[2];
   ImageView<uint32_t> raw[2];  // ceil(w / 32) x h
+  // The cells (kBackgroundCell square), ceil(w / 4) x ceil(h / 4): their
+  // model, this frame's test (1 foreground), and 1 where the cells labelled
+  // the cell's pixels background on the frame before, after the warm-up
+  // (their runs are 0: a pixel of such a cell needs no read off its turn);
+  // settled must be 0 when the buffers are made.
+  ImageView<BackgroundPixel> cells[2];
+  ImageView<uint8_t> cell_fg[2];
+  ImageView<uint8_t> settled[2];
+  ModelInput* input = nullptr;       // device: written by the conversion
+  unsigned* pixel_tests = nullptr;   // device, [2]: += pixels given their own test after the warm-up; or null
   // Frames the model has seen before this one; read on the device so that a
   // captured graph replays correctly frame after frame (the mask pass adds one).
   int* frames_seen = nullptr;
@@ -53,6 +77,14 @@ struct MaskViews {
   unsigned long long* matched = nullptr;  // [l] += left foreground pixels of level l
   unsigned long long* right_foreground = nullptr;  // += right foreground pixels of level 0
 };
+
+// The pixels' pass of a frame whose conversion (convert.h) ran the cells'
+// test with `model`: every pixel of both views labelled by its cells, tested
+// where they disagree, updated, and its raw bit written. format and remap:
+// the conversion's input format and whether it read through maps; views:
+// 2, or 1 (the left view's alone, as enqueue_convert converts it).
+cudaError_t enqueue_model_pixels(const ModelViews& model, int width, int height, PixelFormat format, bool remap,
+                                 cudaStream_t stream, int views = 2);
 
 // dirty (regions_x x regions_y x 2 bytes) must be 1 before the first pass
 // after the buffers were made; mask_regions gives their count.

@@ -28,7 +28,6 @@ struct Views {
   bool gray_words;  // level-0 intensity rows 4-byte aligned: one store for four pixels
   unsigned long long* clear;  // words the first block zeroes (clear_words of them)
   int clear_words;
-  int convert_rows;  // grid rows of the intensity's blocks; the model's follow
 };
 
 __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (8 * k)) & 255; }
@@ -39,7 +38,7 @@ __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (
 // cost no pass of their own. A level's pixel exists where its 2 x 2 block
 // does: level l + 1 is level l's width / 2 x height / 2. With kRemap each
 // level-0 pixel is the rectified view's (stage 0 fused: rectified_rgb).
-template <PixelFormat F, bool kRemap>
+template <PixelFormat F, bool kModel, bool kRemap>
 __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x, int block_y) {
   const FrameView& in = w.in[z];
   const int bx = block_x * kThreadsX + threadIdx.x, by = block_y * kThreadsY + threadIdx.y;
@@ -102,21 +101,45 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
     }
   }
   // The colour a method matches (method cross): convert_to_rgb's packing,
-  // the rectified view's with kRemap.
-  if (w.colour[z].data) {
+  // the rectified view's with kRemap; with kModel the block is a cell of
+  // the background model (stages.h stage 3): its mean colour is tested
+  // against the cell's model.
+  if (w.colour[z].data || kModel) {
+    int sum[3] = {0, 0, 0}, n = 0;
 #pragma unroll
     for (int r = 0; r < kSide; ++r) {
       const int yy = y + r;
       if (yy >= in.height) break;
-      uint32_t* out = drow(w.colour[z], yy) + x;
+      uint32_t* out = w.colour[z].data ? drow(w.colour[z], yy) + x : nullptr;
 #pragma unroll
       for (int k = 0; k < kSide; ++k) {
         if (x + k >= in.width) break;
         uint32_t c = 0;
-        if (kRemap) c = rectified_rgb<F>(in, w.words, w.map[z], x + k, yy);
-        else convert_one<F, true>(in, w.words, x + k, yy, &c);
-        out[k] = c;
+        if (kRemap) {
+          c = rectified_rgb<F>(in, w.words, w.map[z], x + k, yy);
+        } else if (kPacked4 && whole) {
+          const uint32_t px = k == 0 ? quad[r].x : k == 1 ? quad[r].y : k == 2 ? quad[r].z : quad[r].w;
+          c = pack_rgb(byte_of(px, L.r), byte_of(px, L.g), byte_of(px, L.b));
+        } else {
+          convert_one<F, true>(in, w.words, x + k, yy, &c);
+        }
+        if (out) out[k] = c;
+        if (kModel) {
+          sum[0] += c & 255u;
+          sum[1] += (c >> 8) & 255u;
+          sum[2] += (c >> 16) & 255u;
+          ++n;
+        }
       }
+    }
+    if (kModel) {
+      BackgroundPixel* cell = drow(w.model.cells[z], by) + bx;
+      BackgroundPixel m = *cell;
+      const BackgroundPixel before = m;
+      const bool fg = background_pixel(&m, cell_colour(sum[0], sum[1], sum[2], n), w.model.params,
+                                       *w.model.frames_seen, bx, by, z + 2);
+      if (m != before) *cell = m;
+      drow(w.model.cell_fg[z], by)[bx] = fg ? 1 : 0;
     }
   }
   if (w.levels < 2) return;
@@ -140,84 +163,27 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
 }
 
 
-// The background model (stages.h stage 3) of four pixels of a row, x .. x +
-// 3 of row y: each pixel's colour (as convert_to_rgb) through
-// background_pixel, the model words read two at a time and written where
-// they changed, and the four raw bits gathered by the warp into the row's
-// words (ModelViews::raw). Every lane of the warp calls it. With kRemap the
-// colours are the rectified view's (rectified_rgb).
-template <PixelFormat F, bool kRemap>
-__device__ __forceinline__ void model_row4(const Views& w, int z, int x, int y) {
-  const FrameView& in = w.in[z];
-  const bool row_in = y < in.height;
-  const int n = row_in ? mini(kSide, in.width - x) : 0;  // pixels of the four in the image
-  unsigned nibble = 0;
-  if (n > 0) {
-    const int frames_seen = *w.model.frames_seen;
-    constexpr PackedLayout L = packed_layout(F);
-    constexpr bool kPacked4 = L.bytes == 4 && F != PixelFormat::GRAY8 && F != PixelFormat::I420 &&
-                              F != PixelFormat::NV12 && F != PixelFormat::YUY2 && F != PixelFormat::UYVY;
-    uint32_t colour[kSide] = {0, 0, 0, 0};
-    if (kRemap) {
-#pragma unroll
-      for (int k = 0; k < kSide; ++k)
-        if (k < n) colour[k] = rectified_rgb<F>(in, w.words, w.map[z], x + k, y);
-    } else if (kPacked4 && n == kSide && w.quads) {
-      const uint4 q = __ldg(reinterpret_cast<const uint4*>(in.plane[0] + y * in.pitch[0] + x * 4));
-      const uint32_t px[kSide] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-      for (int k = 0; k < kSide; ++k) colour[k] = pack_rgb(byte_of(px[k], L.r), byte_of(px[k], L.g), byte_of(px[k], L.b));
-    } else {
-#pragma unroll
-      for (int k = 0; k < kSide; ++k)
-        if (k < n) convert_one<F, true>(in, w.words, x + k, y, &colour[k]);
-    }
-    BackgroundPixel* model = drow(w.model.model[z], y) + x;
-    BackgroundPixel m[kSide];
-    if (n == kSide) {
-      const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
-      const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
-      m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
-    } else {
-#pragma unroll
-      for (int k = 0; k < kSide; ++k) m[k] = k < n ? model[k] : 0;
-    }
-#pragma unroll
-    for (int k = 0; k < kSide; ++k) {
-      if (k >= n) break;
-      const BackgroundPixel before = m[k];
-      if (background_pixel(&m[k], colour[k], w.model.params, frames_seen, x + k, y, z)) nibble |= 1u << k;
-      if (m[k] != before) model[k] = m[k];
-    }
-  }
-  // Lanes 8 j .. 8 j + 7 hold the 32 pixels of one raw word.
-  const unsigned lane = threadIdx.x & 31;
-  unsigned word = nibble << (4 * (lane & 7));
-  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 1);
-  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 2);
-  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 4);
-  if ((lane & 7) == 0 && row_in && x < in.width) drow(w.model.raw[z], y)[x / 32] = word;
-}
-
-// The frame's first kernel: blocks with blockIdx.y < convert_rows convert
-// kSide x kSide blocks of pixels a thread (convert_block); with kModel, the
-// blocks after them run the background model, a row of kSide pixels a thread
-// (model_row4), so that its 8-byte words and its arithmetic spread over four
-// times the threads (a thread's 16 pixels through the model took 65 us a
-// 1080p pair on the H200 against 11 us for the intensity). The input is read
-// by both; blockIdx.z picks the view.
+// The frame's first kernel: kSide x kSide blocks of pixels a thread
+// (convert_block), with kModel each a cell of the background model tested;
+// blockIdx.z picks the view. With kModel the first block also records the
+// frame's input for the pixels' pass (ModelInput).
 template <PixelFormat F, bool kModel, bool kRemap>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
   const int z = blockIdx.z;
-  if ((blockIdx.x | blockIdx.y | z) == 0)
-    for (int i = threadIdx.x + threadIdx.y * kThreadsX; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
-  if (!kModel || static_cast<int>(blockIdx.y) < w.convert_rows) {
-    convert_block<F, kRemap>(w, z, blockIdx.x, blockIdx.y);
-    return;
+  if ((blockIdx.x | blockIdx.y | z) == 0) {
+    const int tid = threadIdx.x + threadIdx.y * kThreadsX;
+    for (int i = tid; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
+    if (kModel && tid == 0) {
+      ModelInput& input = *w.model.input;
+      for (int v = 0; v < 2; ++v) {
+        input.in[v] = w.in[v];
+        input.map[v] = w.map[v];
+      }
+      input.words = w.words;
+      input.quads = w.quads;
+    }
   }
-  const int x = (blockIdx.x * kThreadsX + threadIdx.x) * kSide;
-  const int y = (static_cast<int>(blockIdx.y) - w.convert_rows) * kThreadsY + threadIdx.y;
-  model_row4<F, kRemap>(w, z, x, y);
+  convert_block<F, kModel, kRemap>(w, z, blockIdx.x, blockIdx.y);
 }
 
 // The launch of w's kernel for `count` views (blockIdx.z): the form for
@@ -227,10 +193,7 @@ cudaError_t describe(const Views& w, int count, KernelCall* call) {
   const dim3 block(kThreadsX, kThreadsY);
   dim3 grid = grid_for((w.in[0].width + kSide - 1) / kSide, (w.in[0].height + kSide - 1) / kSide, block);
   grid.z = count;
-  Views v = w;
-  v.convert_rows = static_cast<int>(grid.y);
-  // The model's blocks: a row of kThreadsX * kSide pixels by kThreadsY rows.
-  if (kModel) grid.y += (w.in[0].height + kThreadsY - 1) / kThreadsY;
+  const Views& v = w;
   switch (w.in[0].format) {
 #define CS_FORMAT(F) \
   case PixelFormat::F: call->set(convert_kernel<PixelFormat::F, kModel, kRemap>, grid, block, 0, v); break;
@@ -267,11 +230,9 @@ cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const*
       w.gray[i][l] = g;
     }
     if (model) {
-      const ImageView<BackgroundPixel>& m = model->model[i];
-      const ImageView<uint32_t>& r = model->raw[i];
-      // The kernel loads a thread's four models as two 16-byte words.
-      if (m.width != in[i].width || m.height != in[i].height || !rows_aligned(m.data, m.pitch, 32) ||
-          r.width != (in[i].width + 31) / 32 || r.height != in[i].height)
+      const int cw = (in[i].width + kSide - 1) / kSide, ch = (in[i].height + kSide - 1) / kSide;
+      if (model->cells[i].width != cw || model->cells[i].height != ch || model->cell_fg[i].width != cw ||
+          model->cell_fg[i].height != ch || !model->input)
         return cudaErrorInvalidValue;
     }
     if (maps) {
@@ -301,7 +262,9 @@ cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const 
                             cudaStream_t stream) {
   const ImageView<uint8_t>* levels[1] = {&gray};
   KernelCall call;
-  return launch_described(describe_views(&in, levels, 1, model, 1, &call), call, stream);
+  const cudaError_t e = launch_described(describe_views(&in, levels, 1, model, 1, &call), call, stream);
+  if (e != cudaSuccess || !model) return e;
+  return enqueue_model_pixels(*model, in.width, in.height, in.format, false, stream, 1);
 }
 
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
@@ -320,9 +283,11 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
                                  cudaStream_t stream, unsigned long long* clear, int clear_words,
                                  const ImageView<const RemapPoint>* maps) {
   KernelCall call;
-  return launch_described(
+  const cudaError_t e = launch_described(
       convert_pair_call(left, right, gray_left, gray_right, levels, model, &call, clear, clear_words, maps), call,
       stream);
+  if (e != cudaSuccess || !model) return e;
+  return enqueue_model_pixels(*model, left.width, left.height, left.format, maps != nullptr, stream);
 }
 
 }  // namespace cs::cuda

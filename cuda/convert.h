@@ -15,8 +15,8 @@ struct ModelViews;  // background.h
 constexpr int kMaxConvertLevels = 3;
 
 // `in` must be in device memory. model (background.h; null: the background
-// model off): the view's colour goes through the model (stages.h stage 3)
-// as it is converted, as view 0 (model->model[0], model->raw[0]).
+// model off): the view's cells are tested as it is converted, then its
+// pixels (enqueue_model_pixels), as view 0 (stages.h stage 3).
 cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const ModelViews* model,
                             cudaStream_t stream);
 
@@ -24,7 +24,8 @@ cudaError_t enqueue_convert(const FrameView& in, ImageView<uint8_t> gray, const 
 // pass levels 1 .. levels - 1 of each view's intensity pyramid (stages.h
 // downsample; levels <= kMaxConvertLevels): gray_left[l] and gray_right[l]
 // are level l, width >> l x height >> l; with model, both views' background
-// test and update (view 0 left, 1 right). The kernel also zeroes clear[0,
+// cells tested and updated in it and the pixels' pass after it (view 0
+// left, 1 right). The kernel also zeroes clear[0,
 // clear_words) (the frame's counters: the frame's first kernel resets them,
 // so its graph needs no memset node). maps (null: none): both views'
 // rectification maps, the views' size: stage 0 (stages.h rectify_view)
@@ -40,7 +41,10 @@ cudaError_t enqueue_convert_pair(const FrameView& left, const FrameView& right, 
 // The launch enqueue_convert_pair above makes, with the same checks, as a
 // description (kernel_call.h): the engine launches it or writes it into the
 // first node of its frame's graph. Its KernelShape follows the format, the
-// model (on or off) and the size; the rest are arguments.
+// model (on or off) and the size; the rest are arguments. With model it is
+// the cells' part: the caller enqueues the pixels' pass after it
+// (background.h enqueue_model_pixels), which reads the input the conversion
+// recorded (ModelInput).
 cudaError_t convert_pair_call(const FrameView& left, const FrameView& right, const ImageView<uint8_t>* gray_left,
                               const ImageView<uint8_t>* gray_right, int levels, const ModelViews* model,
                               KernelCall* call, unsigned long long* clear = nullptr, int clear_words = 0,

@@ -61,6 +61,9 @@ std::string CudaEngine::Impl::configure(int w, int h) {
   for (int v = 0; v < 2; ++v) {
     model[v].release();
     raw_test[v].release();
+    cell_model[v].release();
+    cell_fg[v].release();
+    cell_settled[v].release();
   }
   mask_dirty.release();
   for (int l = 0; l < nl; ++l) {
@@ -120,6 +123,9 @@ std::string CudaEngine::Impl::allocate_background() {
     for (int v = 0; v < 2; ++v) {
       model[v].release();
       raw_test[v].release();
+      cell_model[v].release();
+      cell_fg[v].release();
+      cell_settled[v].release();
     }
     mask_dirty.release();
     return {};
@@ -134,9 +140,17 @@ std::string CudaEngine::Impl::allocate_background() {
     }
   }
   if (mask_dirty.empty()) {
+    const int cw = (width + kBackgroundCell - 1) / kBackgroundCell;
+    const int ch = (height + kBackgroundCell - 1) / kBackgroundCell;
     for (int v = 0; v < 2; ++v) {
       CS_CUDA_TRY(model[v].allocate(width, height));
       CS_CUDA_TRY(raw_test[v].allocate((width + 31) / 32, height));
+      CS_CUDA_TRY(cell_model[v].allocate(cw, ch));
+      CS_CUDA_TRY(cell_fg[v].allocate(cw, ch));
+      CS_CUDA_TRY(cell_settled[v].allocate(cw, ch));
+      // No cell was settled before the first frame (background.h ModelViews).
+      const ImageView<uint8_t> s = cell_settled[v].view();
+      CS_CUDA_TRY(cudaMemset2DAsync(s.data, s.pitch, 0, cw, ch, stream));
     }
     const int regions = mask_regions_x(width) * mask_regions_y(height) * 2;
     CS_CUDA_TRY(mask_dirty.allocate(regions, 1));
@@ -184,6 +198,7 @@ CudaEngine::~CudaEngine() {
   m.method.reset();
   if (m.counters) cudaFree(m.counters);
   if (m.frames_seen) cudaFree(m.frames_seen);
+  if (m.model_input) cudaFree(m.model_input);
   if (m.luts) cudaFree(m.luts);
   if (m.counters_host) cudaFreeHost(m.counters_host);
   for (Impl::Submitted& s : m.submitted) {
@@ -298,6 +313,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaMallocHost(&m.counters_host, sizeof(FrameCounters)));
     std::memset(m.counters_host, 0, sizeof(FrameCounters));
     CS_CUDA_TRY(cudaMalloc(&m.frames_seen, sizeof(int)));
+    CS_CUDA_TRY(cudaMalloc(&m.model_input, sizeof(ModelInput)));
     CS_CUDA_TRY(cudaMemsetAsync(m.frames_seen, 0, sizeof(int), m.stream));
     CS_CUDA_TRY(cudaMalloc(&m.luts, 3 * 768));
     const Colormap maps[3] = {Colormap::Turbo, Colormap::Jet, Colormap::Grey};
@@ -452,7 +468,11 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
     if (e.empty() && m.params.background) {
       e = download(L.mask[0], &d.mask_left);
       if (e.empty()) e = download(L.mask[1], &d.mask_right);
-      if (l == 0) d.tests_left = d.tests_right = m.pending.background_tests / 2;
+      if (l == 0 && !m.pending.warming_up) {
+        const uint64_t cells = background_cells(m.width, m.height);
+        d.tests_left = cells + m.counters_host->pixel_tests[0];
+        d.tests_right = cells + m.counters_host->pixel_tests[1];
+      }
     }
     if (!e.empty()) return e;
   }
@@ -583,7 +603,9 @@ size_t CudaEngine::device_bytes() const {
              m.method->device_bytes();
   for (const EngineLevel& L : m.lv)
     for (int v = 0; v < 2; ++v) n += L.gray[v].bytes() + L.mask[v].bytes() + L.occupancy[v].bytes() + L.colour[v].bytes();
-  for (int v = 0; v < 2; ++v) n += m.model[v].bytes() + m.raw_test[v].bytes();
+  for (int v = 0; v < 2; ++v)
+    n += m.model[v].bytes() + m.raw_test[v].bytes() + m.cell_model[v].bytes() + m.cell_fg[v].bytes() +
+         m.cell_settled[v].bytes();
   n += m.mask_dirty.bytes();
   n += m.staging.device_bytes() + m.uploads.device_bytes();
   return m.twin ? n + m.twin->device_bytes() : n;

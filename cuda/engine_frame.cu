@@ -20,6 +20,13 @@ ModelViews CudaEngine::Impl::model_views() const {
     m.model[v] = model[v].view();
     m.raw[v] = raw_test[v].view();
   }
+  for (int v = 0; v < 2; ++v) {
+    m.cells[v] = cell_model[v].view();
+    m.cell_fg[v] = cell_fg[v].view();
+    m.settled[v] = cell_settled[v].view();
+  }
+  m.input = model_input;
+  m.pixel_tests = counters->pixel_tests;
   m.frames_seen = frames_seen;
   m.params = background_params(params);
   return m;
@@ -51,6 +58,8 @@ std::string CudaEngine::Impl::input_call(const FrameView& left, const FrameView&
   for (int l = 0; l < converted_levels(); ++l)
     for (int v = 0; v < 2; ++v) gray[v][l] = lv[l].gray[v].view();
   const ModelViews model = model_views();
+  frame_format = left.format;
+  frame_remap = params.rectification != nullptr;
   // With a calibration, stage 0 is fused: every pixel read through its map.
   const ImageView<const RemapPoint> maps[2] = {rect_map[0].cview(), rect_map[1].cview()};
   const ImageView<uint32_t> colour[2] = {lv[0].colour[0].view(), lv[0].colour[1].view()};
@@ -79,13 +88,17 @@ std::string CudaEngine::Impl::enqueue_input(const FrameView& left, const FrameVi
 
 std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
   const Params& p = params;
+  if (p.background) {
+    // The model's pixels, labelled by the cells the conversion tested.
+    CS_CUDA_TRY(enqueue_model_pixels(model_views(), width, height, frame_format, frame_remap, s));
+    timer->mark("model");
+  }
   for (int l = converted_levels(); l < levels; ++l)
     CS_CUDA_TRY(enqueue_downsample_pair(lv[l - 1].gray[0].cview(), lv[l].gray[0].view(),
                                         lv[l - 1].gray[1].cview(), lv[l].gray[1].view(), s));
   timer->mark("pyramid");
   if (p.background) {
-    // The model was tested and updated in the conversion; the masks of
-    // every level and their occupancy from its raw test.
+    // The masks of every level and their occupancy from the model's raw test.
     MaskViews mv;
     for (int v = 0; v < 2; ++v) {
       mv.raw[v] = raw_test[v].cview();
@@ -212,6 +225,10 @@ std::string CudaEngine::Impl::enqueue_frame(const FrameView& left, const FrameVi
   // The levels' ranges and the method's buffers stay those the graph was
   // made with: only its conversion or finish kernel changed.
   if (graph.ready && graph.frame_nodes && shape != graph.shape) graph.forget();
+  // The model's pixel pass in the body reads the input in the form it was
+  // captured for (its kernel follows the format and the maps).
+  if (graph.ready && params.background && (frame_format != body_format || frame_remap != body_remap))
+    graph.forget();
   if (!graph.ready && graph.body_warm && (!graph.frame_nodes || shape == graph.warm_shape) &&
       graph.capture_failures < FrameGraph::kMaxCaptureFailures) {
     const auto body = [&] {
@@ -219,6 +236,8 @@ std::string CudaEngine::Impl::enqueue_frame(const FrameView& left, const FrameVi
       return enqueue_body(stream, &off);
     };
     bool in_capture = false;
+    body_format = frame_format;
+    body_remap = frame_remap;
     e = graph.build(stream, convert, body, finish, &in_capture);
     if (!e.empty() && in_capture && graph.conditions) {
       // Once more without the SWITCH node: a runtime that takes no
@@ -322,7 +341,8 @@ std::string CudaEngine::Impl::run_frame(const FrameView& left, const FrameView& 
   if (params.background) {
     st.warming_up = frames_seen_host < params.warmup_frames || frames_seen_host == 0;
     st.background_tests_full = 2ull * width * height;
-    st.background_tests = st.warming_up ? 0 : st.background_tests_full;
+    // The cells; the counters add the pixels tested (with_counters).
+    st.background_tests = st.warming_up ? 0 : 2 * background_cells(width, height);
     if (frames_seen_host < INT_MAX) ++frames_seen_host;
   }
   // The matching work of a full frame (the counters give the model's).

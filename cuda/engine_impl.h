@@ -76,6 +76,12 @@ struct FrameOutput {
   EncodeParams views;  // views.views != ViewsOutput::None: the views
 };
 
+// The cells of a view's background model (stages.h stage 3).
+inline uint64_t background_cells(int width, int height) {
+  return static_cast<uint64_t>((width + kBackgroundCell - 1) / kBackgroundCell) *
+         ((height + kBackgroundCell - 1) / kBackgroundCell);
+}
+
 // A frame's statistics: the host-side part completed from its counters.
 inline FrameStats with_counters(FrameStats st, const FrameCounters& c, int width, int height, bool background) {
   const double n = static_cast<double>(width) * height;
@@ -84,6 +90,7 @@ inline FrameStats with_counters(FrameStats st, const FrameCounters& c, int width
   if (background) {
     st.matched_pixels = 0;
     for (unsigned long long m : c.matched) st.matched_pixels += m;
+    if (!st.warming_up) st.background_tests += c.pixel_tests[0] + c.pixel_tests[1];
   }
   return st;
 }
@@ -147,6 +154,17 @@ struct CudaEngine::Impl {
   // the conversion's raw test and the mask pass's regions left empty.
   DeviceImage<BackgroundPixel> model[2];
   DeviceImage<uint32_t> raw_test[2];
+  // Its cells (background.h ModelViews) and the frame's input as the
+  // conversion recorded it for the pixels' pass (device).
+  DeviceImage<BackgroundPixel> cell_model[2];
+  DeviceImage<uint8_t> cell_fg[2], cell_settled[2];
+  ModelInput* model_input = nullptr;
+  // The input form of the frame being enqueued (input_call), which the
+  // pixels' pass is made for, and the one the graph's body was captured with.
+  PixelFormat frame_format = PixelFormat::GRAY8;
+  bool frame_remap = false;
+  PixelFormat body_format = PixelFormat::GRAY8;
+  bool body_remap = false;
   DeviceImage<uint8_t> mask_dirty;
   uint8_t* luts = nullptr;                  // device, 3 x 768
   // Host views' way up (and host outputs' way down).

@@ -27,6 +27,7 @@ struct FrameCounters {
   // per level and list, and the blocks of the list kernel done.
   unsigned tiles[8][kFrameTileLists];
   unsigned tiles_done;
+  unsigned pixel_tests[2];  // per view: pixels given their own background test (background.h ModelViews)
   unsigned unused;
 };
 constexpr int kFrameCounterWords = sizeof(FrameCounters) / sizeof(unsigned long long);

@@ -43,6 +43,12 @@ __device__ bool tile_holds_foreground(const TilePlan& p, const TileGrid& g, int 
 constexpr int kWarps = kThreads / 32;
 __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__ Launch launch) {
   const TilePlan& p = launch.plan;
+  // No foreground in either view (a still scene): no tile at any level
+  // holds any, so every block leaves at once and the first says so.
+  if (p.foreground && p.right_foreground && *p.foreground == 0 && *p.right_foreground == 0) {
+    if (p.set_condition && blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(p.condition, kNoTiles);
+    return;
+  }
   const unsigned t = (blockIdx.x * kThreads + threadIdx.x) / 32;  // the warp's tile
   const int warp = threadIdx.x / 32;
   __shared__ int s_grid[kWarps];       // the warp's grid, -1 where it lists nothing

@@ -346,7 +346,9 @@ TEST(Pipeline, MovingObjectSequence) {
     EXPECT_GE(static_cast<double>(inside_good) / inside, 0.9) << "frame " << i;
     // The matching work follows the foreground: the object's pixels (and
     // their parents) over the levels, against a full frame's.
-    EXPECT_EQ(m.stats().background_tests, m.stats().background_tests_full);
+    // The cells and the object's edge are tested, not every pixel.
+    EXPECT_GT(m.stats().background_tests, 0u);
+    EXPECT_LT(m.stats().background_tests, m.stats().background_tests_full / 2);
     ratio = static_cast<double>(m.stats().matched_pixels) / m.stats().matched_pixels_full;
     EXPECT_GT(ratio, 0.0) << "frame " << i;
     EXPECT_LT(ratio, std::max(0.05, 2.0 * m.stats().foreground_fraction)) << "frame " << i;
@@ -413,9 +415,10 @@ TEST(Pipeline, MovingObjectsMaskFollowsTheTruth) {
               static_cast<double>(object_good) / object_pixels);
 }
 
-// stereo.h: a global change that moves a model channel by at most delta
-// (8-bit units) is absorbed after at most
-// ceil(ln(k min_sigma / delta) / ln(1 - learning_rate / 4)) + 1 frames.
+// stages.h stage 3: a global change that moves a model channel by at most
+// delta (8-bit units) is absorbed after absorb_delay +
+// ceil(ln(k min_sigma / delta) / ln(1 - learning_rate / 4)) frames rounded
+// up to whole turns, at most a turn late.
 TEST(Pipeline, GlobalBrightnessChangeIsAbsorbed) {
   const int w = 128, h = 96, offset = 25;
   Params p;
@@ -451,9 +454,12 @@ TEST(Pipeline, GlobalBrightnessChangeIsAbsorbed) {
       delta = std::max({delta, std::abs(dh) * s1 / 255 + 1, std::abs(s1 - s0), std::abs(v1 - v0)});
     }
   }
+  // stages.h stage 3: absorbed on the pixels' turns, so the frames the rate
+  // needs are rounded up to whole turns, the first at most a turn late.
   const double fg_rate = background_params(p).absorb_alpha_q16 / 65536.0;
-  const int bound = p.absorb_delay +
-                    static_cast<int>(std::ceil(std::log(p.foreground_threshold * p.min_sigma / delta) / std::log(1.0 - fg_rate))) + 1;
+  const int needed =
+      static_cast<int>(std::ceil(std::log(p.foreground_threshold * p.min_sigma / delta) / std::log(1.0 - fg_rate)));
+  const int bound = p.absorb_delay + kBackgroundTurns * ((needed + kBackgroundTurns - 1) / kBackgroundTurns + 1) + 1;
   int frames = 1;
   while (m.stats().foreground_fraction >= 0.01 && frames < 4 * bound) {
     frame(offset);

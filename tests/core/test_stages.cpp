@@ -367,8 +367,9 @@ TEST(Background, ParamsFromTheUsersNumbers) {
   Params p;
   const BackgroundParams bp = background_params(p);
   EXPECT_EQ(bp.alpha_q16, 1311);         // 0.02 * 65536 = 1310.72
-  EXPECT_EQ(bp.turn_alpha_q16, 5089);    // 1 - (1 - 1311 / 65536)^4, rounded at each product
+  EXPECT_EQ(bp.turn_alpha_q16, 18106);   // 1 - (1 - 1311 / 65536)^16 = 18104.5, rounded at each of 4 squarings
   EXPECT_EQ(bp.absorb_alpha_q16, 327);   // a quarter
+  EXPECT_EQ(bp.absorb_turn_alpha_q16, 5039);  // 1 - (1 - 327 / 65536)^16 = 5040.7, rounded at each squaring
   EXPECT_EQ(bp.k_q8, 640);               // 2.5 * 256
   EXPECT_EQ(bp.sigma_min_q4, 64);        // 4 * 16
   EXPECT_EQ(bp.absorb_delay, kDefaultAbsorbDelay);
@@ -433,7 +434,8 @@ TEST(Background, PixelInitialisesTestsAndLearns) {
   copy = m;
   EXPECT_TRUE(background_pixel(&copy, brighter11, bp, 5, 3, 4, 0));
   // Foreground: the run counts and nothing is learnt until it passes the
-  // delay; then the means move at a quarter of the rate, the spreads stay.
+  // delay; then, on the pixel's turns, the means move at a quarter of the
+  // rate compounded over the turns' frames, the spreads stay.
   EXPECT_EQ(unpack_background(copy).run, 1);
   EXPECT_EQ(unpack_background(copy).mean[2], 100 * 16);
   for (int i = 1; i < bp.absorb_delay; ++i) EXPECT_TRUE(background_pixel(&copy, brighter11, bp, 6 + i, 3, 4, 0));
@@ -441,12 +443,18 @@ TEST(Background, PixelInitialisesTestsAndLearns) {
   EXPECT_EQ(f.run, bp.absorb_delay);
   EXPECT_EQ(f.mean[2], 100 * 16);
   BackgroundPixel absorbing = copy;
-  EXPECT_TRUE(background_pixel(&absorbing, brighter11, bp, 100, 3, 4, 0));
+  ASSERT_FALSE(background_turn(4, 100));
+  EXPECT_TRUE(background_pixel(&absorbing, brighter11, bp, 100, 3, 4, 0));  // off its turn: the run alone
+  EXPECT_EQ(unpack_background(absorbing).mean[2], 100 * 16);
+  EXPECT_EQ(unpack_background(absorbing).run, bp.absorb_delay + 1);
+  ASSERT_TRUE(background_turn(4, 111));  // row 4's turn: (4 / 4 + 111) % 16 == 0
+  EXPECT_TRUE(background_pixel(&absorbing, brighter11, bp, 111, 3, 4, 0));
   const BackgroundFields g = unpack_background(absorbing);
-  const uint32_t u = next_channel_dither(next_channel_dither(background_dither(3, 4, 100, 0)));  // V
-  EXPECT_EQ(g.mean[2], 100 * 16 + dithered_step(bp.absorb_alpha_q16, 11 * 16, u & 0xFFFF));
+  const uint32_t u = next_channel_dither(next_channel_dither(background_dither(3, 4, 111, 0)));  // V
+  EXPECT_EQ(g.mean[2], 100 * 16 + dithered_step(bp.absorb_turn_alpha_q16, 11 * 16, u & 0xFFFF));
+  EXPECT_GT(g.mean[2], 100 * 16);
   EXPECT_EQ(g.spread[2], f.spread[2]);
-  EXPECT_EQ(g.run, bp.absorb_delay + 1);
+  EXPECT_EQ(g.run, bp.absorb_delay + 2);
   // Background again: the run ends.
   EXPECT_FALSE(background_pixel(&copy, grey, bp, 200, 3, 4, 0));
   EXPECT_EQ(unpack_background(copy).run, 0);
@@ -481,9 +489,9 @@ TEST(Background, BackgroundPixelsLearnOnTheirTurn) {
 }
 
 // Camera noise of sigma 2 on a static scene: the spread learns it and the
-// test finds (almost) nothing; the raw test counts every pixel after the
-// warm-up, none during it.
-TEST(Background, ViewLearnsNoiseAndTestsEveryPixel) {
+// test finds (almost) nothing; after the warm-up the cells are tested and
+// few pixels (where noise made a cell foreground), none during it.
+TEST(Background, ViewLearnsNoiseAndTestsTheCells) {
   const int w = 64, h = 48;
   Params p;
   p.warmup_frames = 20;
@@ -506,10 +514,50 @@ TEST(Background, ViewLearnsNoiseAndTestsEveryPixel) {
       noisy.pixels[i] = px;
     }
     const uint64_t tests = background_view(model, noisy, bp, frame, 0, raw);
-    EXPECT_EQ(tests, frame < p.warmup_frames ? 0u : uint64_t(w) * h) << "frame " << frame;
-    if (frame >= p.warmup_frames) found += std::count(raw.pixels.begin(), raw.pixels.end(), 255);
+    const uint64_t cells = (w / kBackgroundCell) * (h / kBackgroundCell);
+    if (frame < p.warmup_frames) {
+      EXPECT_EQ(tests, 0u) << "frame " << frame;
+    } else {
+      EXPECT_GE(tests, cells) << "frame " << frame;
+      EXPECT_LT(tests, cells + uint64_t(w) * h / 10) << "frame " << frame;
+      found += std::count(raw.pixels.begin(), raw.pixels.end(), 255);
+    }
   }
   EXPECT_LT(found, 60 * w * h / 200) << "raw false foreground over 60 frames";
+}
+
+// The cells' labels (stages.h stage 3) on a known change: a flat grey view
+// learnt, then a red 16 x 16 square on whole cells. The square's cells are
+// foreground; a pixel whose 3 x 3 cells are all background is background
+// untested, one whose cells are all foreground (the square's inner 2 x 2
+// cells) foreground untested, and the rest are tested: the ring of cells
+// around the inner ones, 32 cells. The raw test is the square exactly.
+TEST(Background, CellsLabelAndTestTheEdge) {
+  const int w = 64, h = 48;
+  Params p;
+  p.warmup_frames = 4;
+  const BackgroundParams bp = background_params(p);
+  Image<uint32_t> grey(w, h), square(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      grey.at(x, y) = 100 | 100 << 8 | 100 << 16;
+      const bool in = x >= 16 && x < 32 && y >= 16 && y < 32;
+      square.at(x, y) = in ? (200 | 50 << 8 | 50 << 16) : grey.at(x, y);
+    }
+  BackgroundModel model;
+  Image<uint8_t> raw;
+  for (int frame = 0; frame < p.warmup_frames; ++frame) EXPECT_EQ(background_view(model, grey, bp, frame, 0, raw), 0u);
+  EXPECT_EQ(model.cells.size(), size_t(16 * 12));
+  const uint64_t cells = 16 * 12;
+  EXPECT_EQ(background_view(model, grey, bp, p.warmup_frames, 0, raw), cells) << "a still frame tests no pixel";
+  EXPECT_EQ(std::count(raw.pixels.begin(), raw.pixels.end(), 255), 0);
+  EXPECT_EQ(background_view(model, square, bp, p.warmup_frames + 1, 0, raw), cells + (6 * 6 - 2 * 2) * 16);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      ASSERT_EQ(raw.at(x, y) != 0, square.at(x, y) != grey.at(x, y)) << "pixel " << x << ", " << y;
+  // The inner cells' pixels were labelled: their runs count, untested.
+  EXPECT_EQ(unpack_background(model.pixels[20 * w + 20]).run, 1);
+  EXPECT_EQ(unpack_background(model.pixels[40 * w + 60]).run, 0);
 }
 
 TEST(Background, CleanMaskTakesTheMajorityThenCloses) {

@@ -305,7 +305,8 @@ TEST(CudaEngine, BackgroundSequenceMatchesReference) {
       // matching covers the object, a part of the frame.
       const FrameStats st = gpu->stats();
       EXPECT_FALSE(st.warming_up);
-      EXPECT_EQ(st.background_tests, st.background_tests_full);
+      EXPECT_GT(st.background_tests, 0u);
+      EXPECT_LT(st.background_tests, st.background_tests_full / 2);
       EXPECT_GT(st.foreground_fraction, 0.0);
       EXPECT_LT(st.foreground_fraction, 0.5);
       EXPECT_GT(st.matched_pixels, 0u);

@@ -105,23 +105,48 @@ void make_frame(PixelFormat f, int w, int h, uint32_t seed, TestFrame* t) {
 // The background model of both views on the device (background.h
 // ModelViews) and the frame count it reads.
 struct DeviceModel {
-  DeviceImage<BackgroundPixel> model[2];
+  DeviceImage<BackgroundPixel> model[2], cells[2];
   DeviceImage<uint32_t> raw[2];
+  DeviceImage<uint8_t> cell_fg[2], settled[2];
   int* frames_seen = nullptr;
+  ModelInput* input = nullptr;
+  unsigned* pixel_tests = nullptr;
   ModelViews views;
   DeviceModel(int w, int h, const BackgroundParams& bp) {
     EXPECT_EQ(cudaMalloc(&frames_seen, sizeof(int)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&input, sizeof(ModelInput)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&pixel_tests, 2 * sizeof(unsigned)), cudaSuccess);
+    const int cw = (w + kBackgroundCell - 1) / kBackgroundCell, ch = (h + kBackgroundCell - 1) / kBackgroundCell;
     for (int v = 0; v < 2; ++v) {
       model[v] = make_device<BackgroundPixel>(w, h);
       raw[v] = make_device<uint32_t>((w + 31) / 32, h);
+      cells[v] = make_device<BackgroundPixel>(cw, ch);
+      cell_fg[v] = make_device<uint8_t>(cw, ch, 0xAB);
+      settled[v] = make_device<uint8_t>(cw, ch, 0);
       views.model[v] = model[v].view();
       views.raw[v] = raw[v].view();
+      views.cells[v] = cells[v].view();
+      views.cell_fg[v] = cell_fg[v].view();
+      views.settled[v] = settled[v].view();
     }
+    views.input = input;
+    views.pixel_tests = pixel_tests;
     views.frames_seen = frames_seen;
     views.params = bp;
+    clear_tests();
   }
-  ~DeviceModel() { cudaFree(frames_seen); }
+  ~DeviceModel() {
+    cudaFree(frames_seen);
+    cudaFree(input);
+    cudaFree(pixel_tests);
+  }
   void set_frames_seen(int n) { EXPECT_EQ(cudaMemcpy(frames_seen, &n, sizeof(int), cudaMemcpyHostToDevice), cudaSuccess); }
+  void clear_tests() { EXPECT_EQ(cudaMemset(pixel_tests, 0, 2 * sizeof(unsigned)), cudaSuccess); }
+  unsigned tests(int view) const {
+    unsigned t[2] = {0, 0};
+    EXPECT_EQ(cudaMemcpy(t, pixel_tests, sizeof(t), cudaMemcpyDeviceToHost), cudaSuccess);
+    return t[view];
+  }
 };
 
 // The raw test as the conversion packs it: a word for 32 pixels of a row,
@@ -138,6 +163,14 @@ Image<uint32_t> raw_words(const Image<uint8_t>& raw) {
 ::testing::AssertionResult same_model(const BackgroundModel& want, const DeviceImage<BackgroundPixel>& got) {
   Image<BackgroundPixel> expected(want.width, want.height);
   expected.pixels = want.pixels;
+  return same_image(expected, download(got));
+}
+
+// The device cells' model of a view against the CPU reference's.
+::testing::AssertionResult same_cells(const BackgroundModel& want, const DeviceImage<BackgroundPixel>& got) {
+  Image<BackgroundPixel> expected((want.width + kBackgroundCell - 1) / kBackgroundCell,
+                                  (want.height + kBackgroundCell - 1) / kBackgroundCell);
+  expected.pixels = want.cells;
   return same_image(expected, download(got));
 }
 
@@ -1654,12 +1687,22 @@ TEST(CudaStages, BackgroundModelOverFrames) {
     auto gl = make_device<uint8_t>(w, h), gr = make_device<uint8_t>(w, h);
     const ImageView<uint8_t> gl_view = gl.view(), gr_view = gr.view();
     dev.set_frames_seen(frame);
+    dev.clear_tests();
     ASSERT_CUDA(enqueue_convert_pair(in[0], in[1], &gl_view, &gr_view, 1, &dev.views, nullptr));
     for (int v = 0; v < 2; ++v) {
       Image<uint8_t> raw;
-      background_view(model[v], rgb[v], bp, frame, v, raw);
+      const uint64_t tests = background_view(model[v], rgb[v], bp, frame, v, raw);
       EXPECT_TRUE(same_image(raw_words(raw), download(dev.raw[v]))) << "raw test, view " << v;
       EXPECT_TRUE(same_model(model[v], dev.model[v])) << "model, view " << v;
+      EXPECT_TRUE(same_cells(model[v], dev.cells[v])) << "cells, view " << v;
+      const uint64_t cells = model[v].cells.size();
+      EXPECT_EQ(tests, frame >= p.warmup_frames ? cells + dev.tests(v) : 0u) << "tests, view " << v;
+      if (frame >= p.warmup_frames) {
+        // Every label happens: cells settle background and foreground,
+        // the patch's edge is tested.
+        EXPECT_GT(dev.tests(v), 0u);
+        EXPECT_LT(dev.tests(v), static_cast<unsigned>(w * h));
+      }
     }
   }
 }

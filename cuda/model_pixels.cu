@@ -1,0 +1,179 @@
+// The background model's pixels (stages.h stage 3), the frame's second
+// kernel with the model on: each pixel labelled by its cells' 3 x 3
+// neighbourhood (the conversion tested the cells), tested against its own
+// model where they disagree, updated, and its raw bit written.
+#include "background.h"
+#include "cuda_util.h"
+#include "pixel_read.cuh"
+#include "stereo_math.h"
+
+namespace cs::cuda {
+namespace {
+
+constexpr int kThreadsX = 32;
+constexpr int kThreadsY = 8;
+constexpr int kSide = kBackgroundCell;  // a thread takes a cell's row: kSide pixels
+constexpr int kCellRows = kThreadsY / kBackgroundCell;  // cell rows a block
+static_assert(kThreadsY % kBackgroundCell == 0, "a block holds whole cells");
+static_assert(kSide == 4, "a cell's rows are one run of background_turn's");
+constexpr uint8_t kOutside = 2;  // a neighbour beyond the grid of cells
+
+__device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (8 * k)) & 255; }
+
+// The colours of n (1 .. 4) pixels of a row, x .. x + n - 1 of row y, as
+// convert_to_rgb gives them (the rectified view's with kRemap).
+template <PixelFormat F, bool kRemap>
+__device__ __forceinline__ void read_colours(const ModelInput& input, const FrameView& in, int z, int x, int y, int n,
+                                             uint32_t* colour) {
+  constexpr PackedLayout L = packed_layout(F);
+  constexpr bool kPacked4 = L.bytes == 4 && F != PixelFormat::GRAY8 && F != PixelFormat::I420 &&
+                            F != PixelFormat::NV12 && F != PixelFormat::YUY2 && F != PixelFormat::UYVY;
+  if (kRemap) {
+#pragma unroll
+    for (int k = 0; k < kSide; ++k)
+      if (k < n) colour[k] = rectified_rgb<F>(in, input.words, input.map[z], x + k, y);
+  } else if (kPacked4 && n == kSide && input.quads) {
+    const uint4 q = __ldg(reinterpret_cast<const uint4*>(in.plane[0] + y * in.pitch[0] + x * 4));
+    const uint32_t px[kSide] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+    for (int k = 0; k < kSide; ++k) colour[k] = pack_rgb(byte_of(px[k], L.r), byte_of(px[k], L.g), byte_of(px[k], L.b));
+  } else {
+#pragma unroll
+    for (int k = 0; k < kSide; ++k)
+      if (k < n) convert_one<F, true>(in, input.words, x + k, y, &colour[k]);
+  }
+}
+
+// A block: kThreadsX cells across by kCellRows down, a thread a row of a
+// cell (a cell a thread, its 16 pixels in turn, was slower: on a turn
+// frame a warp's 16 updates a thread in series are the pass's longest
+// path; 640x480, nothing moving: 0.030 against 0.023 ms a frame, H200). A
+// cell's pixels share their label and their turn, so a warp (a row of
+// cells) takes one path but where labels differ. A pixel's model is read
+// only where its label or its turn can change it, and its colour only where
+// an update or a test needs it: in a still scene a pixel off its turn costs
+// a few shared-memory reads.
+template <PixelFormat F, bool kRemap>
+__global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(const __grid_constant__ ModelViews v) {
+  __shared__ uint8_t s_fg[kCellRows + 2][kThreadsX + 2];
+  __shared__ uint8_t s_settled[kCellRows][kThreadsX];
+  __shared__ unsigned s_tests;
+  const int z = blockIdx.z;
+  const int tid = threadIdx.x + threadIdx.y * kThreadsX;
+  const ImageView<uint8_t>& fg_cells = v.cell_fg[z];
+  const int cx0 = blockIdx.x * kThreadsX, cy0 = blockIdx.y * kCellRows;
+  for (int i = tid; i < (kCellRows + 2) * (kThreadsX + 2); i += kThreadsX * kThreadsY) {
+    const int j = i / (kThreadsX + 2), k = i - j * (kThreadsX + 2);
+    const int cx = cx0 - 1 + k, cy = cy0 - 1 + j;
+    s_fg[j][k] = cx >= 0 && cx < fg_cells.width && cy >= 0 && cy < fg_cells.height ? drow(fg_cells, cy)[cx] : kOutside;
+  }
+  if (tid < kCellRows * kThreadsX) {
+    const int j = tid / kThreadsX, k = tid - j * kThreadsX;
+    const int cx = cx0 + k, cy = cy0 + j;
+    s_settled[j][k] = cx < fg_cells.width && cy < fg_cells.height ? drow(v.settled[z], cy)[cx] : 0;
+  }
+  if (tid == 0) s_tests = 0;
+  __syncthreads();
+  const ModelInput& input = *v.input;
+  const FrameView& in = input.in[z];
+  const int frames_seen = *v.frames_seen;
+  const BackgroundParams& bp = v.params;
+  const bool warm = frames_seen == 0 || frames_seen < bp.warmup_frames;
+  const int x = (cx0 + threadIdx.x) * kSide, y = blockIdx.y * kThreadsY + threadIdx.y;
+  const int row = threadIdx.y / kSide;  // the cell row in the block
+  int foreground = 0, cells = 0;
+#pragma unroll
+  for (int a = 0; a < 3; ++a)
+#pragma unroll
+    for (int b = 0; b < 3; ++b) {
+      const int c = s_fg[row + a][threadIdx.x + b];
+      foreground += c == 1;
+      cells += c != kOutside;
+    }
+  const int label = cells_label(foreground, cells);
+  const int n = y < in.height ? mini(kSide, in.width - x) : 0;  // pixels of the four in the image
+  // The cell's record for the next frame, by its first row's thread (the
+  // block read the records before its barrier): whether the cells labelled
+  // its pixels background. Off its turn, a cell so labelled on the frame
+  // before too has runs of 0 already: nothing to read or write.
+  const bool settled = !warm && label == 0;
+  if (n > 0 && y % kSide == 0 && settled != (s_settled[row][threadIdx.x] != 0))
+    drow(v.settled[z], y / kSide)[x / kSide] = settled;
+  unsigned nibble = 0, tests = 0;
+  if (n > 0 && !(settled && !background_turn(y, frames_seen) && s_settled[row][threadIdx.x])) {
+    BackgroundPixel* model = drow(v.model[z], y) + x;
+    BackgroundPixel m[kSide];
+    if (n == kSide) {
+      const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
+      const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
+      m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kSide; ++k) m[k] = k < n ? model[k] : 0;
+    }
+    // Whether background_pixel reads a colour: to start, in the warm-up, a
+    // test, or a labelled pixel's turn (its update).
+    const bool need = warm || label == kLabelTest || background_turn(y, frames_seen);
+    uint32_t colour[kSide] = {0, 0, 0, 0};
+    if (need) read_colours<F, kRemap>(input, in, z, x, y, n, colour);
+#pragma unroll
+    for (int k = 0; k < kSide; ++k) {
+      if (k >= n) break;
+      const BackgroundPixel before = m[k];
+      if (background_pixel(&m[k], colour[k], bp, frames_seen, x + k, y, z, label)) nibble |= 1u << k;
+      if (m[k] != before) model[k] = m[k];
+    }
+    if (!warm && label == kLabelTest) tests = n;
+  }
+  // Lanes 8 j .. 8 j + 7 hold the 32 pixels of one raw word.
+  const unsigned lane = threadIdx.x & 31;
+  unsigned word = nibble << (4 * (lane & 7));
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 1);
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 2);
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 4);
+  if ((lane & 7) == 0 && y < in.height && x < in.width) drow(v.raw[z], y)[x / 32] = word;
+  if (v.pixel_tests) {
+    // One atomic a block and only where it tested: a still scene adds none.
+    tests = warp_sum(tests);
+    if (lane == 0 && tests) atomicAdd(&s_tests, tests);
+    __syncthreads();
+    if (tid == 0 && s_tests) atomicAdd(&v.pixel_tests[z], s_tests);
+  }
+}
+
+template <bool kRemap>
+cudaError_t launch(const ModelViews& v, int width, int height, PixelFormat format, int views, cudaStream_t stream) {
+  const dim3 block(kThreadsX, kThreadsY);
+  const dim3 grid((width + kThreadsX * kSide - 1) / (kThreadsX * kSide), (height + kThreadsY - 1) / kThreadsY, views);
+  switch (format) {
+#define CS_FORMAT(F)                                                               \
+  case PixelFormat::F:                                                             \
+    model_pixels_kernel<PixelFormat::F, kRemap><<<grid, block, 0, stream>>>(v);    \
+    break;
+    CS_FOR_EACH_PIXEL_FORMAT(CS_FORMAT)
+#undef CS_FORMAT
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t enqueue_model_pixels(const ModelViews& model, int width, int height, PixelFormat format, bool remap,
+                                 cudaStream_t stream, int views) {
+  const int cw = (width + kBackgroundCell - 1) / kBackgroundCell, ch = (height + kBackgroundCell - 1) / kBackgroundCell;
+  if (!model.input || !model.frames_seen || views < 1 || views > 2) return cudaErrorInvalidValue;
+  for (int v = 0; v < views; ++v) {
+    const ImageView<BackgroundPixel>& m = model.model[v];
+    // The kernel loads a thread's four models as two 16-byte words.
+    if (m.width != width || m.height != height || !rows_aligned(m.data, m.pitch, 32) ||
+        model.raw[v].width != (width + 31) / 32 || model.raw[v].height != height || model.cells[v].width != cw ||
+        model.cells[v].height != ch || model.cell_fg[v].width != cw || model.cell_fg[v].height != ch ||
+        model.settled[v].width != cw || model.settled[v].height != ch)
+      return cudaErrorInvalidValue;
+  }
+  return remap ? launch<true>(model, width, height, format, views, stream)
+               : launch<false>(model, width, height, format, views, stream);
+}
+
+}  // namespace cs::cuda

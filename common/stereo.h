@@ -248,8 +248,8 @@ struct Params {
   // Ours beside the paper's colour cost: the weight W of the census term of
   // a pixel's cost (stages.h C1b, C3: W per differing bit of the 8-bit
   // census of the luma, 0 .. kMaxCrossCensusWeight; 0 = the paper's eq. (2)
-  // alone). 15 takes Aloe's bad-2 from 11.1 to 6.5 % at full size
-  // (bench/README.md).
+  // alone). 15 takes Aloe's bad-2 from 11.1 to 6.4 % at full size (with
+  // the cross check's tolerance 0, bench/README.md).
   int cross_census_weight = 15;
   int sample_restore = 1;
   // Method Elas (elas_dense.h E7): fill every gap of the final map (true,

@@ -153,9 +153,9 @@ void install_background_model(const Install& in) {
   g_object_class_install_property(
       gobject_class, PROP_BACKGROUND,
       g_param_spec_boolean("background", "Background model",
-                           "Per-pixel Gaussian background model in HSV, tested at every pixel of both views; only "
-                           "the foreground is matched, at every level (static cameras). Changing it restarts the "
-                           "model",
+                           "Per-pixel Gaussian background model in HSV, tested coarse to fine: 4x4 cells first, "
+                           "then the pixels where neighbouring cells disagree; only the foreground is matched, at "
+                           "every level (static cameras). Changing it restarts the model",
                            d.background, playing));
   g_object_class_install_property(
       gobject_class, PROP_LEARNING_RATE,
@@ -347,8 +347,9 @@ void install_live_and_methods(const Install& in) {
       g_param_spec_int("cross-census-weight", "Cross census weight",
                        "method=cross: added to a pixel pair's truncated colour cost for each of the 8 bits in which "
                        "their census codes differ (each bit: whether the luma 2 pixels away in one of 8 directions "
-                       "is darker than the pixel's). It makes matching robust to brightness differences between the "
-                       "cameras and to fine texture; 0 = the paper's colour cost alone",
+                       "is darker than the pixel's; with sample-restore S, the S x S means one step away). On Aloe "
+                       "it takes bad-2 from 11.1 to 6.4 %; a census compares intensities within a view, so it does "
+                       "not depend on the cameras' gains; 0 = the paper's colour cost alone",
                        0, cs::kMaxCrossCensusWeight, d.cross_census_weight, playing));
   g_object_class_install_property(
       gobject_class, PROP_SAMPLE_RESTORE,

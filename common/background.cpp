@@ -19,7 +19,7 @@ uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, con
     model.cells.assign(static_cast<size_t>(cw) * ch, 0);
   }
   // The cells: each its pixels' mean colour through its own model.
-  Image<uint8_t> cell_fg(cw, ch);
+  Image<uint8_t> cell_fg(cw, ch), label(cw, ch);
   for (int cy = 0; cy < ch; ++cy)
     for (int cx = 0; cx < cw; ++cx) {
       int sum[3] = {0, 0, 0}, n = 0;
@@ -30,20 +30,25 @@ uint64_t background_view(BackgroundModel& model, const Image<uint32_t>& rgb, con
       cell_fg.at(cx, cy) =
           background_pixel(&m, cell_colour(sum[0], sum[1], sum[2], n), bp, frames_seen, cx, cy, view + 2) ? 1 : 0;
     }
+  // Each cell's label for its pixels, from its 3 x 3 cells (stored as
+  // label + 1: kLabelTest is -1).
+  for (int cy = 0; cy < ch; ++cy)
+    for (int cx = 0; cx < cw; ++cx) {
+      int fg = 0, cells = 0;
+      for (int j = std::max(cy - 1, 0); j <= std::min(cy + 1, ch - 1); ++j)
+        for (int i = std::max(cx - 1, 0); i <= std::min(cx + 1, cw - 1); ++i, ++cells) fg += cell_fg.at(i, j);
+      label.at(cx, cy) = static_cast<uint8_t>(cells_label(fg, cells) + 1);
+    }
   // The pixels, with their cells' label.
   const bool tested = frames_seen > 0 && frames_seen >= bp.warmup_frames;
   uint64_t tests = tested ? static_cast<uint64_t>(cw) * ch : 0;
   raw = Image<uint8_t>(w, h);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      const int cx = x / kBackgroundCell, cy = y / kBackgroundCell;
-      int fg = 0, cells = 0;
-      for (int j = std::max(cy - 1, 0); j <= std::min(cy + 1, ch - 1); ++j)
-        for (int i = std::max(cx - 1, 0); i <= std::min(cx + 1, cw - 1); ++i, ++cells) fg += cell_fg.at(i, j);
-      const int label = cells_label(fg, cells);
-      tests += tested && label == kLabelTest;
+      const int l = label.at(x / kBackgroundCell, y / kBackgroundCell) - 1;
+      tests += tested && l == kLabelTest;
       BackgroundPixel& m = model.pixels[static_cast<size_t>(y) * w + x];
-      raw.at(x, y) = background_pixel(&m, rgb.at(x, y), bp, frames_seen, x, y, view, label) ? 255 : 0;
+      raw.at(x, y) = background_pixel(&m, rgb.at(x, y), bp, frames_seen, x, y, view, l) ? 255 : 0;
     }
   return tests;
 }

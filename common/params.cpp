@@ -207,19 +207,25 @@ Range level_range(const Params& p, int level, int level_width) {
   return r;
 }
 
+namespace {
+
+// 1 - (1 - a)^kBackgroundTurns in Q16 for a rate a a frame in Q16, rounded
+// at each product (a power of two: squared log2(kBackgroundTurns) times).
+int32_t rate_over_turns(int32_t a_q16) {
+  int64_t keep = 65536 - a_q16;
+  for (int i = 1; i < kBackgroundTurns; i *= 2) keep = (keep * keep + 32768) >> 16;
+  return static_cast<int32_t>(65536 - keep);
+}
+
+}  // namespace
+
 BackgroundParams background_params(const Params& p) {
   BackgroundParams bp;
   const long a = std::lround(static_cast<double>(p.learning_rate) * 65536.0);
   bp.alpha_q16 = static_cast<int32_t>(a < 1 ? 1 : (a > 65536 ? 65536 : a));
-  // 1 - (1 - a)^kBackgroundTurns in Q16, rounded at each product (a
-  // power of two: squared log2(kBackgroundTurns) times).
-  int64_t keep = 65536 - bp.alpha_q16;
-  for (int i = 1; i < kBackgroundTurns; i *= 2) keep = (keep * keep + 32768) >> 16;
-  bp.turn_alpha_q16 = static_cast<int32_t>(65536 - keep);
+  bp.turn_alpha_q16 = rate_over_turns(bp.alpha_q16);
   bp.absorb_alpha_q16 = std::max<int32_t>(bp.alpha_q16 >> 2, 1);
-  keep = 65536 - bp.absorb_alpha_q16;
-  for (int i = 1; i < kBackgroundTurns; i *= 2) keep = (keep * keep + 32768) >> 16;
-  bp.absorb_turn_alpha_q16 = static_cast<int32_t>(65536 - keep);
+  bp.absorb_turn_alpha_q16 = rate_over_turns(bp.absorb_alpha_q16);
   bp.k_q8 = static_cast<int32_t>(std::lround(static_cast<double>(p.foreground_threshold) * 256.0));
   bp.sigma_min_q4 = static_cast<int32_t>(std::lround(static_cast<double>(p.min_sigma) * 16.0));
   bp.absorb_delay = p.absorb_delay;

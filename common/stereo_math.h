@@ -414,8 +414,6 @@ CS_HD uint32_t cell_colour(int sum_r, int sum_g, int sum_b, int n) {
 // the update (stages.h stage 3 states the rules). rgb: packed r | g << 8 |
 // b << 16; label: the cells' (cells_label) or kLabelTest, read after the
 // warm-up only. Returns whether the pixel is foreground; *model is updated.
-// Where the label settles it and no update needs the deviations (most
-// pixels of a still scene), no colour arithmetic is done.
 CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const BackgroundParams& bp, int frames_seen, int x,
                             int y, int view, int label = kLabelTest) {
   const int r = rgb & 255, g = (rgb >> 8) & 255, b = (rgb >> 16) & 255;
@@ -432,44 +430,41 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
   }
   const uint32_t lo = static_cast<uint32_t>(*model), hi = static_cast<uint32_t>(*model >> 32);
   const bool warming_up = frames_seen < bp.warmup_frames;
-  // Which update: warm-up learns every frame at the cumulative rate; after
-  // it, a background pixel learns on its turn, a foreground one holds still
-  // for absorb_delay frames in a row and then absorbs (mean only) on its
-  // turns at a quarter of the rate. Where only the run changes (most pixels of most
-  // frames) the word is changed in place.
-  constexpr uint32_t kRunBits = 0x7Fu << 24;
-  const int run = static_cast<int>((lo >> 24) & 0x7Fu);
-  if (!warming_up && label == 0 && !background_turn(y, frames_seen)) {
-    *model = static_cast<BackgroundPixel>(hi) << 32 | (lo & ~kRunBits);
-    return false;
-  }
-  if (!warming_up && label == 1 && (mini(run + 1, kRunMax) <= bp.absorb_delay || !background_turn(y, frames_seen))) {
-    *model = static_cast<BackgroundPixel>(hi) << 32 | (lo & ~kRunBits) | static_cast<uint32_t>(mini(run + 1, kRunMax))
-                                                                               << 24;
-    return true;
-  }
-  const int mx = maxi(r, maxi(g, b)), delta = mx - mini(r, mini(g, b));
-  const int sat = saturation_from_range(mx, delta);
   // Deviations in Q4; hue's is circular and weighted by the observed
   // saturation (greys' hue is noise), truncated towards zero. All three are
-  // computed for every pixel: on a GPU a warp would take the hue's path
-  // whenever one of its pixels needed it (nearly always on colour content),
-  // and without branches the test is shorter.
+  // computed together, for a test or an update only: on a GPU a warp would
+  // take the hue's path whenever one of its pixels needed it (nearly always
+  // on colour content), and without branches the test is shorter.
   int d[3];
-  {
+  auto deviations = [&] {
+    const int mx = maxi(r, maxi(g, b)), delta = mx - mini(r, mini(g, b));
+    const int sat = saturation_from_range(mx, delta);
     int dh = (delta == 0 ? 0 : hue_from_rgb(r, g, b, mx, delta)) * 16 - static_cast<int>(lo & 0xFFFu);
     dh += dh >= kHueQ4 / 2 ? -kHueQ4 : (dh < -kHueQ4 / 2 ? kHueQ4 : 0);
     d[0] = dh * sat / 255;
-  }
-  d[1] = sat * 16 - static_cast<int>((lo >> 12) & 0xFFFu);
-  d[2] = mx * 16 - static_cast<int>(hi & 0xFFFu);
+    d[1] = sat * 16 - static_cast<int>((lo >> 12) & 0xFFFu);
+    d[2] = mx * 16 - static_cast<int>(hi & 0xFFFu);
+  };
   auto beyond = [&](int c) {
     const int ad = d[c] < 0 ? -d[c] : d[c];
     const int sigma_q4 = maxi(static_cast<int>((hi >> (12 + 6 * c)) & 0x3Fu) * 8, bp.sigma_min_q4);
     return ad * 256 > bp.k_q8 * sigma_q4;
   };
-  const bool foreground =
-      warming_up || (label == kLabelTest ? (beyond(0) | beyond(1) | beyond(2)) : label != 0);
+  // The pixel's own test, or its cells' label (after the warm-up).
+  const bool tested = !warming_up && label == kLabelTest;
+  bool foreground = warming_up || label == 1;
+  if (tested) {
+    deviations();
+    foreground = beyond(0) | beyond(1) | beyond(2);
+  }
+  // Which update: warm-up learns every frame at the cumulative rate; after
+  // it, a background pixel learns on its turn, a foreground one holds still
+  // for absorb_delay frames in a row and then absorbs (mean only) on its
+  // turns at a quarter of the rate. Where only the run changes (most pixels
+  // of most frames) the word is changed in place, and an untested pixel's
+  // colour is never looked at.
+  constexpr uint32_t kRunBits = 0x7Fu << 24;
+  const int run = static_cast<int>((lo >> 24) & 0x7Fu);
   int32_t rate = 0;
   bool spread = true;
   int new_run = 0;
@@ -490,6 +485,7 @@ CS_HD bool background_pixel(BackgroundPixel* model, uint32_t rgb, const Backgrou
     rate = bp.absorb_turn_alpha_q16;
     spread = false;
   }
+  if (!tested) deviations();
   f = unpack_background(*model);
   f.run = new_run;
   uint32_t h = background_dither(x, y, frames_seen, view);

@@ -97,10 +97,16 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   // its pixels background. Off its turn, a cell so labelled on the frame
   // before too has runs of 0 already: nothing to read or write.
   const bool settled = !warm && label == 0;
+  // Settled on this frame and the frame before, and off its turn: nothing
+  // to read or write (its raw bits were written 0 on the frame before).
+  const bool idle = n <= 0 || (settled && !background_turn(y, frames_seen) && s_settled[row][threadIdx.x]);
+  // A block where every thread is idle leaves now (in a still scene all
+  // but those on the turn's rows and around a foreground cell).
+  if (__syncthreads_and(idle)) return;
   if (n > 0 && y % kSide == 0 && settled != (s_settled[row][threadIdx.x] != 0))
     drow(v.settled[z], y / kSide)[x / kSide] = settled;
   unsigned nibble = 0, tests = 0;
-  if (n > 0 && !(settled && !background_turn(y, frames_seen) && s_settled[row][threadIdx.x])) {
+  if (!idle) {
     BackgroundPixel* model = drow(v.model[z], y) + x;
     BackgroundPixel m[kSide];
     if (n == kSide) {

@@ -25,7 +25,10 @@ step() {
   local rc=$?
   echo "== $name rc=$rc $(( $(date +%s) - s ))s" | tee -a "$S"
 }
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; git log -1 --format=%h 2>/dev/null; } > "$S" 2>&1
+# The build's commit (scripts/gpu-pack.sh writes it) before the copy's own:
+# the device's copy of the tree need not carry the newest history.
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; echo "build $(cat "$B/COMMIT" 2>/dev/null)";
+  git log -1 --format=%h 2>/dev/null; } > "$S" 2>&1
 step cuda-stages 150 "$B/tests/cuda/cuda-test_stages"
 step cuda-engine 150 "$B/tests/cuda/cuda-test_engine"
 step cuda-configs 300 "$B/tests/cuda/cuda-test_configs"

@@ -94,11 +94,11 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   const int n = y < in.height ? mini(kSide, in.width - x) : 0;  // pixels of the four in the image
   // The cell's record for the next frame, by its first row's thread (the
   // block read the records before its barrier): whether the cells labelled
-  // its pixels background. Off its turn, a cell so labelled on the frame
-  // before too has runs of 0 already: nothing to read or write.
+  // its pixels background.
   const bool settled = !warm && label == 0;
-  // Settled on this frame and the frame before, and off its turn: nothing
-  // to read or write (its raw bits were written 0 on the frame before).
+  // Settled on this frame and the frame before, and off its turn: its runs
+  // are 0 and its raw bits were written 0 on the frame before, so there is
+  // nothing to read or write.
   const bool idle = n <= 0 || (settled && !background_turn(y, frames_seen) && s_settled[row][threadIdx.x]);
   // A block where every thread is idle leaves now (in a still scene all
   // but those on the turn's rows and around a foreground cell).

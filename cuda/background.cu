@@ -211,6 +211,15 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   const int x0 = blockIdx.x * kMaskRegion, y0 = blockIdx.y * kMaskRegion;
   if ((blockIdx.x | blockIdx.y | blockIdx.z) == 0 && tid == 0 && *v.frames_seen < INT_MAX) ++*v.frames_seen;
   uint8_t& dirty = v.dirty[(blockIdx.z * gridDim.y + blockIdx.y) * v.regions_x + blockIdx.x];
+  if (v.raw_marks && !dirty) {
+    // No mark in the 3 x 3 regions around (the apron is less than a
+    // region): no foreground in the raw words this region reads.
+    bool marked = false;
+    for (int j = max(int(blockIdx.y) - 1, 0); j <= min(int(blockIdx.y) + 1, int(gridDim.y) - 1); ++j)
+      for (int i = max(int(blockIdx.x) - 1, 0); i <= min(int(blockIdx.x) + 1, v.regions_x - 1); ++i)
+        marked = marked || v.raw_marks[(blockIdx.z * gridDim.y + j) * v.regions_x + i] != 0;
+    if (!marked) return;
+  }
   const int raw = raw_uniformity(v.raw[view], x0, y0, apron(radius), width, height);
   // A region that stays empty: its outputs are empty already.
   if (raw == 0 && !dirty) return;

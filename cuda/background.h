@@ -41,6 +41,21 @@ struct ModelViews {
   ImageView<BackgroundPixel> cells[2];
   ImageView<uint8_t> cell_fg[2];
   ImageView<uint8_t> settled[2];
+  // A byte for each block of the pixels' pass (kModelBlockCells x
+  // kModelBlockCellRows cells; model_blocks_x x model_blocks_y of them),
+  // nonzero where the block has work on the next pass besides its turn: the
+  // conversion sets it where a cell within one cell of the block tests
+  // foreground, the pass where a cell of the block is not settled (its raw
+  // bits and runs to be cleared). A block with none, off its turn, after the
+  // warm-up, reads nothing else: its raw words are 0 and stay so. Any value
+  // will do when the buffers are made (the warm-up passes every block).
+  ImageView<uint8_t> work[2];
+  // One byte a region of the mask pass (kMaskRegion square; [view][ry][rx],
+  // regions_x x regions_y a view), set by the pixels' pass where it writes a
+  // foreground bit in the region on this frame (MaskViews::raw_marks), and
+  // zeroed by the conversion before it; or null.
+  uint8_t* raw_marks = nullptr;
+  int regions_x = 0, regions_y = 0;
   ModelInput* input = nullptr;       // device: written by the conversion
   unsigned* pixel_tests = nullptr;   // device, [2]: += pixels given their own test after the warm-up; or null
   // Frames the model has seen before this one; read on the device so that a
@@ -48,6 +63,17 @@ struct ModelViews {
   int* frames_seen = nullptr;
   BackgroundParams params{};
 };
+
+// The pixels' pass's block: kModelBlockCells cells across, kModelBlockCellRows
+// down (a thread a cell's row of pixels).
+constexpr int kModelBlockCells = 32;
+constexpr int kModelBlockCellRows = 2;
+inline int model_blocks_x(int width) {
+  return ((width + kBackgroundCell - 1) / kBackgroundCell + kModelBlockCells - 1) / kModelBlockCells;
+}
+inline int model_blocks_y(int height) {
+  return ((height + kBackgroundCell - 1) / kBackgroundCell + kModelBlockCellRows - 1) / kModelBlockCellRows;
+}
 
 // The occupancy of a level: one byte a cell of kOccupancyCell x
 // kOccupancyCell pixels of the level, nonzero where a pixel of the cell is
@@ -73,6 +99,11 @@ struct MaskViews {
   // buffers), so that a region that stays empty writes nothing.
   uint8_t* dirty = nullptr;
   int regions_x = 0;
+  // Optional (ModelViews::raw_marks): a byte a region and view, nonzero
+  // where the raw test may hold foreground in the region; a region whose
+  // 3 x 3 regions hold no mark and that is not dirty reads nothing. Null:
+  // every region reads its raw words.
+  const uint8_t* raw_marks = nullptr;
   int* frames_seen = nullptr;            // += 1 (saturating), by one thread
   unsigned long long* matched = nullptr;  // [l] += left foreground pixels of level l
   unsigned long long* right_foreground = nullptr;  // += right foreground pixels of level 0

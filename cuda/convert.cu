@@ -140,6 +140,15 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
                                        *w.model.frames_seen, bx, by, z + 2);
       if (m != before) *cell = m;
       drow(w.model.cell_fg[z], by)[bx] = fg ? 1 : 0;
+      if (fg) {
+        // The pixels' pass's blocks whose cells or their neighbours hold
+        // this one (ModelViews::work): at most 2 x 2.
+        const ImageView<uint8_t>& work = w.model.work[z];
+        const int x0 = max(bx - 1, 0) / kModelBlockCells, x1 = min((bx + 1) / kModelBlockCells, work.width - 1);
+        const int y0 = max(by - 1, 0) / kModelBlockCellRows, y1 = min((by + 1) / kModelBlockCellRows, work.height - 1);
+        for (int j = y0; j <= y1; ++j)
+          for (int i = x0; i <= x1; ++i) drow(work, j)[i] = 1;
+      }
     }
   }
   if (w.levels < 2) return;
@@ -173,6 +182,9 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
   if ((blockIdx.x | blockIdx.y | z) == 0) {
     const int tid = threadIdx.x + threadIdx.y * kThreadsX;
     for (int i = tid; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
+    if (kModel && w.model.raw_marks)
+      for (int i = tid; i < 2 * w.model.regions_x * w.model.regions_y; i += kThreadsX * kThreadsY)
+        w.model.raw_marks[i] = 0;
     if (kModel && tid == 0) {
       ModelInput& input = *w.model.input;
       for (int v = 0; v < 2; ++v) {
@@ -232,7 +244,8 @@ cudaError_t describe_views(const FrameView* in, const ImageView<uint8_t>* const*
     if (model) {
       const int cw = (in[i].width + kSide - 1) / kSide, ch = (in[i].height + kSide - 1) / kSide;
       if (model->cells[i].width != cw || model->cells[i].height != ch || model->cell_fg[i].width != cw ||
-          model->cell_fg[i].height != ch || !model->input)
+          model->cell_fg[i].height != ch || !model->input || model->work[i].width != model_blocks_x(in[i].width) ||
+          model->work[i].height != model_blocks_y(in[i].height))
         return cudaErrorInvalidValue;
     }
     if (maps) {

@@ -64,8 +64,10 @@ std::string CudaEngine::Impl::configure(int w, int h) {
     cell_model[v].release();
     cell_fg[v].release();
     cell_settled[v].release();
+    model_work[v].release();
   }
   mask_dirty.release();
+  raw_marks.release();
   for (int l = 0; l < nl; ++l) {
     EngineLevel& L = lv[l];
     L.width = level_size(w, l);
@@ -126,8 +128,10 @@ std::string CudaEngine::Impl::allocate_background() {
       cell_model[v].release();
       cell_fg[v].release();
       cell_settled[v].release();
+      model_work[v].release();
     }
     mask_dirty.release();
+    raw_marks.release();
     return {};
   }
   for (int l = 0; l < static_cast<int>(lv.size()); ++l) {
@@ -151,8 +155,13 @@ std::string CudaEngine::Impl::allocate_background() {
       // No cell was settled before the first frame (background.h ModelViews).
       const ImageView<uint8_t> s = cell_settled[v].view();
       CS_CUDA_TRY(cudaMemset2DAsync(s.data, s.pitch, 0, cw, ch, stream));
+      // Every block with work (the warm-up passes them all anyway).
+      CS_CUDA_TRY(model_work[v].allocate(model_blocks_x(width), model_blocks_y(height)));
+      const ImageView<uint8_t> wk = model_work[v].view();
+      CS_CUDA_TRY(cudaMemset2DAsync(wk.data, wk.pitch, 1, wk.width, wk.height, stream));
     }
     const int regions = mask_regions_x(width) * mask_regions_y(height) * 2;
+    CS_CUDA_TRY(raw_marks.allocate(regions, 1));
     CS_CUDA_TRY(mask_dirty.allocate(regions, 1));
     // Every region's outputs unknown: written by the first pass.
     CS_CUDA_TRY(cudaMemsetAsync(mask_dirty.view().data, 1, regions, stream));
@@ -605,8 +614,8 @@ size_t CudaEngine::device_bytes() const {
     for (int v = 0; v < 2; ++v) n += L.gray[v].bytes() + L.mask[v].bytes() + L.occupancy[v].bytes() + L.colour[v].bytes();
   for (int v = 0; v < 2; ++v)
     n += m.model[v].bytes() + m.raw_test[v].bytes() + m.cell_model[v].bytes() + m.cell_fg[v].bytes() +
-         m.cell_settled[v].bytes();
-  n += m.mask_dirty.bytes();
+         m.cell_settled[v].bytes() + m.model_work[v].bytes();
+  n += m.mask_dirty.bytes() + m.raw_marks.bytes();
   n += m.staging.device_bytes() + m.uploads.device_bytes();
   return m.twin ? n + m.twin->device_bytes() : n;
 }

@@ -15,6 +15,7 @@ constexpr int kThreadsY = 8;
 constexpr int kSide = kBackgroundCell;  // a thread takes a cell's row: kSide pixels
 constexpr int kCellRows = kThreadsY / kBackgroundCell;  // cell rows a block
 static_assert(kThreadsY % kBackgroundCell == 0, "a block holds whole cells");
+static_assert(kThreadsX == kModelBlockCells && kCellRows == kModelBlockCellRows, "ModelViews::work's blocks");
 static_assert(kSide == 4, "a cell's rows are one run of background_turn's");
 constexpr uint8_t kOutside = 2;  // a neighbour beyond the grid of cells
 
@@ -51,8 +52,10 @@ __device__ __forceinline__ void read_colours(const ModelInput& input, const Fram
 // cell's pixels share their label and their turn, so a warp (a row of
 // cells) takes one path but where labels differ. A pixel's model is read
 // only where its label or its turn can change it, and its colour only where
-// an update or a test needs it: in a still scene a pixel off its turn costs
-// a few shared-memory reads.
+// an update or a test needs it. A block with no work (ModelViews::work),
+// off its turn, after the warm-up, leaves before any other read: in a still
+// scene every block but those on the turn's rows and those around a
+// foreground cell or a cell not yet settled.
 template <PixelFormat F, bool kRemap>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(const __grid_constant__ ModelViews v) {
   __shared__ uint8_t s_fg[kCellRows + 2][kThreadsX + 2];
@@ -62,6 +65,14 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   const int tid = threadIdx.x + threadIdx.y * kThreadsX;
   const ImageView<uint8_t>& fg_cells = v.cell_fg[z];
   const int cx0 = blockIdx.x * kThreadsX, cy0 = blockIdx.y * kCellRows;
+  const int frames_seen = *v.frames_seen;
+  const BackgroundParams& bp = v.params;
+  const bool warm = frames_seen == 0 || frames_seen < bp.warmup_frames;
+  uint8_t& work = drow(v.work[z], blockIdx.y)[blockIdx.x];
+  const uint8_t had_work = work;
+  static_assert(kCellRows == 2, "the block's turn: either of its cell rows");
+  const bool turn = background_turn(cy0 * kSide, frames_seen) || background_turn((cy0 + 1) * kSide, frames_seen);
+  if (!warm && !turn && !had_work) return;
   for (int i = tid; i < (kCellRows + 2) * (kThreadsX + 2); i += kThreadsX * kThreadsY) {
     const int j = i / (kThreadsX + 2), k = i - j * (kThreadsX + 2);
     const int cx = cx0 - 1 + k, cy = cy0 - 1 + j;
@@ -76,9 +87,6 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   __syncthreads();
   const ModelInput& input = *v.input;
   const FrameView& in = input.in[z];
-  const int frames_seen = *v.frames_seen;
-  const BackgroundParams& bp = v.params;
-  const bool warm = frames_seen == 0 || frames_seen < bp.warmup_frames;
   const int x = (cx0 + threadIdx.x) * kSide, y = blockIdx.y * kThreadsY + threadIdx.y;
   const int row = threadIdx.y / kSide;  // the cell row in the block
   int foreground = 0, cells = 0;
@@ -100,9 +108,13 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   // are 0 and its raw bits were written 0 on the frame before, so there is
   // nothing to read or write.
   const bool idle = n <= 0 || (settled && !background_turn(y, frames_seen) && s_settled[row][threadIdx.x]);
-  // A block where every thread is idle leaves now (in a still scene all
-  // but those on the turn's rows and around a foreground cell).
-  if (__syncthreads_and(idle)) return;
+  // The block's work on the next frame: a cell of it not settled (the
+  // conversion adds the foreground's). A block where every thread is idle
+  // leaves now.
+  const int all_idle = __syncthreads_and(idle);
+  const uint8_t next_work = !all_idle && __syncthreads_or(n > 0 && !settled) ? 1 : 0;
+  if (tid == 0 && next_work != had_work) work = next_work;
+  if (all_idle) return;
   if (n > 0 && y % kSide == 0 && settled != (s_settled[row][threadIdx.x] != 0))
     drow(v.settled[z], y / kSide)[x / kSide] = settled;
   unsigned nibble = 0, tests = 0;
@@ -137,7 +149,10 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   word |= __shfl_xor_sync(0xFFFFFFFFu, word, 1);
   word |= __shfl_xor_sync(0xFFFFFFFFu, word, 2);
   word |= __shfl_xor_sync(0xFFFFFFFFu, word, 4);
-  if ((lane & 7) == 0 && y < in.height && x < in.width) drow(v.raw[z], y)[x / 32] = word;
+  if ((lane & 7) == 0 && y < in.height && x < in.width) {
+    drow(v.raw[z], y)[x / 32] = word;
+    if (word && v.raw_marks) v.raw_marks[(z * v.regions_y + y / kMaskRegion) * v.regions_x + x / kMaskRegion] = 1;
+  }
   if (v.pixel_tests) {
     // One atomic a block and only where it tested: a still scene adds none.
     tests = warp_sum(tests);
@@ -168,14 +183,17 @@ cudaError_t launch(const ModelViews& v, int width, int height, PixelFormat forma
 cudaError_t enqueue_model_pixels(const ModelViews& model, int width, int height, PixelFormat format, bool remap,
                                  cudaStream_t stream, int views) {
   const int cw = (width + kBackgroundCell - 1) / kBackgroundCell, ch = (height + kBackgroundCell - 1) / kBackgroundCell;
-  if (!model.input || !model.frames_seen || views < 1 || views > 2) return cudaErrorInvalidValue;
+  if (!model.input || !model.frames_seen || views < 1 || views > 2 ||
+      (model.raw_marks && (model.regions_x != mask_regions_x(width) || model.regions_y != mask_regions_y(height))))
+    return cudaErrorInvalidValue;
   for (int v = 0; v < views; ++v) {
     const ImageView<BackgroundPixel>& m = model.model[v];
     // The kernel loads a thread's four models as two 16-byte words.
     if (m.width != width || m.height != height || !rows_aligned(m.data, m.pitch, 32) ||
         model.raw[v].width != (width + 31) / 32 || model.raw[v].height != height || model.cells[v].width != cw ||
         model.cells[v].height != ch || model.cell_fg[v].width != cw || model.cell_fg[v].height != ch ||
-        model.settled[v].width != cw || model.settled[v].height != ch)
+        model.settled[v].width != cw || model.settled[v].height != ch ||
+        model.work[v].width != model_blocks_x(width) || model.work[v].height != model_blocks_y(height))
       return cudaErrorInvalidValue;
   }
   return remap ? launch<true>(model, width, height, format, views, stream)

@@ -107,7 +107,8 @@ void make_frame(PixelFormat f, int w, int h, uint32_t seed, TestFrame* t) {
 struct DeviceModel {
   DeviceImage<BackgroundPixel> model[2], cells[2];
   DeviceImage<uint32_t> raw[2];
-  DeviceImage<uint8_t> cell_fg[2], settled[2];
+  DeviceImage<uint8_t> cell_fg[2], settled[2], work[2];
+  DeviceImage<uint8_t> marks;
   int* frames_seen = nullptr;
   ModelInput* input = nullptr;
   unsigned* pixel_tests = nullptr;
@@ -123,12 +124,18 @@ struct DeviceModel {
       cells[v] = make_device<BackgroundPixel>(cw, ch);
       cell_fg[v] = make_device<uint8_t>(cw, ch, 0xAB);
       settled[v] = make_device<uint8_t>(cw, ch, 0);
+      work[v] = make_device<uint8_t>(model_blocks_x(w), model_blocks_y(h), 0x5A);  // any value (the warm-up)
       views.model[v] = model[v].view();
       views.raw[v] = raw[v].view();
       views.cells[v] = cells[v].view();
       views.cell_fg[v] = cell_fg[v].view();
       views.settled[v] = settled[v].view();
+      views.work[v] = work[v].view();
     }
+    views.regions_x = mask_regions_x(w);
+    views.regions_y = mask_regions_y(h);
+    marks = make_device<uint8_t>(views.regions_x * views.regions_y * 2, 1, 0x33);
+    views.raw_marks = marks.view().data;
     views.input = input;
     views.pixel_tests = pixel_tests;
     views.frames_seen = frames_seen;
@@ -1705,6 +1712,123 @@ TEST(CudaStages, BackgroundModelOverFrames) {
       }
     }
   }
+}
+
+// The pixels' pass skips the blocks with no work (ModelViews::work) and
+// marks the regions its raw test holds foreground in (raw_marks), which the
+// mask pass reads: over a scene larger than a block and a region, still,
+// then a patch crossing block and region boundaries, then still again,
+// every frame's model, cells and raw test equal the CPU reference's; each
+// block's work is exactly "a cell of it not settled" after the pass; each
+// region's mark exactly "a raw bit in it"; and the masks made with the
+// marks equal clean_mask and pool_mask of the reference's raw test.
+TEST(CudaStages, ModelSkipsBlocksWithoutWork) {
+  Params p;
+  p.warmup_frames = 3;
+  p.learning_rate = 0.05f;
+  p.absorb_delay = 100;
+  const BackgroundParams bp = background_params(p);
+  const int w = 300, h = 150, levels = 3, radius = 2;
+  ASSERT_CUDA(prepare_masks(radius));
+  BackgroundModel model[2];
+  DeviceModel dev(w, h, bp);
+  const int rx = mask_regions_x(w), ry = mask_regions_y(h);
+  auto dirty = make_device<uint8_t>(rx * ry * 2, 1, 1);
+  int* mask_frames = nullptr;
+  ASSERT_CUDA(cudaMalloc(&mask_frames, sizeof(int)));
+  ASSERT_CUDA(cudaMemset(mask_frames, 0, sizeof(int)));
+  DeviceImage<uint8_t> mask_dev[kMaxLevels][2], occ_dev[kOccupancyLevels][2];
+  MaskViews mv;
+  mv.levels = levels;
+  for (int v = 0; v < 2; ++v) {
+    mv.raw[v] = dev.raw[v].cview();
+    for (int l = 0; l < levels; ++l) {
+      mask_dev[l][v] = make_device<uint8_t>(w >> l, h >> l);
+      mv.mask[l][v] = mask_dev[l][v].view();
+      occ_dev[l][v] = make_device<uint8_t>(((w >> l) + 7) / 8, ((h >> l) + 7) / 8);
+      mv.occupancy[l][v] = occ_dev[l][v].view();
+    }
+  }
+  mv.dirty = dirty.view().data;
+  mv.regions_x = rx;
+  mv.frames_seen = mask_frames;
+  mv.raw_marks = dev.marks.view().data;
+  std::mt19937 rng(31);
+  Image<uint32_t> base(w, h);
+  for (auto& px : base.pixels) px = rng() & 0xffffff;
+  int skipped_frames = 0;  // frames after the warm-up where some block had no work before the pass
+  for (int frame = 0; frame < 48; ++frame) {
+    SCOPED_TRACE(::testing::Message() << "frame " << frame);
+    // Frames 10 to 29: a 24 x 20 patch from (96, 100), 5 px right and 2 down
+    // a frame, across the blocks' columns (128 px) and rows (8 px) and the
+    // regions' (128 px); the right view's 3 px to the left.
+    const bool patch = frame >= 10 && frame < 30;
+    Image<uint32_t> rgb[2];
+    for (int v = 0; v < 2; ++v) {
+      rgb[v] = base;
+      for (auto& px : rgb[v].pixels) px ^= rng() & 0x010101;
+      if (!patch) continue;
+      const int px0 = 96 + 5 * (frame - 10) - 3 * v, py0 = 100 + 2 * (frame - 10);
+      for (int y = py0; y < std::min(py0 + 20, h); ++y)
+        for (int x = px0; x < std::min(px0 + 24, w); ++x) rgb[v].at(x, y) = rng() & 0xffffff;
+    }
+    DeviceImage<uint32_t> pixels[2] = {upload(rgb[0]), upload(rgb[1])};
+    FrameView in[2];
+    for (int v = 0; v < 2; ++v) {
+      in[v] = rgba_view(rgb[v]);
+      in[v].memory = Memory::Device;
+      in[v].plane[0] = reinterpret_cast<const uint8_t*>(pixels[v].view().data);
+      in[v].pitch[0] = pixels[v].view().pitch;
+    }
+    const Image<uint8_t> work_before[2] = {download(dev.work[0]), download(dev.work[1])};
+    auto gl = make_device<uint8_t>(w, h), gr = make_device<uint8_t>(w, h);
+    const ImageView<uint8_t> gl_view = gl.view(), gr_view = gr.view();
+    dev.set_frames_seen(frame);
+    dev.clear_tests();
+    ASSERT_CUDA(enqueue_convert_pair(in[0], in[1], &gl_view, &gr_view, 1, &dev.views, nullptr));
+    ASSERT_CUDA(enqueue_masks(mv, w, h, radius, nullptr));
+    const Image<uint8_t> marks = download(dev.marks);
+    bool skipped = false;
+    for (int v = 0; v < 2; ++v) {
+      Image<uint8_t> raw;
+      background_view(model[v], rgb[v], bp, frame, v, raw);
+      ASSERT_TRUE(same_image(raw_words(raw), download(dev.raw[v]))) << "raw test, view " << v;
+      ASSERT_TRUE(same_model(model[v], dev.model[v])) << "model, view " << v;
+      ASSERT_TRUE(same_cells(model[v], dev.cells[v])) << "cells, view " << v;
+      // The blocks' work: a cell of the block not settled.
+      const Image<uint8_t> settled = download(dev.settled[v]);
+      Image<uint8_t> want_work(model_blocks_x(w), model_blocks_y(h));
+      for (int cy = 0; cy < settled.height; ++cy)
+        for (int cx = 0; cx < settled.width; ++cx)
+          if (!settled.at(cx, cy)) want_work.at(cx / kModelBlockCells, cy / kModelBlockCellRows) = 1;
+      EXPECT_TRUE(same_image(want_work, download(dev.work[v]))) << "work, view " << v;
+      if (frame > p.warmup_frames)
+        for (uint8_t b : work_before[v].pixels) skipped = skipped || b == 0;
+      // The regions' marks: a raw bit in the region.
+      for (int j = 0; j < ry; ++j)
+        for (int i = 0; i < rx; ++i) {
+          bool any = false;
+          for (int y = 128 * j; y < std::min(128 * j + 128, h); ++y)
+            for (int x = 128 * i; x < std::min(128 * i + 128, w); ++x) any = any || raw.at(x, y) != 0;
+          EXPECT_EQ(marks.at((v * ry + j) * rx + i, 0) != 0, any) << "mark of region " << i << ", " << j << ", view " << v;
+        }
+      // The masks, made with the marks.
+      Image<uint8_t> full;
+      clean_mask(raw, radius, full);
+      for (int l = 0; l < levels; ++l) {
+        Image<uint8_t> want;
+        pool_mask(full, l, want);
+        EXPECT_TRUE(same_image(want, download(mask_dev[l][v]))) << "mask, view " << v << ", level " << l;
+      }
+    }
+    skipped_frames += skipped;
+    if (patch) {
+      EXPECT_GT(std::count(marks.pixels.begin(), marks.pixels.end(), 1), 0) << "the patch marks a region";
+    }
+  }
+  // After the patch the scene is still: blocks off their turn go idle.
+  EXPECT_GT(skipped_frames, 20);
+  cudaFree(mask_frames);
 }
 
 TEST(CudaStages, EncodeEveryFormat) {

@@ -25,6 +25,7 @@ __host__ __device__ constexpr int apron(int radius) { return 3 + 2 * radius; }
 constexpr int kMaxApron = apron(8);  // Params' largest morph radius
 static_assert(kMaxApron <= 32, "the apron fits in a word");
 constexpr int kMaxRows = kMaskRegion + 2 * kMaxApron;
+static_assert(kMaskRegion == kModelBlockCells * kBackgroundCell, "a region's columns are one block's of the pixels' pass");
 
 // Bits [0, n) set.
 __device__ __forceinline__ unsigned low_bits(int n) { return n >= 32 ? 0xFFFFFFFFu : n <= 0 ? 0u : (1u << n) - 1u; }
@@ -211,14 +212,19 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   const int x0 = blockIdx.x * kMaskRegion, y0 = blockIdx.y * kMaskRegion;
   if ((blockIdx.x | blockIdx.y | blockIdx.z) == 0 && tid == 0 && *v.frames_seen < INT_MAX) ++*v.frames_seen;
   uint8_t& dirty = v.dirty[(blockIdx.z * gridDim.y + blockIdx.y) * v.regions_x + blockIdx.x];
-  if (v.raw_marks && !dirty) {
-    // No mark in the 3 x 3 regions around (the apron is less than a
-    // region): no foreground in the raw words this region reads.
-    bool marked = false;
-    for (int j = max(int(blockIdx.y) - 1, 0); j <= min(int(blockIdx.y) + 1, int(gridDim.y) - 1); ++j)
-      for (int i = max(int(blockIdx.x) - 1, 0); i <= min(int(blockIdx.x) + 1, v.regions_x - 1); ++i)
-        marked = marked || v.raw_marks[(blockIdx.z * gridDim.y + j) * v.regions_x + i] != 0;
-    if (!marked) return;
+  if (v.raw_any[view].data && !dirty) {
+    // The pixels' pass's blocks under the region and its apron (a word a
+    // side, apron(radius) rows): with no foreground bit in any, there is
+    // nothing to read.
+    const ImageView<const uint8_t>& marks = v.raw_any[view];
+    const int rows_per = kModelBlockCellRows * kBackgroundCell;  // image rows a block
+    const int ap = apron(radius);
+    const int j0 = max(y0 - ap, 0) / rows_per, j1 = min((y0 + kMaskRegion + ap - 1) / rows_per, marks.height - 1);
+    const int i0 = max(int(blockIdx.x) - 1, 0), i1 = min(int(blockIdx.x) + 1, marks.width - 1);
+    const int cols = i1 - i0 + 1, n = cols * (j1 - j0 + 1);
+    bool any = false;
+    for (int q = tid; q < n; q += kThreads) any = any || drow(marks, j0 + q / cols)[i0 + q % cols] != 0;
+    if (!__syncthreads_or(any)) return;
   }
   const int raw = raw_uniformity(v.raw[view], x0, y0, apron(radius), width, height);
   // A region that stays empty: its outputs are empty already.

@@ -41,21 +41,20 @@ struct ModelViews {
   ImageView<BackgroundPixel> cells[2];
   ImageView<uint8_t> cell_fg[2];
   ImageView<uint8_t> settled[2];
-  // A byte for each block of the pixels' pass (kModelBlockCells x
-  // kModelBlockCellRows cells; model_blocks_x x model_blocks_y of them),
-  // nonzero where the block has work on the next pass besides its turn: the
-  // conversion sets it where a cell within one cell of the block tests
-  // foreground, the pass where a cell of the block is not settled (its raw
-  // bits and runs to be cleared). A block with none, off its turn, after the
-  // warm-up, reads nothing else: its raw words are 0 and stay so. Any value
-  // will do when the buffers are made (the warm-up passes every block).
+  // Two bytes for each block of the pixels' pass (kModelBlockCells x
+  // kModelBlockCellRows cells; model_blocks_x x model_blocks_y of them):
+  //  - work: nonzero where the block has work on the next pass besides its
+  //    turn. The conversion sets it where a cell within one cell of the
+  //    block tests foreground, the pass where a cell of the block is not
+  //    settled (its raw bits and runs to be cleared). A block with none, off
+  //    its turn, after the warm-up, reads nothing else: its raw words are 0
+  //    and stay so;
+  //  - raw_any: nonzero where the block's raw words hold a foreground bit
+  //    (written by the pass; MaskViews::raw_any).
+  // Any value will do when the buffers are made (the warm-up passes every
+  // block).
   ImageView<uint8_t> work[2];
-  // One byte a region of the mask pass (kMaskRegion square; [view][ry][rx],
-  // regions_x x regions_y a view), set by the pixels' pass where it writes a
-  // foreground bit in the region on this frame (MaskViews::raw_marks), and
-  // zeroed by the conversion before it; or null.
-  uint8_t* raw_marks = nullptr;
-  int regions_x = 0, regions_y = 0;
+  ImageView<uint8_t> raw_any[2];
   ModelInput* input = nullptr;       // device: written by the conversion
   unsigned* pixel_tests = nullptr;   // device, [2]: += pixels given their own test after the warm-up; or null
   // Frames the model has seen before this one; read on the device so that a
@@ -99,11 +98,11 @@ struct MaskViews {
   // buffers), so that a region that stays empty writes nothing.
   uint8_t* dirty = nullptr;
   int regions_x = 0;
-  // Optional (ModelViews::raw_marks): a byte a region and view, nonzero
-  // where the raw test may hold foreground in the region; a region whose
-  // 3 x 3 regions hold no mark and that is not dirty reads nothing. Null:
-  // every region reads its raw words.
-  const uint8_t* raw_marks = nullptr;
+  // Optional (ModelViews::raw_any): a byte a block of the pixels' pass,
+  // nonzero where its raw words may hold foreground; a region that is not
+  // dirty and whose words those of its apron no marked block covers reads
+  // nothing else. Empty: every region reads its raw words.
+  ImageView<const uint8_t> raw_any[2];
   int* frames_seen = nullptr;            // += 1 (saturating), by one thread
   unsigned long long* matched = nullptr;  // [l] += left foreground pixels of level l
   unsigned long long* right_foreground = nullptr;  // += right foreground pixels of level 0

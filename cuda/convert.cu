@@ -32,6 +32,28 @@ struct Views {
 
 __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (8 * k)) & 255; }
 
+// The pixels' pass's blocks (background.h ModelViews::work) whose cells or
+// their neighbours hold a foreground cell of this warp's row of cells (bx,
+// by) .. (bx + 31, by): a warp's cells are one block's (kModelBlockCells
+// cells from a multiple of it), so one lane marks at most 3 x 2 blocks, and
+// only where a mark is missing (in a moving scene the pass left most set).
+static_assert(kThreadsX == kModelBlockCells, "a warp's cells are one block's row");
+__device__ __forceinline__ void mark_work(const ImageView<uint8_t>& work, bool fg, int bx, int by) {
+  const unsigned lanes = __ballot_sync(__activemask(), fg);
+  const int lane = threadIdx.x;
+  if (!lanes || lane != __ffs(lanes) - 1) return;
+  const int block_x = bx / kModelBlockCells;
+  // Neighbours across the block's sides: the first and last lanes' cells.
+  const int x0 = (lanes & 1u) && block_x > 0 ? block_x - 1 : block_x;
+  const int x1 = (lanes >> 31) && block_x + 1 < work.width ? block_x + 1 : block_x;
+  const int y0 = max(by - 1, 0) / kModelBlockCellRows, y1 = min((by + 1) / kModelBlockCellRows, work.height - 1);
+  for (int j = y0; j <= y1; ++j)
+    for (int i = x0; i <= x1; ++i) {
+      uint8_t* m = drow(work, j) + i;
+      if (!*m) *m = 1;
+    }
+}
+
 // A thread converts a kSide x kSide block of level-0 pixels and makes the
 // block's pixels of levels 1 and 2 from them (stages.h downsample: each the
 // average4 of its 2 x 2 block one level finer), so the first pyramid levels
@@ -140,15 +162,7 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
                                        *w.model.frames_seen, bx, by, z + 2);
       if (m != before) *cell = m;
       drow(w.model.cell_fg[z], by)[bx] = fg ? 1 : 0;
-      if (fg) {
-        // The pixels' pass's blocks whose cells or their neighbours hold
-        // this one (ModelViews::work): at most 2 x 2.
-        const ImageView<uint8_t>& work = w.model.work[z];
-        const int x0 = max(bx - 1, 0) / kModelBlockCells, x1 = min((bx + 1) / kModelBlockCells, work.width - 1);
-        const int y0 = max(by - 1, 0) / kModelBlockCellRows, y1 = min((by + 1) / kModelBlockCellRows, work.height - 1);
-        for (int j = y0; j <= y1; ++j)
-          for (int i = x0; i <= x1; ++i) drow(work, j)[i] = 1;
-      }
+      mark_work(w.model.work[z], fg, bx, by);
     }
   }
   if (w.levels < 2) return;
@@ -182,9 +196,6 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __
   if ((blockIdx.x | blockIdx.y | z) == 0) {
     const int tid = threadIdx.x + threadIdx.y * kThreadsX;
     for (int i = tid; i < w.clear_words; i += kThreadsX * kThreadsY) w.clear[i] = 0;
-    if (kModel && w.model.raw_marks)
-      for (int i = tid; i < 2 * w.model.regions_x * w.model.regions_y; i += kThreadsX * kThreadsY)
-        w.model.raw_marks[i] = 0;
     if (kModel && tid == 0) {
       ModelInput& input = *w.model.input;
       for (int v = 0; v < 2; ++v) {

@@ -65,9 +65,9 @@ std::string CudaEngine::Impl::configure(int w, int h) {
     cell_fg[v].release();
     cell_settled[v].release();
     model_work[v].release();
+    raw_any[v].release();
   }
   mask_dirty.release();
-  raw_marks.release();
   for (int l = 0; l < nl; ++l) {
     EngineLevel& L = lv[l];
     L.width = level_size(w, l);
@@ -129,9 +129,9 @@ std::string CudaEngine::Impl::allocate_background() {
       cell_fg[v].release();
       cell_settled[v].release();
       model_work[v].release();
+      raw_any[v].release();
     }
     mask_dirty.release();
-    raw_marks.release();
     return {};
   }
   for (int l = 0; l < static_cast<int>(lv.size()); ++l) {
@@ -159,9 +159,11 @@ std::string CudaEngine::Impl::allocate_background() {
       CS_CUDA_TRY(model_work[v].allocate(model_blocks_x(width), model_blocks_y(height)));
       const ImageView<uint8_t> wk = model_work[v].view();
       CS_CUDA_TRY(cudaMemset2DAsync(wk.data, wk.pitch, 1, wk.width, wk.height, stream));
+      CS_CUDA_TRY(raw_any[v].allocate(wk.width, wk.height));
+      const ImageView<uint8_t> ra = raw_any[v].view();
+      CS_CUDA_TRY(cudaMemset2DAsync(ra.data, ra.pitch, 1, ra.width, ra.height, stream));
     }
     const int regions = mask_regions_x(width) * mask_regions_y(height) * 2;
-    CS_CUDA_TRY(raw_marks.allocate(regions, 1));
     CS_CUDA_TRY(mask_dirty.allocate(regions, 1));
     // Every region's outputs unknown: written by the first pass.
     CS_CUDA_TRY(cudaMemsetAsync(mask_dirty.view().data, 1, regions, stream));
@@ -614,8 +616,9 @@ size_t CudaEngine::device_bytes() const {
     for (int v = 0; v < 2; ++v) n += L.gray[v].bytes() + L.mask[v].bytes() + L.occupancy[v].bytes() + L.colour[v].bytes();
   for (int v = 0; v < 2; ++v)
     n += m.model[v].bytes() + m.raw_test[v].bytes() + m.cell_model[v].bytes() + m.cell_fg[v].bytes() +
-         m.cell_settled[v].bytes() + m.model_work[v].bytes();
-  n += m.mask_dirty.bytes() + m.raw_marks.bytes();
+         m.cell_settled[v].bytes() + m.model_work[v].bytes() +
+         m.raw_any[v].bytes();
+  n += m.mask_dirty.bytes();
   n += m.staging.device_bytes() + m.uploads.device_bytes();
   return m.twin ? n + m.twin->device_bytes() : n;
 }

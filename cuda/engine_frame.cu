@@ -25,10 +25,8 @@ ModelViews CudaEngine::Impl::model_views() const {
     m.cell_fg[v] = cell_fg[v].view();
     m.settled[v] = cell_settled[v].view();
     m.work[v] = model_work[v].view();
+    m.raw_any[v] = raw_any[v].view();
   }
-  m.raw_marks = raw_marks.view().data;
-  m.regions_x = mask_regions_x(width);
-  m.regions_y = mask_regions_y(height);
   m.input = model_input;
   m.pixel_tests = counters->pixel_tests;
   m.frames_seen = frames_seen;
@@ -113,7 +111,7 @@ std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
     }
     mv.levels = levels;
     mv.dirty = mask_dirty.view().data;
-    mv.raw_marks = raw_marks.view().data;
+    for (int v = 0; v < 2; ++v) mv.raw_any[v] = raw_any[v].cview();
     mv.regions_x = mask_regions_x(width);
     mv.frames_seen = frames_seen;
     mv.matched = counters->matched;

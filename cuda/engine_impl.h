@@ -158,10 +158,9 @@ struct CudaEngine::Impl {
   // conversion recorded it for the pixels' pass (device).
   DeviceImage<BackgroundPixel> cell_model[2];
   DeviceImage<uint8_t> cell_fg[2], cell_settled[2];
-  // The pixels' pass's blocks with work, and the regions its raw test
-  // marked ([2][regions_y][regions_x] bytes: ModelViews).
-  DeviceImage<uint8_t> model_work[2];
-  DeviceImage<uint8_t> raw_marks;
+  // The pixels' pass's blocks: their work and their raw words' foreground
+  // (ModelViews).
+  DeviceImage<uint8_t> model_work[2], raw_any[2];
   ModelInput* model_input = nullptr;
   // The input form of the frame being enqueued (input_call), which the
   // pixels' pass is made for, and the one the graph's body was captured with.

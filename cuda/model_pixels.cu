@@ -61,29 +61,41 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   __shared__ uint8_t s_fg[kCellRows + 2][kThreadsX + 2];
   __shared__ uint8_t s_settled[kCellRows][kThreadsX];
   __shared__ unsigned s_tests;
+  __shared__ int s_any;  // a raw word of the block holds a foreground bit
   const int z = blockIdx.z;
   const int tid = threadIdx.x + threadIdx.y * kThreadsX;
   const ImageView<uint8_t>& fg_cells = v.cell_fg[z];
   const int cx0 = blockIdx.x * kThreadsX, cy0 = blockIdx.y * kCellRows;
+  // Every load the block's decision and its labels need, at once: the
+  // frame count, the block's work, its cells' 3 x 3 neighbourhood and
+  // records (into registers: a block that leaves waits for one load).
   const int frames_seen = *v.frames_seen;
-  const BackgroundParams& bp = v.params;
-  const bool warm = frames_seen == 0 || frames_seen < bp.warmup_frames;
   uint8_t& work = drow(v.work[z], blockIdx.y)[blockIdx.x];
   const uint8_t had_work = work;
-  static_assert(kCellRows == 2, "the block's turn: either of its cell rows");
-  const bool turn = background_turn(cy0 * kSide, frames_seen) || background_turn((cy0 + 1) * kSide, frames_seen);
-  if (!warm && !turn && !had_work) return;
-  for (int i = tid; i < (kCellRows + 2) * (kThreadsX + 2); i += kThreadsX * kThreadsY) {
-    const int j = i / (kThreadsX + 2), k = i - j * (kThreadsX + 2);
+  constexpr int kHalo = (kCellRows + 2) * (kThreadsX + 2);
+  static_assert(kHalo <= kThreadsX * kThreadsY, "a thread a neighbour");
+  uint8_t halo = kOutside, record = 0;
+  {
+    const int j = tid / (kThreadsX + 2), k = tid - j * (kThreadsX + 2);
     const int cx = cx0 - 1 + k, cy = cy0 - 1 + j;
-    s_fg[j][k] = cx >= 0 && cx < fg_cells.width && cy >= 0 && cy < fg_cells.height ? drow(fg_cells, cy)[cx] : kOutside;
+    if (tid < kHalo && cx >= 0 && cx < fg_cells.width && cy >= 0 && cy < fg_cells.height) halo = drow(fg_cells, cy)[cx];
   }
   if (tid < kCellRows * kThreadsX) {
     const int j = tid / kThreadsX, k = tid - j * kThreadsX;
     const int cx = cx0 + k, cy = cy0 + j;
-    s_settled[j][k] = cx < fg_cells.width && cy < fg_cells.height ? drow(v.settled[z], cy)[cx] : 0;
+    if (cx < fg_cells.width && cy < fg_cells.height) record = drow(v.settled[z], cy)[cx];
   }
-  if (tid == 0) s_tests = 0;
+  const BackgroundParams& bp = v.params;
+  const bool warm = frames_seen == 0 || frames_seen < bp.warmup_frames;
+  static_assert(kCellRows == 2, "the block's turn: either of its cell rows");
+  const bool turn = background_turn(cy0 * kSide, frames_seen) || background_turn((cy0 + 1) * kSide, frames_seen);
+  if (!warm && !turn && !had_work) return;
+  if (tid < kHalo) (&s_fg[0][0])[tid] = halo;
+  if (tid < kCellRows * kThreadsX) (&s_settled[0][0])[tid] = record;
+  if (tid == 0) {
+    s_tests = 0;
+    s_any = 0;
+  }
   __syncthreads();
   const ModelInput& input = *v.input;
   const FrameView& in = input.in[z];
@@ -114,7 +126,10 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   const int all_idle = __syncthreads_and(idle);
   const uint8_t next_work = !all_idle && __syncthreads_or(n > 0 && !settled) ? 1 : 0;
   if (tid == 0 && next_work != had_work) work = next_work;
-  if (all_idle) return;
+  if (all_idle) {
+    if (tid == 0) drow(v.raw_any[z], blockIdx.y)[blockIdx.x] = 0;  // its words hold 0 already
+    return;
+  }
   if (n > 0 && y % kSide == 0 && settled != (s_settled[row][threadIdx.x] != 0))
     drow(v.settled[z], y / kSide)[x / kSide] = settled;
   unsigned nibble = 0, tests = 0;
@@ -151,14 +166,17 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   word |= __shfl_xor_sync(0xFFFFFFFFu, word, 4);
   if ((lane & 7) == 0 && y < in.height && x < in.width) {
     drow(v.raw[z], y)[x / 32] = word;
-    if (word && v.raw_marks) v.raw_marks[(z * v.regions_y + y / kMaskRegion) * v.regions_x + x / kMaskRegion] = 1;
+    if (word) s_any = 1;
   }
+  // One atomic a block and only where it tested: a still scene adds none.
   if (v.pixel_tests) {
-    // One atomic a block and only where it tested: a still scene adds none.
     tests = warp_sum(tests);
     if (lane == 0 && tests) atomicAdd(&s_tests, tests);
-    __syncthreads();
-    if (tid == 0 && s_tests) atomicAdd(&v.pixel_tests[z], s_tests);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    if (v.pixel_tests && s_tests) atomicAdd(&v.pixel_tests[z], s_tests);
+    drow(v.raw_any[z], blockIdx.y)[blockIdx.x] = s_any ? 1 : 0;
   }
 }
 
@@ -183,9 +201,7 @@ cudaError_t launch(const ModelViews& v, int width, int height, PixelFormat forma
 cudaError_t enqueue_model_pixels(const ModelViews& model, int width, int height, PixelFormat format, bool remap,
                                  cudaStream_t stream, int views) {
   const int cw = (width + kBackgroundCell - 1) / kBackgroundCell, ch = (height + kBackgroundCell - 1) / kBackgroundCell;
-  if (!model.input || !model.frames_seen || views < 1 || views > 2 ||
-      (model.raw_marks && (model.regions_x != mask_regions_x(width) || model.regions_y != mask_regions_y(height))))
-    return cudaErrorInvalidValue;
+  if (!model.input || !model.frames_seen || views < 1 || views > 2) return cudaErrorInvalidValue;
   for (int v = 0; v < views; ++v) {
     const ImageView<BackgroundPixel>& m = model.model[v];
     // The kernel loads a thread's four models as two 16-byte words.
@@ -193,7 +209,8 @@ cudaError_t enqueue_model_pixels(const ModelViews& model, int width, int height,
         model.raw[v].width != (width + 31) / 32 || model.raw[v].height != height || model.cells[v].width != cw ||
         model.cells[v].height != ch || model.cell_fg[v].width != cw || model.cell_fg[v].height != ch ||
         model.settled[v].width != cw || model.settled[v].height != ch ||
-        model.work[v].width != model_blocks_x(width) || model.work[v].height != model_blocks_y(height))
+        model.work[v].width != model_blocks_x(width) || model.work[v].height != model_blocks_y(height) ||
+        model.raw_any[v].width != model.work[v].width || model.raw_any[v].height != model.work[v].height)
       return cudaErrorInvalidValue;
   }
   return remap ? launch<true>(model, width, height, format, views, stream)

@@ -49,6 +49,7 @@ else
   group mem-instances '^memcheck-instances$' 400
   group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150
   group cross '^(memcheck-cross|racecheck-cross|synccheck-cross)$' 300
+  group model '^(memcheck|racecheck|synccheck)-model$' 300
 fi
 wait
 echo "groups: $(( $(date +%s) - start )) s"

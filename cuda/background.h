@@ -55,9 +55,6 @@ struct ModelViews {
   // block).
   ImageView<uint8_t> work[2];
   ImageView<uint8_t> raw_any[2];
-  // Rows of those blocks one CUDA block of the pass takes in turn, 1 to 8;
-  // 0: enough that the grid is about one wave of the device.
-  int rows_a_block = 0;
   ModelInput* input = nullptr;       // device: written by the conversion
   unsigned* pixel_tests = nullptr;   // device, [2]: += pixels given their own test after the warm-up; or null
   // Frames the model has seen before this one; read on the device so that a

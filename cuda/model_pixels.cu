@@ -18,7 +18,6 @@ static_assert(kThreadsY % kBackgroundCell == 0, "a block holds whole cells");
 static_assert(kThreadsX == kModelBlockCells && kCellRows == kModelBlockCellRows, "ModelViews::work's blocks");
 static_assert(kSide == 4, "a cell's rows are one run of background_turn's");
 constexpr uint8_t kOutside = 2;  // a neighbour beyond the grid of cells
-constexpr int kMaxGroup = 8;     // rows of blocks a block takes, at most
 
 __device__ __forceinline__ int byte_of(uint32_t word, int k) { return (word >> (8 * k)) & 255; }
 
@@ -46,20 +45,19 @@ __device__ __forceinline__ void read_colours(const ModelInput& input, const Fram
   }
 }
 
-// A row of blocks: kThreadsX cells across by kCellRows down, a thread a row
-// of a cell (a cell a thread, its 16 pixels in turn, was slower: on a turn
+// A block: kThreadsX cells across by kCellRows down, a thread a row of a
+// cell (a cell a thread, its 16 pixels in turn, was slower: on a turn
 // frame a warp's 16 updates a thread in series are the pass's longest
 // path; 640x480, nothing moving: 0.030 against 0.023 ms a frame, H200). A
 // cell's pixels share their label and their turn, so a warp (a row of
 // cells) takes one path but where labels differ. A pixel's model is read
 // only where its label or its turn can change it, and its colour only where
-// an update or a test needs it. A row with no work (ModelViews::work), off
-// its turn, after the warm-up, is passed over before any other read: in a
-// still scene every row but those on the turn's rows and those around a
+// an update or a test needs it. A block with no work (ModelViews::work),
+// off its turn, after the warm-up, leaves before any other read: in a still
+// scene every block but those on the turn's rows and those around a
 // foreground cell or a cell not yet settled.
 template <PixelFormat F, bool kRemap>
-__global__ void __launch_bounds__(kThreadsX * kThreadsY)
-    model_pixels_kernel(const __grid_constant__ ModelViews v, int group) {
+__global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(const __grid_constant__ ModelViews v) {
   __shared__ uint8_t s_fg[kCellRows + 2][kThreadsX + 2];
   __shared__ uint8_t s_settled[kCellRows][kThreadsX];
   __shared__ unsigned s_tests;
@@ -67,155 +65,130 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY)
   const int z = blockIdx.z;
   const int tid = threadIdx.x + threadIdx.y * kThreadsX;
   const ImageView<uint8_t>& fg_cells = v.cell_fg[z];
-  const int cx0 = blockIdx.x * kThreadsX;
-  // The block takes `group` rows of blocks in turn, so that the grid is
-  // about one wave: in a still scene the blocks on the turn's rows start at
-  // once instead of after waves of blocks that leave. Their work is loaded
-  // at once, with the frame count.
+  const int cx0 = blockIdx.x * kThreadsX, cy0 = blockIdx.y * kCellRows;
+  // Every load the block's decision and its labels need, at once: the
+  // frame count, the block's work, its cells' 3 x 3 neighbourhood and
+  // records (into registers: a block that leaves waits for one load).
   const int frames_seen = *v.frames_seen;
-  const int first = blockIdx.y * group, last = mini(first + group, v.work[z].height);
-  unsigned had_bits = 0;
-#pragma unroll
-  for (int g = 0; g < kMaxGroup; ++g)
-    if (first + g < last && drow(v.work[z], first + g)[blockIdx.x]) had_bits |= 1u << g;
+  uint8_t& work = drow(v.work[z], blockIdx.y)[blockIdx.x];
+  const uint8_t had_work = work;
+  constexpr int kHalo = (kCellRows + 2) * (kThreadsX + 2);
+  static_assert(kHalo <= kThreadsX * kThreadsY, "a thread a neighbour");
+  uint8_t halo = kOutside, record = 0;
+  {
+    const int j = tid / (kThreadsX + 2), k = tid - j * (kThreadsX + 2);
+    const int cx = cx0 - 1 + k, cy = cy0 - 1 + j;
+    if (tid < kHalo && cx >= 0 && cx < fg_cells.width && cy >= 0 && cy < fg_cells.height) halo = drow(fg_cells, cy)[cx];
+  }
+  if (tid < kCellRows * kThreadsX) {
+    const int j = tid / kThreadsX, k = tid - j * kThreadsX;
+    const int cx = cx0 + k, cy = cy0 + j;
+    if (cx < fg_cells.width && cy < fg_cells.height) record = drow(v.settled[z], cy)[cx];
+  }
   const BackgroundParams& bp = v.params;
   const bool warm = frames_seen == 0 || frames_seen < bp.warmup_frames;
+  static_assert(kCellRows == 2, "the block's turn: either of its cell rows");
+  const bool turn = background_turn(cy0 * kSide, frames_seen) || background_turn((cy0 + 1) * kSide, frames_seen);
+  if (!warm && !turn && !had_work) return;
+  if (tid < kHalo) (&s_fg[0][0])[tid] = halo;
+  if (tid < kCellRows * kThreadsX) (&s_settled[0][0])[tid] = record;
+  if (tid == 0) {
+    s_tests = 0;
+    s_any = 0;
+  }
+  __syncthreads();
   const ModelInput& input = *v.input;
-  for (int by = first; by < last; ++by) {
-    const bool had_work = (had_bits >> (by - first)) & 1u;
-    const int cy0 = by * kCellRows;
-    static_assert(kCellRows == 2, "the block's turn: either of its cell rows");
-    const bool turn = background_turn(cy0 * kSide, frames_seen) || background_turn((cy0 + 1) * kSide, frames_seen);
-    if (!warm && !turn && !had_work) continue;
-    for (int i = tid; i < (kCellRows + 2) * (kThreadsX + 2); i += kThreadsX * kThreadsY) {
-      const int j = i / (kThreadsX + 2), k = i - j * (kThreadsX + 2);
-      const int cx = cx0 - 1 + k, cy = cy0 - 1 + j;
-      s_fg[j][k] = cx >= 0 && cx < fg_cells.width && cy >= 0 && cy < fg_cells.height ? drow(fg_cells, cy)[cx] : kOutside;
-    }
-    if (tid < kCellRows * kThreadsX) {
-      const int j = tid / kThreadsX, k = tid - j * kThreadsX;
-      const int cx = cx0 + k, cy = cy0 + j;
-      s_settled[j][k] = cx < fg_cells.width && cy < fg_cells.height ? drow(v.settled[z], cy)[cx] : 0;
-    }
-    if (tid == 0) {
-      s_tests = 0;
-      s_any = 0;
-    }
-    __syncthreads();
-    const FrameView& in = input.in[z];
-    const int x = (cx0 + threadIdx.x) * kSide, y = by * kThreadsY + threadIdx.y;
-    const int row = threadIdx.y / kSide;  // the cell row in the block
-    int foreground = 0, cells = 0;
+  const FrameView& in = input.in[z];
+  const int x = (cx0 + threadIdx.x) * kSide, y = blockIdx.y * kThreadsY + threadIdx.y;
+  const int row = threadIdx.y / kSide;  // the cell row in the block
+  int foreground = 0, cells = 0;
 #pragma unroll
-    for (int a = 0; a < 3; ++a)
+  for (int a = 0; a < 3; ++a)
 #pragma unroll
-      for (int b = 0; b < 3; ++b) {
-        const int c = s_fg[row + a][threadIdx.x + b];
-        foreground += c == 1;
-        cells += c != kOutside;
-      }
-    const int label = cells_label(foreground, cells);
-    const int n = y < in.height ? mini(kSide, in.width - x) : 0;  // pixels of the four in the image
-    // The cell's record for the next frame, by its first row's thread (the
-    // block read the records before its barrier): whether the cells
-    // labelled its pixels background.
-    const bool settled = !warm && label == 0;
-    // Settled on this frame and the frame before, and off its turn: its
-    // runs are 0 and its raw bits were written 0 on the frame before, so
-    // there is nothing to read or write.
-    const bool idle = n <= 0 || (settled && !background_turn(y, frames_seen) && s_settled[row][threadIdx.x]);
-    // The block's work on the next frame: a cell of it not settled (the
-    // conversion adds the foreground's). A block where every thread is idle
-    // is done.
-    const int all_idle = __syncthreads_and(idle);
-    const uint8_t next_work = !all_idle && __syncthreads_or(n > 0 && !settled) ? 1 : 0;
-    if (tid == 0) drow(v.work[z], by)[blockIdx.x] = next_work;
-    if (all_idle) {
-      if (tid == 0) drow(v.raw_any[z], by)[blockIdx.x] = 0;  // its words hold 0 already
-      continue;
+    for (int b = 0; b < 3; ++b) {
+      const int c = s_fg[row + a][threadIdx.x + b];
+      foreground += c == 1;
+      cells += c != kOutside;
     }
-    if (n > 0 && y % kSide == 0 && settled != (s_settled[row][threadIdx.x] != 0))
-      drow(v.settled[z], y / kSide)[x / kSide] = settled;
-    unsigned nibble = 0, tests = 0;
-    if (!idle) {
-      BackgroundPixel* model = drow(v.model[z], y) + x;
-      BackgroundPixel m[kSide];
-      if (n == kSide) {
-        const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
-        const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
-        m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
-      } else {
-#pragma unroll
-        for (int k = 0; k < kSide; ++k) m[k] = k < n ? model[k] : 0;
-      }
-      // Whether background_pixel reads a colour: to start, in the warm-up,
-      // a test, or a labelled pixel's turn (its update).
-      const bool need = warm || label == kLabelTest || background_turn(y, frames_seen);
-      uint32_t colour[kSide] = {0, 0, 0, 0};
-      if (need) read_colours<F, kRemap>(input, in, z, x, y, n, colour);
-#pragma unroll
-      for (int k = 0; k < kSide; ++k) {
-        if (k >= n) break;
-        const BackgroundPixel before = m[k];
-        if (background_pixel(&m[k], colour[k], bp, frames_seen, x + k, y, z, label)) nibble |= 1u << k;
-        if (m[k] != before) model[k] = m[k];
-      }
-      if (!warm && label == kLabelTest) tests = n;
-    }
-    // Lanes 8 j .. 8 j + 7 hold the 32 pixels of one raw word.
-    const unsigned lane = threadIdx.x & 31;
-    unsigned word = nibble << (4 * (lane & 7));
-    word |= __shfl_xor_sync(0xFFFFFFFFu, word, 1);
-    word |= __shfl_xor_sync(0xFFFFFFFFu, word, 2);
-    word |= __shfl_xor_sync(0xFFFFFFFFu, word, 4);
-    if ((lane & 7) == 0 && y < in.height && x < in.width) {
-      drow(v.raw[z], y)[x / 32] = word;
-      if (word) s_any = 1;
-    }
-    // One atomic a block and only where it tested: a still scene adds none.
-    if (v.pixel_tests) {
-      tests = warp_sum(tests);
-      if (lane == 0 && tests) atomicAdd(&s_tests, tests);
-    }
-    // After this barrier no thread reads the shared arrays again on this
-    // row: the next row may write them (thread 0 reads s_tests and s_any
-    // before it resets them).
-    __syncthreads();
-    if (tid == 0) {
-      if (v.pixel_tests && s_tests) atomicAdd(&v.pixel_tests[z], s_tests);
-      drow(v.raw_any[z], by)[blockIdx.x] = s_any ? 1 : 0;
-    }
+  const int label = cells_label(foreground, cells);
+  const int n = y < in.height ? mini(kSide, in.width - x) : 0;  // pixels of the four in the image
+  // The cell's record for the next frame, by its first row's thread (the
+  // block read the records before its barrier): whether the cells labelled
+  // its pixels background.
+  const bool settled = !warm && label == 0;
+  // Settled on this frame and the frame before, and off its turn: its runs
+  // are 0 and its raw bits were written 0 on the frame before, so there is
+  // nothing to read or write.
+  const bool idle = n <= 0 || (settled && !background_turn(y, frames_seen) && s_settled[row][threadIdx.x]);
+  // The block's work on the next frame: a cell of it not settled (the
+  // conversion adds the foreground's). A block where every thread is idle
+  // leaves now.
+  const int all_idle = __syncthreads_and(idle);
+  const uint8_t next_work = !all_idle && __syncthreads_or(n > 0 && !settled) ? 1 : 0;
+  if (tid == 0 && next_work != had_work) work = next_work;
+  if (all_idle) {
+    if (tid == 0) drow(v.raw_any[z], blockIdx.y)[blockIdx.x] = 0;  // its words hold 0 already
+    return;
   }
-}
-
-// Rows of blocks a block takes: enough that the grid is about one wave of
-// the device (kMaxGroup at most).
-template <typename Kernel>
-int rows_a_block(Kernel kernel, int blocks) {
-  int device = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreadsX * kThreadsY, 0) != cudaSuccess ||
-      sms * per_sm <= 0) {
-    (void)cudaGetLastError();
-    return 1;
+  if (n > 0 && y % kSide == 0 && settled != (s_settled[row][threadIdx.x] != 0))
+    drow(v.settled[z], y / kSide)[x / kSide] = settled;
+  unsigned nibble = 0, tests = 0;
+  if (!idle) {
+    BackgroundPixel* model = drow(v.model[z], y) + x;
+    BackgroundPixel m[kSide];
+    if (n == kSide) {
+      const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
+      const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
+      m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kSide; ++k) m[k] = k < n ? model[k] : 0;
+    }
+    // Whether background_pixel reads a colour: to start, in the warm-up, a
+    // test, or a labelled pixel's turn (its update).
+    const bool need = warm || label == kLabelTest || background_turn(y, frames_seen);
+    uint32_t colour[kSide] = {0, 0, 0, 0};
+    if (need) read_colours<F, kRemap>(input, in, z, x, y, n, colour);
+#pragma unroll
+    for (int k = 0; k < kSide; ++k) {
+      if (k >= n) break;
+      const BackgroundPixel before = m[k];
+      if (background_pixel(&m[k], colour[k], bp, frames_seen, x + k, y, z, label)) nibble |= 1u << k;
+      if (m[k] != before) model[k] = m[k];
+    }
+    if (!warm && label == kLabelTest) tests = n;
   }
-  return mini(kMaxGroup, maxi(1, (blocks + sms * per_sm - 1) / (sms * per_sm)));
+  // Lanes 8 j .. 8 j + 7 hold the 32 pixels of one raw word.
+  const unsigned lane = threadIdx.x & 31;
+  unsigned word = nibble << (4 * (lane & 7));
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 1);
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 2);
+  word |= __shfl_xor_sync(0xFFFFFFFFu, word, 4);
+  if ((lane & 7) == 0 && y < in.height && x < in.width) {
+    drow(v.raw[z], y)[x / 32] = word;
+    if (word) s_any = 1;
+  }
+  // One atomic a block and only where it tested: a still scene adds none.
+  if (v.pixel_tests) {
+    tests = warp_sum(tests);
+    if (lane == 0 && tests) atomicAdd(&s_tests, tests);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    if (v.pixel_tests && s_tests) atomicAdd(&v.pixel_tests[z], s_tests);
+    drow(v.raw_any[z], blockIdx.y)[blockIdx.x] = s_any ? 1 : 0;
+  }
 }
 
 template <bool kRemap>
 cudaError_t launch(const ModelViews& v, int width, int height, PixelFormat format, int views, cudaStream_t stream) {
   const dim3 block(kThreadsX, kThreadsY);
-  const int bx = model_blocks_x(width), by = model_blocks_y(height);
+  const dim3 grid((width + kThreadsX * kSide - 1) / (kThreadsX * kSide), (height + kThreadsY - 1) / kThreadsY, views);
   switch (format) {
-#define CS_FORMAT(F)                                                                  \
-  case PixelFormat::F: {                                                              \
-    const auto kernel = model_pixels_kernel<PixelFormat::F, kRemap>;                  \
-    const int group = v.rows_a_block ? v.rows_a_block : rows_a_block(kernel, bx * by * views); \
-    const dim3 grid(bx, (by + group - 1) / group, views);                             \
-    kernel<<<grid, block, 0, stream>>>(v, group);                                     \
-    break;                                                                            \
-  }
+#define CS_FORMAT(F)                                                               \
+  case PixelFormat::F:                                                             \
+    model_pixels_kernel<PixelFormat::F, kRemap><<<grid, block, 0, stream>>>(v);    \
+    break;
     CS_FOR_EACH_PIXEL_FORMAT(CS_FORMAT)
 #undef CS_FORMAT
     default: return cudaErrorInvalidValue;
@@ -228,9 +201,7 @@ cudaError_t launch(const ModelViews& v, int width, int height, PixelFormat forma
 cudaError_t enqueue_model_pixels(const ModelViews& model, int width, int height, PixelFormat format, bool remap,
                                  cudaStream_t stream, int views) {
   const int cw = (width + kBackgroundCell - 1) / kBackgroundCell, ch = (height + kBackgroundCell - 1) / kBackgroundCell;
-  if (!model.input || !model.frames_seen || views < 1 || views > 2 || model.rows_a_block < 0 ||
-      model.rows_a_block > kMaxGroup)
-    return cudaErrorInvalidValue;
+  if (!model.input || !model.frames_seen || views < 1 || views > 2) return cudaErrorInvalidValue;
   for (int v = 0; v < views; ++v) {
     const ImageView<BackgroundPixel>& m = model.model[v];
     // The kernel loads a thread's four models as two 16-byte words.

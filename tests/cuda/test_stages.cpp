@@ -1719,9 +1719,7 @@ TEST(CudaStages, BackgroundModelOverFrames) {
 // work is exactly "a cell of it not settled" after the pass, its raw_any
 // exactly "a raw bit in it"; and the masks made with them equal clean_mask
 // and pool_mask of the reference's raw test.
-class ModelRowsABlock : public ::testing::TestWithParam<int> {};
-
-TEST_P(ModelRowsABlock, ModelSkipsBlocksWithoutWork) {
+TEST(CudaStages, ModelSkipsBlocksWithoutWork) {
   Params p;
   p.warmup_frames = 3;
   p.learning_rate = 0.05f;
@@ -1731,7 +1729,6 @@ TEST_P(ModelRowsABlock, ModelSkipsBlocksWithoutWork) {
   ASSERT_CUDA(prepare_masks(radius));
   BackgroundModel model[2];
   DeviceModel dev(w, h, bp);
-  dev.views.rows_a_block = GetParam();
   const int rx = mask_regions_x(w), ry = mask_regions_y(h);
   const int block_w = kModelBlockCells * kBackgroundCell, block_h = kModelBlockCellRows * kBackgroundCell;
   auto dirty = make_device<uint8_t>(rx * ry * 2, 1, 1);
@@ -1827,10 +1824,6 @@ TEST_P(ModelRowsABlock, ModelSkipsBlocksWithoutWork) {
   EXPECT_GT(skipped_frames, 20);
   cudaFree(mask_frames);
 }
-
-// A CUDA block a row of blocks, the automatic choice (one at this size),
-// three rows (the last block's group cut short: 19 rows) and eight.
-INSTANTIATE_TEST_SUITE_P(CudaStages, ModelRowsABlock, ::testing::Values(1, 0, 3, 8));
 
 TEST(CudaStages, EncodeEveryFormat) {
   const int w = 39, h = 21;

@@ -47,8 +47,8 @@ struct ModelViews {
   //    turn. The conversion sets it where a cell within one cell of the
   //    block tests foreground, the pass where a cell of the block is not
   //    settled (its raw bits and runs to be cleared). A block with none, off
-  //    its turn, after the warm-up, reads nothing else: its raw words are 0
-  //    and stay so;
+  //    its turn, after the warm-up, leaves after its first loads: its raw
+  //    words are 0 and stay so;
   //  - raw_any: nonzero where the block's raw words hold a foreground bit
   //    (written by the pass; MaskViews::raw_any).
   // Any value will do when the buffers are made (the warm-up passes every

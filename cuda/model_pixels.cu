@@ -53,7 +53,7 @@ __device__ __forceinline__ void read_colours(const ModelInput& input, const Fram
 // cells) takes one path but where labels differ. A pixel's model is read
 // only where its label or its turn can change it, and its colour only where
 // an update or a test needs it. A block with no work (ModelViews::work),
-// off its turn, after the warm-up, leaves before any other read: in a still
+// off its turn, after the warm-up, leaves after its first loads: in a still
 // scene every block but those on the turn's rows and those around a
 // foreground cell or a cell not yet settled.
 template <PixelFormat F, bool kRemap>

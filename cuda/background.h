@@ -99,9 +99,9 @@ struct MaskViews {
   uint8_t* dirty = nullptr;
   int regions_x = 0;
   // Optional (ModelViews::raw_any): a byte a block of the pixels' pass,
-  // nonzero where its raw words may hold foreground; a region that is not
-  // dirty and whose words those of its apron no marked block covers reads
-  // nothing else. Empty: every region reads its raw words.
+  // nonzero where its raw words may hold foreground. A region that is not
+  // dirty, and where no block under it or its apron is marked, reads no raw
+  // word. Empty: every region reads its raw words.
   ImageView<const uint8_t> raw_any[2];
   int* frames_seen = nullptr;            // += 1 (saturating), by one thread
   unsigned long long* matched = nullptr;  // [l] += left foreground pixels of level l

@@ -50,14 +50,7 @@ std::string CudaEngine::Impl::restart_background() {
   return {};
 }
 
-std::string CudaEngine::Impl::configure(int w, int h) {
-  const int nl = pipeline_levels(params, w, h);
-  if (buffers_ready && w == width && h == height && nl == levels) return {};
-  graph.forget();
-  buffers_ready = false;
-  lv.clear();
-  lv.resize(nl);
-  // The model is the frame size's: made again by allocate_background.
+void CudaEngine::Impl::release_model() {
   for (int v = 0; v < 2; ++v) {
     model[v].release();
     raw_test[v].release();
@@ -68,6 +61,17 @@ std::string CudaEngine::Impl::configure(int w, int h) {
     raw_any[v].release();
   }
   mask_dirty.release();
+}
+
+std::string CudaEngine::Impl::configure(int w, int h) {
+  const int nl = pipeline_levels(params, w, h);
+  if (buffers_ready && w == width && h == height && nl == levels) return {};
+  graph.forget();
+  buffers_ready = false;
+  lv.clear();
+  lv.resize(nl);
+  // The model is the frame size's: made again by allocate_background.
+  release_model();
   for (int l = 0; l < nl; ++l) {
     EngineLevel& L = lv[l];
     L.width = level_size(w, l);
@@ -122,16 +126,7 @@ std::string CudaEngine::Impl::allocate_background() {
         L.mask[v].release();
         L.occupancy[v].release();
       }
-    for (int v = 0; v < 2; ++v) {
-      model[v].release();
-      raw_test[v].release();
-      cell_model[v].release();
-      cell_fg[v].release();
-      cell_settled[v].release();
-      model_work[v].release();
-      raw_any[v].release();
-    }
-    mask_dirty.release();
+    release_model();
     return {};
   }
   for (int l = 0; l < static_cast<int>(lv.size()); ++l) {

@@ -216,6 +216,9 @@ struct CudaEngine::Impl {
   std::string allocate_colour();  // level 0's colour for a method that needs_colour()
   // Background buffers exist only while the model is on.
   std::string allocate_background();
+  // Frees the background model's buffers (every view's model, cells, raw
+  // test, blocks' flags and the mask pass's regions).
+  void release_model();
   // The last frame's counts (complete after its finish) into counters_host,
   // once the stream's work is done.
   std::string read_counts();

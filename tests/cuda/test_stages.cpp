@@ -153,6 +153,15 @@ struct DeviceModel {
   }
 };
 
+// An RGBA image as a frame in device memory: `pixels` is its upload.
+FrameView device_rgba_view(const Image<uint32_t>& rgba, const DeviceImage<uint32_t>& pixels) {
+  FrameView in = rgba_view(rgba);
+  in.memory = Memory::Device;
+  in.plane[0] = reinterpret_cast<const uint8_t*>(pixels.view().data);
+  in.pitch[0] = pixels.view().pitch;
+  return in;
+}
+
 // The raw test as the conversion packs it: a word for 32 pixels of a row,
 // bit b of word j for pixel (32 j + b, y).
 Image<uint32_t> raw_words(const Image<uint8_t>& raw) {
@@ -279,10 +288,7 @@ TEST(CudaStages, ModelSeesEveryColourAsTheReference) {
   Image<uint32_t> colours(side, side);
   for (uint32_t i = 0; i < colours.pixels.size(); ++i) colours.pixels[i] = i | 0xFF000000u;
   DeviceImage<uint32_t> pixels = upload(colours);
-  FrameView in = rgba_view(colours);
-  in.memory = Memory::Device;
-  in.plane[0] = reinterpret_cast<const uint8_t*>(pixels.view().data);
-  in.pitch[0] = pixels.view().pitch;
+  const FrameView in = device_rgba_view(colours, pixels);
   auto gray = make_device<uint8_t>(side, side);
   DeviceModel model(side, side, background_params(Params()));
   model.set_frames_seen(0);
@@ -1681,13 +1687,7 @@ TEST(CudaStages, BackgroundModelOverFrames) {
     }
     // The views as RGBA frames in device memory.
     DeviceImage<uint32_t> pixels[2] = {upload(rgb[0]), upload(rgb[1])};
-    FrameView in[2];
-    for (int v = 0; v < 2; ++v) {
-      in[v] = rgba_view(rgb[v]);
-      in[v].memory = Memory::Device;
-      in[v].plane[0] = reinterpret_cast<const uint8_t*>(pixels[v].view().data);
-      in[v].pitch[0] = pixels[v].view().pitch;
-    }
+    const FrameView in[2] = {device_rgba_view(rgb[0], pixels[0]), device_rgba_view(rgb[1], pixels[1])};
     auto gl = make_device<uint8_t>(w, h), gr = make_device<uint8_t>(w, h);
     const ImageView<uint8_t> gl_view = gl.view(), gr_view = gr.view();
     dev.set_frames_seen(frame);
@@ -1771,13 +1771,7 @@ TEST(CudaStages, ModelSkipsBlocksWithoutWork) {
         for (int x = px0; x < std::min(px0 + 24, w); ++x) rgb[v].at(x, y) = rng() & 0xffffff;
     }
     DeviceImage<uint32_t> pixels[2] = {upload(rgb[0]), upload(rgb[1])};
-    FrameView in[2];
-    for (int v = 0; v < 2; ++v) {
-      in[v] = rgba_view(rgb[v]);
-      in[v].memory = Memory::Device;
-      in[v].plane[0] = reinterpret_cast<const uint8_t*>(pixels[v].view().data);
-      in[v].pitch[0] = pixels[v].view().pitch;
-    }
+    const FrameView in[2] = {device_rgba_view(rgb[0], pixels[0]), device_rgba_view(rgb[1], pixels[1])};
     const Image<uint8_t> work_before[2] = {download(dev.work[0]), download(dev.work[1])};
     auto gl = make_device<uint8_t>(w, h), gr = make_device<uint8_t>(w, h);
     const ImageView<uint8_t> gl_view = gl.view(), gr_view = gr.view();

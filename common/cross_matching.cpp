@@ -291,7 +291,8 @@ void cross_vote(const Image<uint32_t>& arms_left, const Image<int16_t>& reliable
       const int32_t* before = &prefix[static_cast<size_t>(x) * kCounts];
       int32_t* after = &prefix[static_cast<size_t>(x + 1) * kCounts];
       after[0] = before[0] + (e >= 0);
-      for (int l = 0; l < kCrossVoteBits; ++l) after[1 + l] = before[1 + l] + (e >= 0 ? (e >> l) & 1 : 0);
+      const int code = e >= 0 ? cross_vote_code(e) : 0;
+      for (int l = 0; l < kCrossVoteBits; ++l) after[1 + l] = before[1 + l] + ((code >> l) & 1);
     }
     for (int x = 0; x < w; ++x) {
       const uint32_t a = arms_left.at(x, y);
@@ -326,7 +327,7 @@ void cross_vote(const Image<uint32_t>& arms_left, const Image<int16_t>& reliable
 
   voted = Image<int16_t>(w, h, -1);
   for (size_t p = 0; p < n; ++p) {
-    const int d = value[p];
+    const int d = cross_vote_value(value[p]);
     if (total[p] == 0 || d < range.lo || d >= range.hi) continue;
     if (mask_left && !mask_left->pixels[p]) continue;
     voted.pixels[p] = static_cast<int16_t>(d);

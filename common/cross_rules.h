@@ -1,7 +1,8 @@
-// Method cross's per-sample rules (stages.h C3, C4, C8) in one place for
+// Method cross's per-sample rules (stages.h C3, C4, C6, C8) in one place for
 // both engines: a pixel's cost, a region's cost by C3's definition, a cost
-// (C, N) packed in 32 bits, its order, the uniqueness test and the
-// confidence. GStreamer-free; host and device (CS_HD).
+// (C, N) packed in 32 bits, its order, the uniqueness test, the voting's
+// code of a disparity and the confidence. GStreamer-free; host and device
+// (CS_HD).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,19 @@ CS_HD uint32_t pack_cross_cost(int sum, int pixels) {
 }
 CS_HD int cross_cost_sum(uint32_t c) { return c == kNoCrossCost ? -1 : static_cast<int>(c & 0xFFFFF); }
 CS_HD int cross_cost_pixels(uint32_t c) { return c == kNoCrossCost ? 0 : static_cast<int>(c >> 20); }
+
+// C6: the code whose bits an estimate votes with (the reflected Gray code
+// of d >= 0: neighbouring disparities differ in one bit), and the
+// disparity a code of voted bits stands for (its inverse, for codes below
+// 2^16).
+CS_HD int cross_vote_code(int d) { return d ^ (d >> 1); }
+CS_HD int cross_vote_value(int code) {
+  code ^= code >> 1;
+  code ^= code >> 2;
+  code ^= code >> 4;
+  code ^= code >> 8;
+  return code;
+}
 
 // C1b: a colour's luma R + 2 G + B.
 CS_HD int cross_luma(uint32_t rgb) {

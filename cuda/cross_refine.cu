@@ -52,13 +52,14 @@ __global__ void __launch_bounds__(256) cross_reliable_kernel(const __grid_consta
 
 // ---------------------------------------------------------------- C6
 
-// An estimate's votes, a byte each: bits 0 .. 11 of d in bytes 0 .. 11,
-// and 1 (one estimate) in byte 12. Sums of up to 2 L + 1 of them stay
-// within a byte.
+// An estimate's votes, a byte each: bits 0 .. 11 of its code (stages.h C6:
+// cross_vote_code) in bytes 0 .. 11, and 1 (one estimate) in byte 12. Sums
+// of up to 2 L + 1 of them stay within a byte.
 __device__ __forceinline__ uint4 votes_of(int d) {
+  const int code = cross_vote_code(d);
   uint32_t word[4] = {0, 0, 0, 1};
 #pragma unroll
-  for (int l = 0; l < kCrossVoteBits; ++l) word[l / 4] |= static_cast<uint32_t>((d >> l) & 1) << (8 * (l % 4));
+  for (int l = 0; l < kCrossVoteBits; ++l) word[l / 4] |= static_cast<uint32_t>((code >> l) & 1) << (8 * (l % 4));
   return make_uint4(word[0], word[1], word[2], word[3]);
 }
 
@@ -144,14 +145,15 @@ __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(con
       }
     }
     const int n = lo[3] & 0xFFFF;
-    int d = 0;
+    int code = 0;
 #pragma unroll
     for (int l = 0; l < kCrossVoteBits; ++l) {
       const int byte = l % 4;
       const uint32_t lanes = byte % 2 == 0 ? lo[l / 4] : hi[l / 4];
       const int ones = (lanes >> (16 * (byte / 2))) & 0xFFFF;
-      if (2 * ones > n) d |= 1 << l;
+      if (2 * ones > n) code |= 1 << l;
     }
+    int d = cross_vote_value(code);
     if (n == 0 || d < range.lo || d >= range.hi || (masks && !drow(v.mask[0], y)[x])) d = -1;
     drow(v.voted, y)[x] = static_cast<int16_t>(d);
   }

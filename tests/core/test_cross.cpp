@@ -566,13 +566,27 @@ TEST(CrossReliable, LeftRightCheckOnSamples) {
 
 // ---------------------------------------------------------------- C6
 
+TEST(CrossVote, CodesOfNeighbouringDisparitiesDifferInOneBit) {
+  for (int d = 0; d + 1 < 4096; ++d) {
+    EXPECT_EQ(__builtin_popcount(static_cast<unsigned>(cross_vote_code(d) ^ cross_vote_code(d + 1))), 1) << d;
+    EXPECT_EQ(cross_vote_value(cross_vote_code(d)), d);
+    EXPECT_LT(cross_vote_code(d), 4096);
+  }
+}
+
 TEST(CrossVote, PaperFigure6Examples) {
   // Seven samples in one region (a 7 x 1 view whose arms reach it all).
   const Image<uint32_t> arms = whole_image_arms(7, 1);
   Image<int16_t> voted;
-  // (b): 3, 4, 9, 9, 9, 5, 11 -> 9 although 9 is no majority of the set.
+  // (b): 3, 4, 9, 9, 9, 5, 11, whose bits vote 9 in the paper. Their codes
+  // 0010, 0110, 1101 (three), 0111, 1110 have at least four of seven ones
+  // at every bit: code 1111, the disparity 10 (9 is no majority of the set).
   cross_vote(arms, map_of(7, 1, {3, 4, 9, 9, 9, 5, 11}), 1, Range{0, 64}, nullptr, voted);
-  for (int v : voted.pixels) EXPECT_EQ(v, 9);
+  for (int v : voted.pixels) EXPECT_EQ(v, 10);
+  // As many 127s as 128s: every bit of d ties (the paper's bits vote 0),
+  // but the codes 01000000 and 11000000 share bit 6: 127.
+  cross_vote(arms, map_of(7, 1, {127, 128, 127, 128, -1, -1, -1}), 1, Range{0, 256}, nullptr, voted);
+  for (int v : voted.pixels) EXPECT_EQ(v, 127);
   // (a): four 9s of seven decide whatever the others are.
   std::mt19937 rng(1);
   for (int t = 0; t < 20; ++t) {
@@ -583,12 +597,16 @@ TEST(CrossVote, PaperFigure6Examples) {
   // Unreliable estimates (-1) do not vote: two 6s against one 1.
   cross_vote(arms, map_of(7, 1, {-1, 6, -1, 1, -1, 6, -1}), 1, Range{0, 64}, nullptr, voted);
   for (int v : voted.pixels) EXPECT_EQ(v, 6);
-  // A tie of bits is no majority: 1, 2 -> bit 0 1 of 2, bit 1 1 of 2 -> 0.
-  cross_vote(arms, map_of(7, 1, {1, -1, -1, -1, -1, -1, 2}), 1, Range{0, 64}, nullptr, voted);
+  // A tie of bits is no majority: 1, 3 (codes 01, 10) -> bit 0 1 of 2, bit 1
+  // 1 of 2 -> code 0, disparity 0.
+  cross_vote(arms, map_of(7, 1, {1, -1, -1, -1, -1, -1, 3}), 1, Range{0, 64}, nullptr, voted);
   for (int v : voted.pixels) EXPECT_EQ(v, 0);
   // ... which lies outside [1, 64): none.
-  cross_vote(arms, map_of(7, 1, {1, -1, -1, -1, -1, -1, 2}), 1, Range{1, 64}, nullptr, voted);
+  cross_vote(arms, map_of(7, 1, {1, -1, -1, -1, -1, -1, 3}), 1, Range{1, 64}, nullptr, voted);
   for (int v : voted.pixels) EXPECT_EQ(v, -1);
+  // 1, 2 (codes 01, 11) agree on bit 0: 1.
+  cross_vote(arms, map_of(7, 1, {1, -1, -1, -1, -1, -1, 2}), 1, Range{1, 64}, nullptr, voted);
+  for (int v : voted.pixels) EXPECT_EQ(v, 1);
   // Out of range above: 12 wins but the range ends at 12.
   cross_vote(arms, map_of(7, 1, {12, 12, 3, -1, -1, -1, -1}), 1, Range{0, 12}, nullptr, voted);
   for (int v : voted.pixels) EXPECT_EQ(v, -1);
@@ -602,7 +620,7 @@ TEST(CrossVote, PaperFigure6Examples) {
 TEST(CrossVote, SamplesAreStuffedAndOnlyTheirPixelsVote) {
   // S = 2 over a 5 x 4 view: samples at x = 0, 2, 4 and y = 0, 2.
   const Image<uint32_t> arms = whole_image_arms(5, 4);
-  // 5 = 101, 7 = 111, 5: bit 1 has one vote of three.
+  // Codes 5 -> 111, 7 -> 100, 5: bits 0 and 1 have two votes of three.
   Image<int16_t> voted;
   cross_vote(arms, map_of(3, 2, {5, -1, 5, 7, -1, -1}), 2, Range{0, 16}, nullptr, voted);
   ASSERT_EQ(voted.width, 5);
@@ -614,14 +632,16 @@ TEST(CrossVote, SamplesAreStuffedAndOnlyTheirPixelsVote) {
   for (int y = 0; y <= 2; ++y) lone.at(1, y) = pack_arms(1, 1, y == 1 ? 1 : 0, y == 1 ? 1 : 0);
   cross_vote(lone, map_of(3, 2, {3, 9, 9, 6, 9, 9}), 2, Range{0, 16}, nullptr, voted);
   // (1, 1): rows 0 .. 2, each over x 0 .. 2: samples (0,0) = 3, (2,0) = 9,
-  // (0,2) = 6, (2,2) = 9: bits 0: 3 of 4, 1: 2 of 4, 2: 1, 3: 2 -> 1.
-  EXPECT_EQ(voted.at(1, 1), 1);
+  // (0,2) = 6, (2,2) = 9, codes 0010, 1101, 0101, 1101: bits 0: 3 of 4,
+  // 1: 1, 2: 3, 3: 2 -> code 0101, the disparity 6 (the bits of d vote 1).
+  EXPECT_EQ(voted.at(1, 1), 6);
   // A sample pixel with a one-pixel region takes its own value; others have none.
   EXPECT_EQ(voted.at(0, 0), 3);
   EXPECT_EQ(voted.at(4, 2), 9);
   EXPECT_EQ(voted.at(3, 3), -1);
-  // (1, 0): its arm covers (0, 0) and (2, 0), 3 and 9, which agree on bit 0 alone.
-  EXPECT_EQ(voted.at(1, 0), 1);
+  // (1, 0): its arm covers (0, 0) and (2, 0), 3 and 9, whose codes 0010 and
+  // 1101 agree on no bit: 0.
+  EXPECT_EQ(voted.at(1, 0), 0);
 }
 
 TEST(CrossVote, SeparableSumsEqualTheRegionsOwnVotes) {
@@ -657,12 +677,15 @@ TEST(CrossVote, SeparableSumsEqualTheRegionsOwnVotes) {
               const int e = reliable.at(u / S, v / S);
               if (e < 0) continue;
               ++n;
-              for (int l = 0; l < kCrossVoteBits; ++l) bits[l] += (e >> l) & 1;
+              const int code = e ^ (e >> 1);  // stages.h C6's code, written out
+              for (int l = 0; l < kCrossVoteBits; ++l) bits[l] += (code >> l) & 1;
             }
           }
-          int d = 0;
+          int code = 0;
           for (int l = 0; l < kCrossVoteBits; ++l)
-            if (2 * bits[l] > n) d |= 1 << l;
+            if (2 * bits[l] > n) code |= 1 << l;
+          int d = 0;  // the disparity whose code that is: the one d with d ^ (d >> 1) == code
+          while (d < 4096 && (d ^ (d >> 1)) != code) ++d;
           const int want = n == 0 || d < range.lo || d >= range.hi || (masks && !mask.at(x, y)) ? -1 : d;
           ASSERT_EQ(voted.at(x, y), want) << x << "," << y << " S " << S << " masks " << masks;
         }

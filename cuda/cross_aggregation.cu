@@ -17,7 +17,7 @@ namespace {
 
 // A block a tile of kTileW x kTileH samples (the anchors), all disparities
 // in turn, 32 warps. Per disparity, over the tile's region (an apron of
-// kMaxCrossArm samples on each side):
+// kApron columns and apron_rows(S) rows on each side):
 //  A. a warp kRowsPerWarp consecutive rows of the region: a lane the pixel
 //     costs of three adjacent columns and their prefix sums along the row
 //     (its own, then the lanes before it by shuffles; two rows a scan, one
@@ -44,9 +44,24 @@ constexpr int kTileColumns = kTileW / 32;    // step A's H a lane, step B's colu
 static_assert(kRegionW % 32 == 0 && kTileW % 32 == 0 && kMatchThreads % kTileW == 0, "whole lanes");
 static_assert(kTileColumns * kMatchWarps == kTileW, "step B: every tile column has a warp");
 
-template <int kTileH>
+// The rows of apron a tile needs: a sample's arms are its pixel's / S
+// (stages.h C2), so a region reaches at most kMaxCrossArm / S samples up or
+// down from its anchor. S = 1 takes kMaxCrossArm; S > 1 half of it, which
+// holds S = 2's reach and S = 3's (5), so that both take tiles of 48 and 16
+// rows (regions of 64 and 32 rows: whole rows a warp). The columns keep
+// kApron whatever S, so that a region's row is whole lanes' columns.
+constexpr int apron_rows(int sample) { return sample == 1 ? kMaxCrossArm : kMaxCrossArm / 2; }
+static_assert(kMaxCrossArm / 2 <= apron_rows(2) && kMaxCrossArm / kMaxSampleRestore <= apron_rows(kMaxSampleRestore),
+              "every sample's region inside its tile's apron");
+// The aggregation's tile heights (cross_layout): the tall and the short
+// one, rows of samples.
+constexpr int tall_rows(int sample) { return sample == 1 ? 64 : 48; }
+constexpr int short_rows(int sample) { return sample == 1 ? 32 : 16; }
+
+template <int kTileH, int kS>
 struct MatchTile {
-  static constexpr int kRegionH = kTileH + 2 * kApron;
+  static constexpr int kApronRows = apron_rows(kS);
+  static constexpr int kRegionH = kTileH + 2 * kApronRows;
   static constexpr int kRowsPerWarp = kRegionH / kMatchWarps;
   static constexpr int kAnchors = kTileW * kTileH / kMatchThreads;
   static constexpr int kAnchorRowStep = kMatchThreads / kTileW;
@@ -127,7 +142,8 @@ __device__ __forceinline__ void write_winners(const CrossViews& v, const CrossPa
 template <int kTileH, int kS>
 __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __grid_constant__ CrossViews v,
                                                                       const CrossParams p) {
-  using T = MatchTile<kTileH>;
+  using T = MatchTile<kTileH, kS>;
+  constexpr int kApronRows = T::kApronRows;
   constexpr int kRegionH = T::kRegionH, kRows = T::kRowsPerWarp, kAnchors = T::kAnchors, S = kS;
   constexpr int kSumRows = T::kSumRows, kPairs = T::kRowPairs;
   extern __shared__ uint32_t shared[];
@@ -143,7 +159,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
   uint32_t* const sums = shared;  // 2 x kSumRows x kSumStride
   uint32_t* const prefix = shared + 2 * kSumRows * kSumStride + warp * kPairs * kPrefixStride;
   for (int r = tid; r < kRegionH; r += kMatchThreads) {
-    const int j = j0 - kApron + r;
+    const int j = j0 - kApronRows + r;
     const bool in = j >= 0 && j < hs;
     const int y = in ? S * j : 0;
     rows[0][r] = drow(v.words[0], y);
@@ -257,7 +273,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
     const unsigned xr_read = max(anchor_x - d, 0);
 #pragma unroll
     for (int k = 0; k < kAnchors; ++k) {
-      const int ar = anchor_row + T::kAnchorRowStep * k + kApron;  // region row
+      const int ar = anchor_row + T::kAnchorRowStep * k + kApronRows;  // region row
       bool admissible = ((anchor_in >> k) & 1u) && xr >= 0;
       if (masks) admissible = admissible && ((anchor_fg >> k) & 1u) && right_mask[ar][xr];
       const uint32_t right = __ldg(rows[3][ar] + xr_read);
@@ -346,21 +362,33 @@ __global__ void __launch_bounds__(256) merge_parts_kernel(const __grid_constant_
 
 }  // namespace
 
+template <int kTileH, int kS>
+size_t match_shared() {
+  return MatchTile<kTileH, kS>::kShared;
+}
+
 std::vector<KernelLaunch> cross_kernel_launches() {
   std::vector<KernelLaunch> out;
+  const size_t shared[kMaxSampleRestore][2] = {{match_shared<32, 1>(), match_shared<64, 1>()},
+                                               {match_shared<16, 2>(), match_shared<48, 2>()},
+                                               {match_shared<16, 3>(), match_shared<48, 3>()}};
+  static_assert(kMaxSampleRestore == 3, "a row of the table above for each factor");
   for (int s = 1; s <= kMaxSampleRestore; ++s) {
+    const std::string factor = std::to_string(s);
     KernelLaunch k;
-    k.kernel = "cross_match_kernel<32, " + std::to_string(s) + ">";
+    k.kernel = "cross_match_kernel<" + std::to_string(short_rows(s)) + ", " + factor + ">";
     k.threads = kMatchThreads;
-    k.dynamic_shared = MatchTile<32>::kShared;
+    k.dynamic_shared = shared[s - 1][0];
     k.min_blocks_per_sm = 1;
     k.required = true;
-    k.what = "method cross: the aggregation's tile of 32 rows (every GPU)";
+    k.what = "method cross: the aggregation's short tile (every GPU)";
     out.push_back(k);
-    k.kernel = "cross_match_kernel<64, " + std::to_string(s) + ">";
-    k.dynamic_shared = MatchTile<64>::kShared;
-    k.required = false;
-    k.what = "method cross: the aggregation's tile of 64 rows (where it fits)";
+    k.kernel = "cross_match_kernel<" + std::to_string(tall_rows(s)) + ", " + factor + ">";
+    k.dynamic_shared = shared[s - 1][1];
+    k.required = s > 1;
+    k.what = s > 1 ? "method cross: the aggregation's tall tile with sample-restore (every GPU: the short one's "
+                     "memory at sample-restore 1)"
+                   : "method cross: the aggregation's tall tile (where it fits)";
     out.push_back(k);
   }
   return out;
@@ -369,21 +397,25 @@ std::vector<KernelLaunch> cross_kernel_launches() {
 template <int kTileH, int kS>
 cudaError_t allow_shared() {
   return cudaFuncSetAttribute(cross_match_kernel<kTileH, kS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(MatchTile<kTileH>::kShared));
+                              static_cast<int>(MatchTile<kTileH, kS>::kShared));
 }
 
 cudaError_t prepare_cross_match() {
-  for (cudaError_t e : {allow_shared<32, 1>(), allow_shared<32, 2>(), allow_shared<32, 3>()})
+  for (cudaError_t e : {allow_shared<32, 1>(), allow_shared<16, 2>(), allow_shared<48, 2>(), allow_shared<16, 3>(),
+                        allow_shared<48, 3>()})
     if (e != cudaSuccess) return e;
-  // The taller tile where the GPU has the shared memory for it.
-  for (cudaError_t e : {allow_shared<64, 1>(), allow_shared<64, 2>(), allow_shared<64, 3>()})
-    if (e != cudaSuccess) (void)cudaGetLastError();
+  // The taller tile of sample-restore 1 where the GPU has the shared memory for it.
+  if (allow_shared<64, 1>() != cudaSuccess) (void)cudaGetLastError();
   return cudaSuccess;
 }
 
-int cross_tile_rows(const DeviceLimits& limits) {
+int cross_tile_rows(const DeviceLimits& limits, int sample) {
+  static_assert(MatchTile<48, 2>::kShared == MatchTile<32, 1>::kShared &&
+                    MatchTile<48, 3>::kShared == MatchTile<32, 1>::kShared,
+                "with sample-restore the tall tile takes sample-restore 1's short one's memory");
+  if (sample > 1) return tall_rows(sample);
   // The dynamic part and the kernel's static rows of pointers.
-  const size_t tall = MatchTile<64>::kShared + 5 * MatchTile<64>::kRegionH * sizeof(const uint32_t*);
+  const size_t tall = MatchTile<64, 1>::kShared + 5 * MatchTile<64, 1>::kRegionH * sizeof(const uint32_t*);
   return limits.shared_per_block_optin >= tall ? 64 : 32;
 }
 
@@ -399,14 +431,17 @@ CrossLayout cross_layout(int width, int height, int sample, Range range, const D
   constexpr int kMinPartSpan = 16;
   const int ws = cross_samples(width, sample), hs = cross_samples(height, sample);
   const int sms = std::max(limits.sm_count, 1), span = range.hi - range.lo;
-  const int tallest = cross_tile_rows(limits);
+  const int tallest = cross_tile_rows(limits, sample);
   CrossLayout best{tallest, 1};
   double best_time = -1;
   std::vector<double> free_at;
-  for (int rows : {64, 32}) {
+  for (int rows : {tall_rows(sample), short_rows(sample)}) {
     if (rows > tallest) continue;
     const int tiles_x = (ws + kTileW - 1) / kTileW, tiles_y = (hs + rows - 1) / rows;
-    const double tile_cost = rows == 64 ? 1.0 : 0.58;
+    // A tile's cost a disparity by its region's rows: 96 1.0, 64 0.58
+    // (measured, above), 32 half of 64's (not measured).
+    const int region_rows = rows + 2 * apron_rows(sample);
+    const double tile_cost = region_rows == 96 ? 1.0 : region_rows == 64 ? 0.58 : 0.29;
     for (int parts = 1; parts <= kMaxCrossParts && (parts == 1 || parts * kMinPartSpan <= span); ++parts) {
       free_at.assign(sms, 0.0);  // a min-heap of the SMs' finishing times
       for (int z = 0; z < parts; ++z) {
@@ -429,17 +464,11 @@ CrossLayout cross_layout(int width, int height, int sample, Range range, const D
   return best;
 }
 
-template <int kTileH>
+template <int kTileH, int kS>
 cudaError_t launch_match(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
   const int parts = p.d_parts;
   const dim3 grid((v.raw.width + kTileW - 1) / kTileW, (v.raw.height + kTileH - 1) / kTileH, parts);
-  const size_t shared = MatchTile<kTileH>::kShared;
-  switch (p.sample) {
-    case 1: cross_match_kernel<kTileH, 1><<<grid, kMatchThreads, shared, stream>>>(v, p); break;
-    case 2: cross_match_kernel<kTileH, 2><<<grid, kMatchThreads, shared, stream>>>(v, p); break;
-    case 3: cross_match_kernel<kTileH, 3><<<grid, kMatchThreads, shared, stream>>>(v, p); break;
-    default: return cudaErrorInvalidValue;
-  }
+  cross_match_kernel<kTileH, kS><<<grid, kMatchThreads, MatchTile<kTileH, kS>::kShared, stream>>>(v, p);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess || parts == 1) return e;
   const dim3 block(32, 8), merge_grid = grid_for(v.raw.width, v.raw.height, block);
@@ -452,10 +481,16 @@ cudaError_t enqueue_cross_match(const CrossViews& v, const CrossParams& p, cudaS
   if (p.d_parts < 1 || p.d_parts > kMaxCrossParts || p.d_parts > p.range.hi - p.range.lo ||
       (p.d_parts > 1 && (v.parts.width != v.raw.width || v.parts.height < p.d_parts * v.raw.height)))
     return cudaErrorInvalidValue;
-  const int rows = p.tile_rows ? p.tile_rows : 64;
-  if (rows == 64) return launch_match<64>(v, p, stream);
-  if (rows == 32) return launch_match<32>(v, p, stream);
-  return cudaErrorInvalidValue;
+  const int rows = p.tile_rows ? p.tile_rows : tall_rows(p.sample);
+  switch (p.sample) {
+    case 1: return rows == 64 ? launch_match<64, 1>(v, p, stream) : rows == 32 ? launch_match<32, 1>(v, p, stream)
+                                                                               : cudaErrorInvalidValue;
+    case 2: return rows == 48 ? launch_match<48, 2>(v, p, stream) : rows == 16 ? launch_match<16, 2>(v, p, stream)
+                                                                               : cudaErrorInvalidValue;
+    case 3: return rows == 48 ? launch_match<48, 3>(v, p, stream) : rows == 16 ? launch_match<16, 3>(v, p, stream)
+                                                                               : cudaErrorInvalidValue;
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace cs::cuda

@@ -51,7 +51,7 @@ struct CrossParams {
   int uniqueness_ratio = 0;
   bool lr_check = true;
   int tolerance = 1;
-  int tile_rows = 64;  // the aggregation's tile: 64 or 32 rows of samples (cross_layout)
+  int tile_rows = 64;  // the aggregation's tile, rows of samples: 64 or 32; with sample > 1 48 or 16 (cross_layout)
   int d_parts = 1;     // the range swept in this many parts, then joined (cross_layout)
 };
 
@@ -70,14 +70,17 @@ cudaError_t enqueue_cross(const CrossViews& v, const CrossParams& p, cudaStream_
 // Per process and device, before the first enqueue_cross_match: the
 // aggregation kernel's shared memory (more than the default 48 KiB).
 cudaError_t prepare_cross_match();
-// The aggregation's tile rows for a GPU: 64 where its shared memory holds
-// that tile, else 32.
-int cross_tile_rows(const DeviceLimits& limits);
+// The aggregation's tallest tile for a GPU, rows of samples: at
+// sample-restore 1 64 where its shared memory holds that tile, else 32; with
+// sample-restore 48 (a sample's region reaches fewer samples: its tile's
+// apron is 8 rows, not 16, so 48 rows take 32's memory).
+int cross_tile_rows(const DeviceLimits& limits, int sample);
 // The aggregation's blocks for views of width x height on a GPU: tiles of
-// tile_rows (at most cross_tile_rows) and the parts the range is swept in
-// (a block a tile and a part: where 64-row tiles leave SMs idle, parts or
-// 32-row tiles make more blocks of less work; 64 rows and 1 part where they
-// fill the GPU). CrossViews::parts then needs Ws x (Hs x parts) entries.
+// tile_rows (at most cross_tile_rows; the short tile is 32 rows, 16 with
+// sample-restore) and the parts the range is swept in (a block a tile and a
+// part: where tall tiles leave SMs idle, parts or short tiles make more
+// blocks of less work; tall tiles and 1 part where they fill the GPU).
+// CrossViews::parts then needs Ws x (Hs x parts) entries.
 struct CrossLayout {
   int tile_rows = 64;
   int parts = 1;

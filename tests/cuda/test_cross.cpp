@@ -166,26 +166,30 @@ TEST(CudaEngineCross, PipelineMatchesReferenceOnScenes) {
   }
 }
 
-// The aggregation's layouts (cross_layout: 64- or 32-row tiles, the range
-// in 1 to 4 parts; 32 rows only where shared memory is short) against the
-// reference on a view several tiles high and wide, through engines that
-// emulate GPUs of various SM counts. The scene's planes lie at 15 and 31,
-// the last disparities of the first two of four parts of 0 .. 64, so that
-// winners at a part's end meet the next part's winner at its start (the
-// join's one direct cost).
+// The aggregation's layouts (cross_layout: 64- or 32-row tiles, with
+// sample-restore 48 or 16 rows, the range in 1 to 4 parts; 32 rows only
+// where shared memory is short) against the reference on a view several
+// tiles high and wide, through engines that emulate GPUs of various SM
+// counts. The scene's planes lie at 15 and 31, the last disparities of the
+// first two of four parts of 0 .. 64, so that winners at a part's end meet
+// the next part's winner at its start (the join's one direct cost).
 TEST(CudaEngineCross, TileHeightsAndRangePartsMatchReference) {
   struct Target {
-    int cc, sms, rows, parts;
+    int cc, sms, rows, parts, rows2, parts2;  // the layouts at sample-restore 1 and 2
   };
-  for (const Target t : {Target{75, 1, 32, 1}, Target{75, 4000, 32, 4}, Target{86, 28, 32, 1}, Target{90, 1, 64, 1},
-                         Target{90, 48, 64, 3}, Target{90, 4000, 32, 4}}) {
+  for (const Target t : {Target{75, 1, 32, 1, 48, 1}, Target{75, 4000, 32, 4, 16, 4}, Target{86, 28, 32, 1, 48, 4},
+                         Target{90, 1, 64, 1, 48, 1}, Target{90, 48, 64, 3, 16, 3}, Target{90, 4000, 32, 4, 16, 4}}) {
     DeviceLimits limits;
     ASSERT_TRUE(architecture_limits(t.cc, t.sms, &limits));
-    EXPECT_EQ(cross_tile_rows(limits), t.cc == 75 ? 32 : 64) << "sm_" << t.cc;
+    EXPECT_EQ(cross_tile_rows(limits, 1), t.cc == 75 ? 32 : 64) << "sm_" << t.cc;
+    EXPECT_EQ(cross_tile_rows(limits, 2), 48) << "sm_" << t.cc;
     const CrossLayout layout = cross_layout(211, 203, 1, Range{0, 64}, limits);
     EXPECT_EQ(layout.tile_rows, t.rows) << "sm_" << t.cc << ", " << t.sms << " SMs";
     EXPECT_EQ(layout.parts, t.parts) << "sm_" << t.cc << ", " << t.sms << " SMs";
-    for (int s : {1, 2}) {
+    const CrossLayout sampled = cross_layout(211, 203, 2, Range{0, 64}, limits);
+    EXPECT_EQ(sampled.tile_rows, t.rows2) << "sm_" << t.cc << ", " << t.sms << " SMs, sample-restore 2";
+    EXPECT_EQ(sampled.parts, t.parts2) << "sm_" << t.cc << ", " << t.sms << " SMs, sample-restore 2";
+    for (int s : {1, 2, 3}) {
       SCOPED_TRACE(::testing::Message() << "sm_" << t.cc << " with " << t.sms << " SMs, sample-restore " << s);
       Params p = cross_params(64);
       p.sample_restore = s;

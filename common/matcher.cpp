@@ -118,7 +118,7 @@ void match_cross(const Params& p, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
   cross_match(c.words_left, c.words_right, c.arms_left, c.arms_right, mask_l, mask_r, l0.range, p.cross_truncation,
               p.cross_census_weight, S, resolve_uniqueness_ratio(p), c.winners);
   cross_reliable(c.winners, S, p.lr_check, resolve_lr_tolerance(p), c.reliable);
-  cross_vote(c.arms_left, c.reliable, S, l0.range, mask_l, c.voted);
+  cross_vote(c.arms_left, c.reliable, S, l0.range, mask_l, c.voted, p.cross_vote_arm_length);
   cross_median(c.voted, mask_l, c.disparity);
   // The samples' maps are level 0's only where the samples are its pixels.
   if (S == 1) {

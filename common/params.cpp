@@ -112,6 +112,8 @@ std::string Params::validate() const {
     return say("cross-truncation", cross_truncation, "must be between 1 and ", kMaxCrossTruncation);
   if (cross_census_weight < 0 || cross_census_weight > kMaxCrossCensusWeight)
     return say("cross-census-weight", cross_census_weight, "must be between 0 and ", kMaxCrossCensusWeight);
+  if (cross_vote_arm_length < 1 || cross_vote_arm_length > kMaxCrossArm)
+    return say("cross-vote-arm-length", cross_vote_arm_length, "must be between 1 and ", kMaxCrossArm);
   if (sample_restore < 1 || sample_restore > kMaxSampleRestore)
     return say("sample-restore", sample_restore, "must be 1 (off), 2 or ", kMaxSampleRestore);
   if (uniqueness_ratio < -1 || uniqueness_ratio > kMaxUniquenessRatio)

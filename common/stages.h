@@ -510,8 +510,9 @@ void block_confidence(const BlockWinners& winners, const Image<int16_t>& dispari
 // cross_vote (restoration and refinement), cross_median, then
 // finish_cross_disparity and cross_confidence. Everything is integer.
 // Parameters (Params): tau = cross_tau, L = cross_arm_length, T =
-// cross_truncation, W = cross_census_weight, S = sample_restore, the range
-// [range.lo, range.hi) = level_range at level 0.
+// cross_truncation, W = cross_census_weight, S = sample_restore, Lv =
+// cross_vote_arm_length, the range [range.lo, range.hi) = level_range at
+// level 0.
 
 // ---------------------------------------------------------------- C1. arms
 
@@ -627,8 +628,8 @@ void cross_reliable(const CrossWinners& winners, int sample, bool lr_check, int 
 // ---------------------------------------------------------------- C6. voting
 
 // Bitwise fast voting (section IV) at full size over each pixel's own
-// region U(p) of the left view (its full-size arms, no overlap, no
-// division). The estimate at pixel (x, y) is reliable(x / S, y / S) when x
+// region U(p) of the left view (its full-size arms, each cut to Lv: the
+// paper's U(p) where Lv >= L; no overlap, no division). The estimate at pixel (x, y) is reliable(x / S, y / S) when x
 // and y are multiples of S, none otherwise (SAR's stuffing), and none where
 // it is -1. An estimate e votes with the bits of its code g(e) = e xor (e >>
 // 1) (the reflected Gray code: cross_vote_code). For every pixel q: n_H(q)
@@ -649,7 +650,7 @@ void cross_reliable(const CrossWinners& winners, int sample, bool lr_check, int 
 // 2 8.29 -> 6.88 and 7.92 -> 6.95.
 constexpr int kCrossVoteBits = 12;  // disparities < kMaxDisparity = 4096
 void cross_vote(const Image<uint32_t>& arms_left, const Image<int16_t>& reliable, int sample, Range range,
-                const Image<uint8_t>* mask_left, Image<int16_t>& voted);
+                const Image<uint8_t>* mask_left, Image<int16_t>& voted, int vote_arm_length = kMaxCrossArm);
 
 // ---------------------------------------------------------------- C7. median
 

@@ -248,10 +248,15 @@ struct Params {
   // Ours beside the paper's colour cost: the weight W of the census term of
   // a pixel's cost (stages.h C1b, C3: W per differing bit of the 8-bit
   // census of the luma, 0 .. kMaxCrossCensusWeight; 0 = the paper's eq. (2)
-  // alone). 15 takes Aloe's bad-2 from 11.1 to 6.4 % at full size (with
+  // alone). 15 takes Aloe's bad-2 from 9.7 to 5.6 % at full size (with
   // the cross check's tolerance 0, bench/README.md).
   int cross_census_weight = 15;
   int sample_restore = 1;
+  // The voting's longest arm (stages.h C6: its regions are the arms cut to
+  // this, 1 .. kMaxCrossArm; at or above cross_arm_length, the paper's:
+  // the aggregation's regions). On Aloe 4 takes bad-2 from 5.6 to 4.3 % at
+  // full size (bench/README.md); the paper's regions are the default.
+  int cross_vote_arm_length = 16;  // kMaxCrossArm
   // Method Elas (elas_dense.h E7): fill every gap of the final map (true,
   // ELAS's default here: a missing estimate counts as wrong) or only gaps of
   // at most 3 pixels between two estimates (false: what remains is matched).

@@ -48,6 +48,7 @@ struct CrossViews {
 struct CrossParams {
   Range range{0, 0};  // level 0's (level_range)
   int tau = 20, arm_length = 16, truncation = 60, census_weight = 15, sample = 1;
+  int vote_arm_length = kMaxCrossArm;  // C6's Lv
   int uniqueness_ratio = 0;
   bool lr_check = true;
   int tolerance = 1;

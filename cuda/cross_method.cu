@@ -153,6 +153,7 @@ class CrossMethod final : public MatchingMethod {
     c.truncation = p.cross_truncation;
     c.census_weight = p.cross_census_weight;
     c.sample = p.sample_restore;
+    c.vote_arm_length = p.cross_vote_arm_length;
     c.uniqueness_ratio = resolve_uniqueness_ratio(p);
     c.lr_check = p.lr_check;
     c.tolerance = resolve_lr_tolerance(p);

@@ -65,10 +65,16 @@ __device__ __forceinline__ uint4 votes_of(int d) {
 
 constexpr int kVoteRowThreads = 128;
 
+// The voting's arm `which` of a packed cross: cut to vote_arm (stages.h C6's Lv).
+__device__ __forceinline__ int vote_arm_of(uint32_t arms, int which, int vote_arm) {
+  return min(arm_of(arms, which), vote_arm);
+}
+
 // A block a run of kVoteRowThreads pixels of one row: each pixel's votes
 // over its horizontal arm.
 template <int kS>
-__global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const __grid_constant__ CrossViews v) {
+__global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const __grid_constant__ CrossViews v,
+                                                                         int vote_arm) {
   constexpr int sample = kS;  // a constant: the divisions below are shifts or multiplications
   __shared__ uint4 run[kVoteRowThreads + 2 * kMaxCrossArm];
   const int w = v.votes.width, y = blockIdx.y;
@@ -91,7 +97,7 @@ __global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const 
   const uint32_t arms = drow(v.arms[0], y)[x];
   uint4 acc = make_uint4(0, 0, 0, 0);
   const int c = threadIdx.x + kMaxCrossArm;
-  for (int k = c - arm_of(arms, 0); k <= c + arm_of(arms, 1); ++k) {
+  for (int k = c - vote_arm_of(arms, 0, vote_arm); k <= c + vote_arm_of(arms, 1, vote_arm); ++k) {
     const uint4 e = run[k];
     acc.x += e.x, acc.y += e.y, acc.z += e.z, acc.w += e.w;
   }
@@ -106,7 +112,7 @@ constexpr int kVoteRun = 255 / (2 * kMaxCrossArm + 1);  // rows whose byte count
 // estimates), then each bit by strict majority (C6).
 template <int kS>
 __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(const __grid_constant__ CrossViews v,
-                                                                            Range range) {
+                                                                            Range range, int vote_arm) {
   constexpr int sample = kS;
   __shared__ uint4 col[kVoteTileH + 2 * kMaxCrossArm][kVoteX];
   const int w = v.votes.width, h = v.votes.height;
@@ -131,8 +137,9 @@ __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(con
     // 1 = 33), then widened into the 16-bit lanes.
     // Only the samples' rows: the first at or below the arm's top (an arm
     // never leaves the image), then every sample-th.
-    const int last = ty + kMaxCrossArm + arm_of(arms, 3), top = y - arm_of(arms, 2);
-    for (int r = ty + kMaxCrossArm - arm_of(arms, 2) + (sample - top % sample) % sample; r <= last;) {
+    const int up = vote_arm_of(arms, 2, vote_arm);
+    const int last = ty + kMaxCrossArm + vote_arm_of(arms, 3, vote_arm), top = y - up;
+    for (int r = ty + kMaxCrossArm - up + (sample - top % sample) % sample; r <= last;) {
       uint32_t word[4] = {0, 0, 0, 0};
       for (const int end = min(last, r + sample * (kVoteRun - 1)); r <= end; r += sample) {
         const uint4 e = col[r][threadIdx.x];
@@ -217,11 +224,12 @@ cudaError_t enqueue_cross_reliable(const CrossViews& v, const CrossParams& p, cu
 template <int kS>
 cudaError_t launch_vote(const CrossViews& v, const CrossParams& p, cudaStream_t stream) {
   const int w = v.votes.width, h = v.votes.height;
-  cross_vote_rows_kernel<kS><<<dim3((w + kVoteRowThreads - 1) / kVoteRowThreads, h), kVoteRowThreads, 0, stream>>>(v);
+  cross_vote_rows_kernel<kS>
+      <<<dim3((w + kVoteRowThreads - 1) / kVoteRowThreads, h), kVoteRowThreads, 0, stream>>>(v, p.vote_arm_length);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
   cross_vote_columns_kernel<kS><<<dim3((w + kVoteX - 1) / kVoteX, (h + kVoteTileH - 1) / kVoteTileH),
-                                  dim3(kVoteX, kVoteY), 0, stream>>>(v, p.range);
+                                  dim3(kVoteX, kVoteY), 0, stream>>>(v, p.range, p.vote_arm_length);
   return cudaGetLastError();
 }
 

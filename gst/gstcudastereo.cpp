@@ -36,7 +36,8 @@
  * the luma, summed over the overlap of the two views' regions and
  * normalised by its size; the least cost over the whole range at full size
  * wins; a left-right check keeps the reliable disparities; bitwise fast
- * voting over each pixel's region fills and corrects the map from them, and
+ * voting over each pixel's region (its arms cut to `cross-vote-arm-length`,
+ * 1 .. 16) fills and corrects the map from them, and
  * a 3x3 median smooths it. Disparities are whole pixels (`subpixel` does
  * not apply). `sample-restore` S = 2 or 3 matches only every S-th pixel of
  * every S-th row and lets the voting restore the full-size map: about S * S

@@ -46,6 +46,7 @@ enum {
   PROP_CROSS_ARM_LENGTH,
   PROP_CROSS_TRUNCATION,
   PROP_CROSS_CENSUS_WEIGHT,
+  PROP_CROSS_VOTE_ARM_LENGTH,
   PROP_SAMPLE_RESTORE,
   PROP_ELAS_FILL_GAPS,
   PROP_UNIQUENESS_RATIO,
@@ -348,9 +349,17 @@ void install_live_and_methods(const Install& in) {
                        "method=cross: added to a pixel pair's truncated colour cost for each of the 8 bits in which "
                        "their census codes differ (each bit: whether the luma 2 pixels away in one of 8 directions "
                        "is darker than the pixel's; with sample-restore S, the S x S means one step away). On Aloe "
-                       "it takes bad-2 from 11.1 to 6.4 %; a census compares intensities within a view, so it does "
+                       "it takes bad-2 from 9.7 to 5.6 %; a census compares intensities within a view, so it does "
                        "not depend on the cameras' gains; 0 = the paper's colour cost alone",
                        0, cs::kMaxCrossCensusWeight, d.cross_census_weight, playing));
+  g_object_class_install_property(
+      gobject_class, PROP_CROSS_VOTE_ARM_LENGTH,
+      g_param_spec_int("cross-vote-arm-length", "Cross voting arm length",
+                       "method=cross: longest arm of the regions the voting fills and corrects the map over (each "
+                       "pixel's cross with its arms cut to this, pixels); at or above cross-arm-length the paper's "
+                       "regions, the aggregation's. Smaller: the vote follows finer structure and slanted surfaces "
+                       "(on Aloe 4 gives 4.3 % bad-2 at full size, 16 gives 5.6 %), fills smaller holes",
+                       1, cs::kMaxCrossArm, d.cross_vote_arm_length, playing));
   g_object_class_install_property(
       gobject_class, PROP_SAMPLE_RESTORE,
       g_param_spec_int("sample-restore", "Sample and restore",
@@ -496,6 +505,10 @@ void set_property(GstCudaStereo* self, guint prop_id, const GValue* value, GPara
         p.cross_census_weight = g_value_get_int(value);
         priv->params_dirty = true;
         break;
+      case PROP_CROSS_VOTE_ARM_LENGTH:
+        p.cross_vote_arm_length = g_value_get_int(value);
+        priv->params_dirty = true;
+        break;
       case PROP_SAMPLE_RESTORE: p.sample_restore = g_value_get_int(value); priv->params_dirty = true; break;
       case PROP_ELAS_FILL_GAPS: p.elas_fill_gaps = g_value_get_boolean(value); priv->params_dirty = true; break;
       case PROP_UNIQUENESS_RATIO: p.uniqueness_ratio = g_value_get_int(value); priv->params_dirty = true; break;
@@ -564,6 +577,7 @@ void get_property(GstCudaStereo* self, guint prop_id, GValue* value, GParamSpec*
     case PROP_CROSS_ARM_LENGTH: g_value_set_int(value, p.cross_arm_length); break;
     case PROP_CROSS_TRUNCATION: g_value_set_int(value, p.cross_truncation); break;
     case PROP_CROSS_CENSUS_WEIGHT: g_value_set_int(value, p.cross_census_weight); break;
+    case PROP_CROSS_VOTE_ARM_LENGTH: g_value_set_int(value, p.cross_vote_arm_length); break;
     case PROP_SAMPLE_RESTORE: g_value_set_int(value, p.sample_restore); break;
     case PROP_ELAS_FILL_GAPS: g_value_set_boolean(value, p.elas_fill_gaps); break;
     case PROP_UNIQUENESS_RATIO: g_value_set_int(value, p.uniqueness_ratio); break;

@@ -34,6 +34,8 @@ const char* kUsage =
     "  --cross-truncation N        method cross: cap of a pixel's R+G+B cost, 1..765 (default 60)\n"
     "  --cross-census-weight N     method cross: cost per differing bit of the luma census,\n"
     "                              0..24 (default 15; 0 = the colour cost alone)\n"
+    "  --cross-vote-arm-length N   method cross: longest arm of the voting's regions, 1..16\n"
+    "                              (default 16: the aggregation's regions)\n"
     "  --sample-restore S          method cross: match every S-th pixel and row, restore by\n"
     "                              voting; 1 = off, 2, 3 (default 1)\n"
     "  --elas-short-gaps           method elas: fill only gaps of at most 3 pixels (default: all)\n"
@@ -83,7 +85,7 @@ int run(int argc, char** argv) {
        {"min-disparity", true}, {"levels", true}, {"window", true}, {"subwindow-radius", true},
        {"no-lr-check", false}, {"lr-tolerance", true}, {"no-subpixel", false}, {"scale", true}, {"method", true},
        {"block-size", true}, {"cross-tau", true}, {"cross-arm-length", true}, {"cross-truncation", true},
-       {"cross-census-weight", true}, {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true},
+       {"cross-census-weight", true}, {"cross-vote-arm-length", true}, {"sample-restore", true}, {"uniqueness-ratio", true}, {"hole-span", true},
        {"min-support", true}, {"elas-short-gaps", false}, {"help", false}});
   if (args.has("help")) {
     std::fputs(kUsage, stdout);
@@ -107,6 +109,7 @@ int run(int argc, char** argv) {
     args.integer("cross-arm-length", params.cross_arm_length, -1000, 1000, error);
     args.integer("cross-truncation", params.cross_truncation, -1000, 1000, error);
     args.integer("cross-census-weight", params.cross_census_weight, -1000, 1000, error);
+    args.integer("cross-vote-arm-length", params.cross_vote_arm_length, -1000, 1000, error);
     args.integer("sample-restore", params.sample_restore, -1000, 1000, error);
     args.integer("uniqueness-ratio", params.uniqueness_ratio, -1000, 1000, error);
     if (args.has("method") && !cs::tools::parse_method(args.text("method"), params.method))
@@ -219,10 +222,10 @@ int run(int argc, char** argv) {
                 100.0 * valid / disparity_q4.pixels.size(), ms);
   else if (params.method == cs::Method::Cross)
     std::printf("%s engine: %d x %d, disparities %d..%d, cross tau %d arm %d truncation %d census weight %d, "
-                "sample-restore %d, uniqueness %d %%, %.1f %% valid, %.1f ms\n",
+                "vote arm %d, sample-restore %d, uniqueness %d %%, %.1f %% valid, %.1f ms\n",
                 engine->backend_name(), left.width, left.height, params.min_disparity, params.max_disparity - 1,
                 params.cross_tau, params.cross_arm_length, params.cross_truncation, params.cross_census_weight,
-                params.sample_restore,
+                params.cross_vote_arm_length, params.sample_restore,
                 cs::resolve_uniqueness_ratio(params), 100.0 * valid / disparity_q4.pixels.size(), ms);
   else if (params.method == cs::Method::Elas)
     std::printf("%s engine: %d x %d, disparities %d..%d, elas fill-gaps %s, uniqueness %d %%, %.1f %% valid, "

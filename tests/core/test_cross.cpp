@@ -693,6 +693,45 @@ TEST(CrossVote, SeparableSumsEqualTheRegionsOwnVotes) {
   }
 }
 
+// The voting's arms cut to Lv (stages.h C6) are the crosses C1 builds with
+// arm length Lv, so the vote with Lv over arms of length 16 equals the vote
+// over arms of length Lv; Lv at or above the arms' length changes nothing.
+// And a shorter voting region keeps a thin structure's disparity that a
+// long one outvotes.
+TEST(CrossVote, VotingArmLengthCutsTheRegions) {
+  const int w = 40, h = 30;
+  std::mt19937 rng(5);
+  Image<uint32_t> im(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) im.at(x, y) = grey(((x / 6 + y / 5) % 2) * 40 + static_cast<int>(rng() % 30));
+  Image<int16_t> reliable(w, h);
+  for (auto& v : reliable.pixels) v = static_cast<int16_t>(rng() % 5 == 0 ? -1 : 10 + static_cast<int>(rng() % 8));
+  Image<uint32_t> arms16, arms;
+  cross_arms(im, 20, 16, arms16);
+  for (int lv : {1, 4, 9}) {
+    cross_arms(im, 20, lv, arms);
+    Image<int16_t> cut, built;
+    cross_vote(arms16, reliable, 1, Range{0, 64}, nullptr, cut, lv);
+    cross_vote(arms, reliable, 1, Range{0, 64}, nullptr, built);
+    EXPECT_EQ(cut.pixels, built.pixels) << "Lv " << lv;
+  }
+  cross_arms(im, 20, 9, arms);
+  Image<int16_t> same, plain;
+  cross_vote(arms, reliable, 1, Range{0, 64}, nullptr, plain);
+  cross_vote(arms, reliable, 1, Range{0, 64}, nullptr, same, 12);
+  EXPECT_EQ(same.pixels, plain.pixels);
+  // One row, one region: a run of three 40s inside 30s. The whole row votes
+  // 30 everywhere; with arms of 1 the run's middle pixel keeps 40.
+  const Image<uint32_t> row = whole_image_arms(15, 1);
+  const Image<int16_t> run = map_of(15, 1, {30, 30, 30, 30, 30, 30, 40, 40, 40, 30, 30, 30, 30, 30, 30});
+  Image<int16_t> voted;
+  cross_vote(row, run, 1, Range{0, 64}, nullptr, voted);
+  EXPECT_EQ(voted.at(7, 0), 30);
+  cross_vote(row, run, 1, Range{0, 64}, nullptr, voted, 1);
+  EXPECT_EQ(voted.at(7, 0), 40);
+  EXPECT_EQ(voted.at(2, 0), 30);
+}
+
 // ---------------------------------------------------------------- C7
 
 TEST(CrossMedian, NineValuesWithClampedReadsAndMasks) {
@@ -1021,6 +1060,9 @@ TEST(CrossMethod, ParamsAreValidatedInTheElementsTerms) {
   EXPECT_EQ(msg([](Params& p) { p.cross_truncation = 766; }), "cross-truncation (766) must be between 1 and 765");
   EXPECT_EQ(msg([](Params& p) { p.cross_census_weight = -1; }), "cross-census-weight (-1) must be between 0 and 24");
   EXPECT_EQ(msg([](Params& p) { p.cross_census_weight = 25; }), "cross-census-weight (25) must be between 0 and 24");
+  EXPECT_EQ(msg([](Params& p) { p.cross_vote_arm_length = 0; }), "cross-vote-arm-length (0) must be between 1 and 16");
+  EXPECT_EQ(msg([](Params& p) { p.cross_vote_arm_length = 17; }),
+            "cross-vote-arm-length (17) must be between 1 and 16");
   EXPECT_EQ(msg([](Params& p) { p.sample_restore = 0; }), "sample-restore (0) must be 1 (off), 2 or 3");
   EXPECT_EQ(msg([](Params& p) { p.sample_restore = 4; }), "sample-restore (4) must be 1 (off), 2 or 3");
   EXPECT_EQ(msg([](Params& p) {
@@ -1028,6 +1070,7 @@ TEST(CrossMethod, ParamsAreValidatedInTheElementsTerms) {
               p.cross_arm_length = 16;
               p.cross_truncation = 765;
               p.cross_census_weight = 24;
+              p.cross_vote_arm_length = 1;
               p.sample_restore = 3;
             }),
             "");
@@ -1038,6 +1081,7 @@ TEST(CrossMethod, ParamsAreValidatedInTheElementsTerms) {
   EXPECT_EQ(p.cross_arm_length, 16);
   EXPECT_EQ(p.cross_truncation, 60);
   EXPECT_EQ(p.cross_census_weight, 15);  // ours (the paper's cost alone: 0)
+  EXPECT_EQ(p.cross_vote_arm_length, 16);  // the paper's: the aggregation's regions
   EXPECT_EQ(p.lr_tolerance, -1);
   EXPECT_EQ(resolve_lr_tolerance(p), 0);  // the paper's check: equal disparities
   Params progressive;

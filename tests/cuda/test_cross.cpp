@@ -127,6 +127,14 @@ TEST(CudaEngineCross, PipelineMatchesReferenceOnScenes) {
     cases.push_back({"sample-restore 3, min 5, arm 9, slanted 160x97", make_slanted_pair(160, 97, 8.0f, 0.12f, 2), p});
   }
   {
+    Params p = cross_params(64);
+    p.cross_vote_arm_length = 4;
+    cases.push_back({"voting arms 4, slanted 180x110", make_slanted_pair(180, 110, 8.0f, 0.12f, 3), p});
+    p.sample_restore = 2;
+    p.cross_vote_arm_length = 3;
+    cases.push_back({"sample-restore 2, voting arms 3, slanted 180x110", make_slanted_pair(180, 110, 8.0f, 0.12f, 3), p});
+  }
+  {
     Params p = cross_params(40);
     p.cross_tau = 0;
     p.cross_truncation = 765;

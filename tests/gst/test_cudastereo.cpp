@@ -826,6 +826,7 @@ GST_START_TEST(test_properties) {
               {"cross-arm-length", d.cross_arm_length, 1, cs::kMaxCrossArm},
               {"cross-truncation", d.cross_truncation, 1, cs::kMaxCrossTruncation},
               {"cross-census-weight", d.cross_census_weight, 0, cs::kMaxCrossCensusWeight},
+              {"cross-vote-arm-length", d.cross_vote_arm_length, 1, cs::kMaxCrossArm},
               {"sample-restore", d.sample_restore, 1, cs::kMaxSampleRestore},
               {"uniqueness-ratio", d.uniqueness_ratio, -1, cs::kMaxUniquenessRatio},
               {"coarse-range-factor", cs::kAutoCoarseRangeFactor, 0, cs::kMaxCoarseRangeFactor},
@@ -843,7 +844,8 @@ GST_START_TEST(test_properties) {
                        "background", "learning-rate", "foreground-threshold", "warmup-frames", "lr-check",
                        "lr-tolerance", "subpixel", "colormap", "alpha-mask", "input-layout", "output-mode",
                        "baseline", "focal-length", "post-messages", "method", "block-size", "cross-tau",
-                       "cross-arm-length", "cross-truncation", "cross-census-weight", "sample-restore",
+                       "cross-arm-length", "cross-truncation", "cross-census-weight", "cross-vote-arm-length",
+                       "sample-restore",
                        "elas-fill-gaps",
                        "uniqueness-ratio", "coarse-range-factor", "stats"};
   for (const char* n : all) fail_unless(g_object_class_find_property(G_OBJECT_GET_CLASS(e), n) != nullptr, "%s", n);
@@ -1974,7 +1976,7 @@ GST_END_TEST;
 
 // ---------------------------------------------------------------- method cross
 
-// The five parameters of method cross: the core's defaults and limits, the
+// The six parameters of method cross: the core's defaults and limits, the
 // same flags as block-size (changeable while playing), round trips, and
 // GObject's range refusing a value outside it (a warning, the value kept).
 GST_START_TEST(test_cross_properties) {
@@ -1984,6 +1986,7 @@ GST_START_TEST(test_cross_properties) {
   fail_unless_equals_int(d.cross_arm_length, 16);
   fail_unless_equals_int(d.cross_truncation, 60);
   fail_unless_equals_int(d.cross_census_weight, 15);
+  fail_unless_equals_int(d.cross_vote_arm_length, cs::kMaxCrossArm);
   fail_unless_equals_int(d.sample_restore, 1);
   const GParamSpec* block = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "block-size");
   struct Case {
@@ -1993,6 +1996,7 @@ GST_START_TEST(test_cross_properties) {
                {"cross-arm-length", 16, 1, cs::kMaxCrossArm, 9},
                {"cross-truncation", 60, 1, 765, 120},
                {"cross-census-weight", 15, 0, 24, 0},
+               {"cross-vote-arm-length", 16, 1, cs::kMaxCrossArm, 4},
                {"sample-restore", 1, 1, 3, 3}};
   for (const Case& c : cases) {
     GParamSpec* ps = g_object_class_find_property(G_OBJECT_GET_CLASS(e), c.name);

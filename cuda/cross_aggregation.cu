@@ -424,10 +424,10 @@ CrossLayout cross_layout(int width, int height, int sample, Range range, const D
   // in launch order (x, then y, then the part), to the SM that comes free
   // first; a block's work is its tile's disparities in its part up to where
   // no anchor of the tile has a right pixel (the kernel stops there), times
-  // 0.58 for a 32-row tile (1080p on an H200: 0.278 against 0.485 ms a wave
-  // of 64-row tiles). The layout whose last SM ends first wins, the join
-  // counted as a tenth more; ties keep 64 rows and fewer parts. A part is
-  // kept to at least kMinPartSpan disparities.
+  // the tile's cost by its region's rows (below). The layout whose last SM
+  // ends first wins, the join counted as a tenth more; ties keep the tall
+  // tile and fewer parts. A part is kept to at least kMinPartSpan
+  // disparities.
   constexpr int kMinPartSpan = 16;
   const int ws = cross_samples(width, sample), hs = cross_samples(height, sample);
   const int sms = std::max(limits.sm_count, 1), span = range.hi - range.lo;
@@ -439,7 +439,8 @@ CrossLayout cross_layout(int width, int height, int sample, Range range, const D
     if (rows > tallest) continue;
     const int tiles_x = (ws + kTileW - 1) / kTileW, tiles_y = (hs + rows - 1) / rows;
     // A tile's cost a disparity by its region's rows: 96 1.0, 64 0.58
-    // (measured, above), 32 half of 64's (not measured).
+    // (1080p on an H200: 0.278 against 0.485 ms a wave of sample-restore
+    // 1's 32- and 64-row tiles), 32 half of 64's (not measured).
     const int region_rows = rows + 2 * apron_rows(sample);
     const double tile_cost = region_rows == 96 ? 1.0 : region_rows == 64 ? 0.58 : 0.29;
     for (int parts = 1; parts <= kMaxCrossParts && (parts == 1 || parts * kMinPartSpan <= span); ++parts) {

@@ -271,8 +271,6 @@ void cross_reliable(const CrossWinners& winners, int sample, bool lr_check, int 
 
 void cross_vote(const Image<uint32_t>& arms_left, const Image<int16_t>& reliable, int sample, Range range,
                 const Image<uint8_t>* mask_left, Image<int16_t>& voted, int vote_arm_length) {
-  // The voting's arm `which` of a packed cross: cut to vote_arm_length.
-  auto arm = [&](uint32_t a, int which) { return std::min(cross_arm(a, which), vote_arm_length); };
   const int w = arms_left.width, h = arms_left.height, S = sample;
   const size_t n = static_cast<size_t>(w) * h;
   // The estimates at full size: the samples' reliable values, stuffed (SAR).
@@ -298,8 +296,8 @@ void cross_vote(const Image<uint32_t>& arms_left, const Image<int16_t>& reliable
     }
     for (int x = 0; x < w; ++x) {
       const uint32_t a = arms_left.at(x, y);
-      const int32_t* lo = &prefix[static_cast<size_t>(x - arm(a, kLeft)) * kCounts];
-      const int32_t* hi = &prefix[static_cast<size_t>(x + arm(a, kRight) + 1) * kCounts];
+      const int32_t* lo = &prefix[static_cast<size_t>(x - cross_vote_arm(a, kLeft, vote_arm_length)) * kCounts];
+      const int32_t* hi = &prefix[static_cast<size_t>(x + cross_vote_arm(a, kRight, vote_arm_length) + 1) * kCounts];
       for (int k = 0; k < kCounts; ++k) horizontal[k * n + row + x] = static_cast<uint8_t>(hi[k] - lo[k]);
     }
   }
@@ -318,8 +316,8 @@ void cross_vote(const Image<uint32_t>& arms_left, const Image<int16_t>& reliable
       for (int x = 0; x < w; ++x) {
         const size_t p = static_cast<size_t>(y) * w + x;
         const uint32_t a = arms_left.at(x, y);
-        const int32_t c = column[static_cast<size_t>(y + arm(a, kDown) + 1) * w + x] -
-                          column[static_cast<size_t>(y - arm(a, kUp)) * w + x];
+        const int32_t c = column[static_cast<size_t>(y + cross_vote_arm(a, kDown, vote_arm_length) + 1) * w + x] -
+                          column[static_cast<size_t>(y - cross_vote_arm(a, kUp, vote_arm_length)) * w + x];
         if (k == 0)
           total[p] = c;
         else if (2 * c > total[p])  // eq. (8): a strict majority sets bit l

@@ -33,6 +33,13 @@ CS_HD int cross_vote_value(int code) {
   return code;
 }
 
+// C6: arm `which` (0 left .. 3 down) of a packed cross (C1) as the voting
+// reads it, cut to its longest arm Lv.
+CS_HD int cross_vote_arm(uint32_t arms, int which, int vote_arm_length) {
+  const int arm = static_cast<int>(arms >> (8 * which) & 255u);
+  return arm < vote_arm_length ? arm : vote_arm_length;
+}
+
 // C1b: a colour's luma R + 2 G + B.
 CS_HD int cross_luma(uint32_t rgb) {
   return static_cast<int>(rgb & 255u) + 2 * static_cast<int>(rgb >> 8 & 255u) + static_cast<int>(rgb >> 16 & 255u);

@@ -362,16 +362,11 @@ __global__ void __launch_bounds__(256) merge_parts_kernel(const __grid_constant_
 
 }  // namespace
 
-template <int kTileH, int kS>
-size_t match_shared() {
-  return MatchTile<kTileH, kS>::kShared;
-}
-
 std::vector<KernelLaunch> cross_kernel_launches() {
   std::vector<KernelLaunch> out;
-  const size_t shared[kMaxSampleRestore][2] = {{match_shared<32, 1>(), match_shared<64, 1>()},
-                                               {match_shared<16, 2>(), match_shared<48, 2>()},
-                                               {match_shared<16, 3>(), match_shared<48, 3>()}};
+  const size_t shared[kMaxSampleRestore][2] = {{MatchTile<32, 1>::kShared, MatchTile<64, 1>::kShared},
+                                               {MatchTile<16, 2>::kShared, MatchTile<48, 2>::kShared},
+                                               {MatchTile<16, 3>::kShared, MatchTile<48, 3>::kShared}};
   static_assert(kMaxSampleRestore == 3, "a row of the table above for each factor");
   for (int s = 1; s <= kMaxSampleRestore; ++s) {
     const std::string factor = std::to_string(s);

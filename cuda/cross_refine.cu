@@ -65,11 +65,6 @@ __device__ __forceinline__ uint4 votes_of(int d) {
 
 constexpr int kVoteRowThreads = 128;
 
-// The voting's arm `which` of a packed cross: cut to vote_arm (stages.h C6's Lv).
-__device__ __forceinline__ int vote_arm_of(uint32_t arms, int which, int vote_arm) {
-  return min(arm_of(arms, which), vote_arm);
-}
-
 // A block a run of kVoteRowThreads pixels of one row: each pixel's votes
 // over its horizontal arm.
 template <int kS>
@@ -97,7 +92,7 @@ __global__ void __launch_bounds__(kVoteRowThreads) cross_vote_rows_kernel(const 
   const uint32_t arms = drow(v.arms[0], y)[x];
   uint4 acc = make_uint4(0, 0, 0, 0);
   const int c = threadIdx.x + kMaxCrossArm;
-  for (int k = c - vote_arm_of(arms, 0, vote_arm); k <= c + vote_arm_of(arms, 1, vote_arm); ++k) {
+  for (int k = c - cross_vote_arm(arms, 0, vote_arm); k <= c + cross_vote_arm(arms, 1, vote_arm); ++k) {
     const uint4 e = run[k];
     acc.x += e.x, acc.y += e.y, acc.z += e.z, acc.w += e.w;
   }
@@ -137,8 +132,8 @@ __global__ void __launch_bounds__(kVoteX * kVoteY) cross_vote_columns_kernel(con
     // 1 = 33), then widened into the 16-bit lanes.
     // Only the samples' rows: the first at or below the arm's top (an arm
     // never leaves the image), then every sample-th.
-    const int up = vote_arm_of(arms, 2, vote_arm);
-    const int last = ty + kMaxCrossArm + vote_arm_of(arms, 3, vote_arm), top = y - up;
+    const int up = cross_vote_arm(arms, 2, vote_arm);
+    const int last = ty + kMaxCrossArm + cross_vote_arm(arms, 3, vote_arm), top = y - up;
     for (int r = ty + kMaxCrossArm - up + (sample - top % sample) % sample; r <= last;) {
       uint32_t word[4] = {0, 0, 0, 0};
       for (const int end = min(last, r + sample * (kVoteRun - 1)); r <= end; r += sample) {

@@ -28,8 +28,8 @@ namespace {
 //     summed down each column (inclusive column prefix sums; row 0 of the
 //     buffer holds the zeros before the region);
 //  C. a thread kAnchors anchors of one tile column: C | N << 20 as the
-//     difference of two column sums, then its winner, rival and lagged
-//     minimum. The packed sums wrap around 2^32 but every region has C <
+//     difference of two column sums, then its winner and rival (one
+//     comparison a disparity where neither changes). The packed sums wrap around 2^32 but every region has C <
 //     2^20 and N < 2^11, so the difference is exact.
 // The column sums are double-buffered by disparity: C of d reads one buffer
 // while A of d + 1 fills the other, so a disparity takes two barriers. The
@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
   const int ai = i0 + c, anchor_x = min(S * ai, w - 1);
   uint32_t anchor_arms[kAnchors];
   unsigned anchor_in = 0, anchor_fg = 0;
-  uint32_t best[kAnchors], rival[kAnchors], lag2[kAnchors], prev[kAnchors];
+  uint32_t best[kAnchors], rival[kAnchors], prev[kAnchors], prev2[kAnchors];
   int winner[kAnchors];
 #pragma unroll
   for (int k = 0; k < kAnchors; ++k) {
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
     anchor_arms[k] = in ? drow(v.arms[0], S * aj)[S * ai] : 0;
     anchor_in |= static_cast<unsigned>(in) << k;
     anchor_fg |= static_cast<unsigned>(in && (!masks || drow(v.mask[0], S * aj)[S * ai])) << k;
-    best[k] = rival[k] = lag2[k] = prev[k] = kSweepNone;
+    best[k] = rival[k] = prev[k] = prev2[k] = kSweepNone;
     winner[k] = -1;
   }
   // With the background model a tile without a foreground sample has no
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
       for (int q = 0; q < kRows; ++q) col[q * kSumStride] = before + run[q];
     }
     __syncthreads();
-    // C. Each anchor's C and N, its winner, rival and lagged minimum.
+    // C. Each anchor's C and N, its winner and rival (and the two costs before d).
     const int xr = S * ai - d;
     const unsigned xr_read = max(anchor_x - d, 0);
 #pragma unroll
@@ -281,14 +281,22 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
       const int vp = min(byte_at<3>(anchor_arms[k]), byte_at<3>(right)) / S;
       uint32_t cost = sum[(ar + vp + 1) * kSumStride + c] - sum[(ar - vm) * kSumStride + c];
       cost = admissible ? cost : kSweepNone;
-      if (sweep_below(cost, best[k])) {
-        best[k] = cost;
-        winner[k] = d;
-        rival[k] = lag2[k];  // the candidates d - 2 and below
-      } else if (d >= winner[k] + 2 && sweep_below(cost, rival[k])) {
-        rival[k] = cost;
+      // best <= rival always, so a cost not below the rival changes
+      // neither (the common case: one comparison). A new winner's rival is
+      // the least cost at d - 2 and below: the old best where the old
+      // winner lies there, else (the old winner d - 1) the lesser of the
+      // old rival (d - 3 and below) and the cost at d - 2; ties keep the
+      // smaller d.
+      if (sweep_below(cost, rival[k])) {
+        if (sweep_below(cost, best[k])) {
+          rival[k] = winner[k] != d - 1 ? best[k] : sweep_below(prev2[k], rival[k]) ? prev2[k] : rival[k];
+          best[k] = cost;
+          winner[k] = d;
+        } else if (d >= winner[k] + 2) {
+          rival[k] = cost;
+        }
       }
-      if (sweep_below(prev[k], lag2[k])) lag2[k] = prev[k];
+      prev2[k] = prev[k];
       prev[k] = cost;
     }
   }
@@ -300,10 +308,13 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
       write_winners(v, p, ai, aj, best[k], rival[k], winner[k]);
       continue;
     }
-    // A part's sweep for merge_parts_kernel: lag2 as the least cost at d
-    // <= part.hi - 2 (where the sweep stopped early the last cost counts).
-    uint32_t low = lag2[k];
-    if (d_end < part.hi && sweep_below(prev[k], low)) low = prev[k];
+    // A part's sweep for merge_parts_kernel: `low`, the least cost at d
+    // <= part.hi - 2 (where the sweep stopped early, at every d swept: the
+    // best): the best unless the winner is part.hi - 1, then the lesser of
+    // the rival (d <= part.hi - 3) and the cost at part.hi - 2.
+    uint32_t low = best[k];
+    if (d_end == part.hi && winner[k] == part.hi - 1)
+      low = sweep_below(prev2[k], rival[k]) ? prev2[k] : rival[k];
     drow(v.parts, aj + blockIdx.z * hs)[ai] = make_uint4(best[k], rival[k], low, static_cast<uint32_t>(winner[k]));
   }
 }
@@ -325,7 +336,7 @@ __device__ uint32_t direct_cost(const CrossViews& v, const CrossParams& p, int i
 // least (cost, d) of all parts; the rival the least (cost, d) more than one
 // away from it. Joining part B (from d = m) to what came before (A):
 //  - B's winner below A's: A's share of the rival is A's best, or, when B
-//    won at m, A's least cost at d <= m - 2 (its lag2);
+//    won at m, A's least cost at d <= m - 2 (its `low`);
 //  - else B's share is B's best, or, when A won at m - 1, B's least cost at
 //    d >= m + 1: B's best unless B won at m, then the lesser of B's rival
 //    (d >= m + 2) and the cost at m + 1 (computed here; rare).

@@ -29,8 +29,9 @@ namespace {
 //     buffer holds the zeros before the region);
 //  C. a thread kAnchors anchors of one tile column: C | N << 20 as the
 //     difference of two column sums, then its winner and rival (one
-//     comparison a disparity where neither changes). The packed sums wrap around 2^32 but every region has C <
-//     2^20 and N < 2^11, so the difference is exact.
+//     comparison a disparity where neither changes). The packed sums wrap
+//     around 2^32 but every region has C < 2^20 and N < 2^11, so the
+//     difference is exact.
 // The column sums are double-buffered by disparity: C of d reads one buffer
 // while A of d + 1 fills the other, so a disparity takes two barriers. The
 // colours and the right view's arms are read through the cache.
@@ -93,6 +94,11 @@ __device__ __forceinline__ uint32_t pixel_cost(uint32_t l, uint32_t r, uint32_t 
 }
 __device__ __forceinline__ bool sweep_below(uint32_t a, uint32_t b) {
   return (a & 0xFFFFFu) * (b >> 20) < (b & 0xFFFFFu) * (a >> 20);
+}
+// The lesser of two costs in the sweep's form; `earlier` (the smaller d)
+// where they are equal.
+__device__ __forceinline__ uint32_t sweep_lesser(uint32_t earlier, uint32_t later) {
+  return sweep_below(later, earlier) ? later : earlier;
 }
 __device__ __forceinline__ uint32_t swept_cost(uint32_t c) { return c == kSweepNone ? kNoCrossCost : c; }
 
@@ -289,7 +295,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
       // smaller d.
       if (sweep_below(cost, rival[k])) {
         if (sweep_below(cost, best[k])) {
-          rival[k] = winner[k] != d - 1 ? best[k] : sweep_below(prev2[k], rival[k]) ? prev2[k] : rival[k];
+          rival[k] = winner[k] != d - 1 ? best[k] : sweep_lesser(rival[k], prev2[k]);
           best[k] = cost;
           winner[k] = d;
         } else if (d >= winner[k] + 2) {
@@ -314,7 +320,7 @@ __global__ void __launch_bounds__(kMatchThreads, 1) cross_match_kernel(const __g
     // the rival (d <= part.hi - 3) and the cost at part.hi - 2.
     uint32_t low = best[k];
     if (d_end == part.hi && winner[k] == part.hi - 1)
-      low = sweep_below(prev2[k], rival[k]) ? prev2[k] : rival[k];
+      low = sweep_lesser(rival[k], prev2[k]);
     drow(v.parts, aj + blockIdx.z * hs)[ai] = make_uint4(best[k], rival[k], low, static_cast<uint32_t>(winner[k]));
   }
 }
@@ -355,18 +361,18 @@ __global__ void __launch_bounds__(256) merge_parts_kernel(const __grid_constant_
     const uint32_t a_best = best;
     if (sweep_below(b.x, best)) {
       const uint32_t a_share = b_winner == m ? low : best;
-      rival = sweep_below(b.y, a_share) ? b.y : a_share;
+      rival = sweep_lesser(a_share, b.y);
       best = b.x;
       winner = b_winner;
     } else {
       uint32_t b_share = b.x;
       if (winner == m - 1 && b_winner == m) {
         const uint32_t next = direct_cost(v, p, i, j, m + 1);
-        b_share = sweep_below(b.y, next) ? b.y : next;
+        b_share = sweep_lesser(next, b.y);
       }
-      if (sweep_below(b_share, rival)) rival = b_share;
+      rival = sweep_lesser(rival, b_share);
     }
-    low = sweep_below(b.z, a_best) ? b.z : a_best;
+    low = sweep_lesser(a_best, b.z);
   }
   write_winners(v, p, i, j, best, rival, winner);
 }

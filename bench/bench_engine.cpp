@@ -32,7 +32,10 @@
 //                (bench/surveillance_scene.h); with --stages and
 //                --timeline, the model's frame stage by stage and as its
 //                graph runs it too; with --profile, one moving frame with
-//                the model and one without, stage by stage (no graph).
+//                the model and one without, stage by stage (no graph);
+//                with --cameras N (N > 1), the moving frames also on N
+//                engines side by side, a host thread each, model on and off
+//                (a `cameras` line: frames a second in all).
 //                Not with --write-pairs
 // Default: pair when --left is given, else slanted at every size and D plus
 // sequence at D = 256 (the grid of the earlier tables). Grey scenes go to the
@@ -167,6 +170,7 @@ struct Options {
   std::string label = "pair";
   int frames = 200, singles = 50;
   double batch_ms = 150;
+  int cameras = 1;  // surveillance: engines side by side (--cameras)
   bool stages = false, timeline = false, inflight = true, profile = false;
   // Matching parameters other than the defaults (A/B runs): -1 = default.
   int window = -1, hole_span = -1, min_support = -1, coarse_range_factor = -1, levels = -1;
@@ -447,7 +451,7 @@ Result run(const Config& c, const Options& o) {
 // The surveillance scene of one configuration: the colour pair at its size
 // (resized once a size), then surveillance_scene.h's run.
 cs::bench::SurveillanceResult run_surveillance(const Config& c, const Options& o) {
-  cs::bench::SurveillanceConfig sc{c.width, c.height, c.disparities, c.fraction_pct};
+  cs::bench::SurveillanceConfig sc{c.width, c.height, c.disparities, c.fraction_pct, o.cameras};
 #if CS_BENCH_FILES
   SourcePair& s = *o.pair;
   if (s.rgba_width != c.width || s.rgba_height != c.height) {
@@ -552,6 +556,7 @@ int main(int argc, char** argv) {
       "         [--method progressive|block|cross|elas] [--block-size N] [--uniqueness-ratio R] [--fractions PCT,...]\n"
       "         [--cross-tau N] [--cross-arm-length N] [--cross-truncation N] [--cross-census-weight N]\n"
       "         [--sample-restore S]   (method cross)\n"
+      "         [--cameras N]   (surveillance: N engines side by side too)\n"
       "  scenes: pair (the files), textured, low-texture, wide-spread (synthetic, grey),\n"
       "          rig (the files as the example rig's distorted cameras deliver them, rectified by the engine),\n"
       "          rig-rectified (the same views rectified beforehand: rig's frames without the rectification),\n"
@@ -562,7 +567,7 @@ int main(int argc, char** argv) {
   std::string error = args.parse(argc, argv,
                                  {{"left", true}, {"right", true}, {"label", true}, {"scene", true},
                                   {"sizes", true}, {"size", true}, {"disparities", true}, {"frames", true},
-                                  {"batch-ms", true}, {"singles", true}, {"stages", false}, {"timeline", false}, {"no-inflight", false},
+                                  {"batch-ms", true}, {"cameras", true}, {"singles", true}, {"stages", false}, {"timeline", false}, {"no-inflight", false},
                                   {"full-only", false}, {"write-pairs", true}, {"no-run", false},
                                   {"profile", false}, {"quick", false}, {"window", true}, {"hole-span", true},
                                   {"min-support", true}, {"coarse-range-factor", true}, {"levels", true}, {"method", true}, {"block-size", true}, {"uniqueness-ratio", true},
@@ -596,6 +601,7 @@ int main(int argc, char** argv) {
     Args::add(error, "--method: '" + method + "' is not progressive, block, cross or elas");
   args.integer("singles", o.singles, 1, 100000, error);
   args.number("batch-ms", o.batch_ms, 1, 60000, error);
+  args.integer("cameras", o.cameras, 1, 64, error);
   o.stages = args.has("stages");
   o.timeline = args.has("timeline");
   o.inflight = !args.has("no-inflight");
@@ -639,6 +645,7 @@ int main(int argc, char** argv) {
     else fractions.push_back(static_cast<int>(f));
   }
   if (args.has("fractions") && !surveillance) Args::add(error, "--fractions belongs to --scene surveillance");
+  if (args.has("cameras") && !surveillance) Args::add(error, "--cameras belongs to --scene surveillance");
   if (!error.empty()) {
     std::fprintf(stderr, "cs-bench-engine: %s\n%s", error.c_str(), usage);
     return 2;

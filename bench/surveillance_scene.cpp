@@ -10,11 +10,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <memory>
 
 #include "cuda_engine.h"
 #include "cuda_scoped.h"
@@ -95,6 +99,62 @@ std::string time_frames(EventPair& events, cuda::CudaEngine& engine, int frames,
   cudaEventElapsedTime(&ms, events.a, events.b);
   *ms_per_frame = ms / std::max(1, frames);
   return err;
+}
+
+// `cameras` engines side by side (a host thread each, as the element's
+// streams run), each its own camera over the same moving frames, from its
+// own step of the play: after each engine's warm-up (the model's warm-up
+// frames, or 5 moving frames with it off), all start together and run
+// `frames` frames each; frames a second in all, from the start to the last
+// engine's synchronize().
+std::string time_cameras(int cameras, const Params& p, const MovingObjectsSpec& spec, const DeviceFrames& dev,
+                         int width, int height, int frames, double* fps) {
+  DeviceBuffers outputs;
+  std::vector<OutputFrame> out;
+  std::vector<std::unique_ptr<cuda::CudaEngine>> engines;
+  EncodeParams ep;
+  ep.format = OutputFormat::DisparityQ4;
+  for (int k = 0; k < cameras; ++k) {
+    void* d = nullptr;
+    size_t pitch = 0;
+    if (cudaMallocPitch(&d, &pitch, static_cast<size_t>(width) * 2, height) != cudaSuccess)
+      return "cudaMallocPitch: out of device memory for a camera's output";
+    outputs.list.push_back(d);
+    out.push_back({static_cast<uint8_t*>(d), static_cast<std::ptrdiff_t>(pitch), width, height, Memory::Device});
+    std::string err;
+    engines.push_back(cuda::CudaEngine::create(p, -1, &err));
+    if (!engines.back()) return err;
+  }
+  auto moving = [&](int k, int step) {
+    const int i = spec.warmup_frames + played(step + 5 * k);
+    return engines[k]->enqueue(dev.lefts[i], dev.rights[i], ep, out[k], nullptr);
+  };
+  for (int k = 0; k < cameras; ++k) {
+    std::string err;
+    for (int i = 0; i < (p.background ? spec.warmup_frames : 5) && err.empty(); ++i)
+      err = p.background ? engines[k]->enqueue(dev.lefts[i], dev.rights[i], ep, out[k], nullptr) : moving(k, i);
+    if (err.empty()) err = engines[k]->synchronize();
+    if (!err.empty()) return err;
+  }
+  std::atomic<bool> go{false};
+  std::vector<std::string> errors(cameras);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < cameras; ++k)
+    threads.emplace_back([&, k] {
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      std::string err;
+      for (int i = 0; i < frames && err.empty(); ++i) err = moving(k, i);
+      if (err.empty()) err = engines[k]->synchronize();
+      errors[k] = err;
+    });
+  const auto start = std::chrono::steady_clock::now();
+  go.store(true, std::memory_order_release);
+  for (std::thread& t : threads) t.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string& e : errors)
+    if (!e.empty()) return e;
+  *fps = static_cast<double>(cameras) * frames / std::max(s, 1e-9);
+  return {};
 }
 
 }  // namespace
@@ -239,6 +299,17 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
     }
     if ((err = engine->synchronize()) != "") return fail(err);
   }
+  if (c.cameras > 1) {
+    // Each camera runs twice the single engine's batch (at least 64 frames).
+    r.camera_frames = std::max(64, 2 * r.frames_per_batch);
+    for (const bool background : {true, false}) {
+      p.background = background;
+      double fps = 0;
+      if (std::string e = time_cameras(c.cameras, p, spec, dev, c.width, c.height, r.camera_frames, &fps); !e.empty())
+        return fail("cameras: " + e);
+      (background ? r.cameras_background_fps : r.cameras_full_fps) = fps;
+    }
+  }
   const cudaError_t last = cudaGetLastError();
   if (last != cudaSuccess) return fail(cudaGetErrorString(last));
   return r;
@@ -264,6 +335,12 @@ void print_surveillance_line(const SurveillanceResult& r, const std::string& lab
               r.background.min_ms, r.background.max_ms, r.full.ms, r.full.min_ms, r.full.max_ms,
               r.full.ms > 0 ? r.background.ms / r.full.ms : 0.0,
               r.background.ms > 0 ? r.full.ms / r.background.ms : 0.0, r.skips_empty ? 1 : 0, r.graph.c_str());
+  if (r.c.cameras > 1)
+    std::printf("cameras scene=surveillance size=%dx%d D=%d fraction_pct=%d cameras=%d frames_each=%d "
+                "background_fps=%.0f full_fps=%.0f speedup=%.2f\n",
+                r.c.width, r.c.height, r.c.disparities, r.c.fraction_pct, r.c.cameras, r.camera_frames,
+                r.cameras_background_fps, r.cameras_full_fps,
+                r.cameras_full_fps > 0 ? r.cameras_background_fps / r.cameras_full_fps : 0.0);
   if (!r.stages.empty()) {
     std::printf("stages scene=surveillance size=%dx%d D=%d fraction_pct=%d", r.c.width, r.c.height, r.c.disparities,
                 r.c.fraction_pct);

@@ -16,6 +16,10 @@ namespace cs::bench {
 struct SurveillanceConfig {
   int width = 0, height = 0, disparities = 0;
   int fraction_pct = 0;  // of the left view covered by objects on every moving frame
+  // Cameras: with more than one, the same moving frames also run on that
+  // many engines side by side, a host thread each (a surveillance server's
+  // cameras on one GPU), model on and then off: frames a second in all.
+  int cameras = 1;
 };
 
 struct SurveillanceTiming {
@@ -33,6 +37,9 @@ struct SurveillanceResult {
   // matching work the model leaves, against a full frame's.
   double matched_mean = 0, matched_max = 0;
   SurveillanceTiming background, full;
+  // With cameras > 1: frames a second over all the cameras, model on / off.
+  double cameras_background_fps = 0, cameras_full_fps = 0;
+  int camera_frames = 0;  // frames each camera ran in that timing
   std::string graph;  // CudaEngine::frame_graph_state of the model's run
   // With stages: the model's frame stage by stage (profile_stages, median
   // of 11, stages repeated per level summed), ms.

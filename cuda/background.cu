@@ -178,6 +178,22 @@ __device__ bool clean_region(const ImageView<const uint32_t>& raw, int x0, int y
   return true;
 }
 
+// clean_region, and then whether the region's level-0 mask (its pixels in
+// the image) holds any foreground: where the speckle filter leaves camera
+// noise that the opening then removes, the region is as empty as one with
+// no raw bit (its outputs all background, and not dirty after). Every
+// thread calls it.
+__device__ bool region_holds_mask(const ImageView<const uint32_t>& raw, int x0, int y0, int width, int height,
+                                  int radius, RegionBits& bits) {
+  if (!clean_region(raw, x0, y0, width, height, radius, bits)) return false;
+  static_assert(kMaskRegion * kMaskRegion / 32 == kThreads, "a word of the region a thread");
+  const int tid = threadIdx.x + threadIdx.y * kThreadsX;
+  const int j = tid / (kMaskRegion / 32), i = tid - j * (kMaskRegion / 32);
+  const int cols = min(kMaskRegion, width - x0), rows = min(kMaskRegion, height - y0);
+  const unsigned keep = j < rows ? low_bits(cols - 32 * i) : 0u;
+  return __syncthreads_or((bits.a[apron(radius) + j][1 + i] & keep) != 0) != 0;
+}
+
 // Whether the raw words around a region hold no foreground (0), foreground
 // on every pixel of the image (1), or both (2). Every thread calls it.
 __device__ int raw_uniformity(const ImageView<const uint32_t>& raw, int x0, int y0, int a, int width, int height) {
@@ -207,11 +223,14 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   __shared__ RegionBits bits;
   __shared__ unsigned s_count[kMaxLevels];
   __shared__ uint8_t s_cells[kOccupancyLevels][(kMaskRegion / kOccupancyCell) * (kMaskRegion / kOccupancyCell)];
-  const int view = blockIdx.z;
+  // The two views' blocks of a region are neighbours in the grid (x: 2
+  // region + view), so that a moving object's regions of both views start
+  // on different SMs rather than view 1's a grid's width after view 0's.
+  const int view = blockIdx.x & 1, rx = blockIdx.x >> 1;
   const int tid = threadIdx.x + threadIdx.y * kThreadsX;
-  const int x0 = blockIdx.x * kMaskRegion, y0 = blockIdx.y * kMaskRegion;
-  if ((blockIdx.x | blockIdx.y | blockIdx.z) == 0 && tid == 0 && *v.frames_seen < INT_MAX) ++*v.frames_seen;
-  uint8_t& dirty = v.dirty[(blockIdx.z * gridDim.y + blockIdx.y) * v.regions_x + blockIdx.x];
+  const int x0 = rx * kMaskRegion, y0 = blockIdx.y * kMaskRegion;
+  if ((blockIdx.x | blockIdx.y) == 0 && tid == 0 && *v.frames_seen < INT_MAX) ++*v.frames_seen;
+  uint8_t& dirty = v.dirty[(view * gridDim.y + blockIdx.y) * v.regions_x + rx];
   if (v.raw_any[view].data && !dirty) {
     // The pixels' pass's blocks under the region and its apron (a word a
     // side, apron(radius) rows): with no foreground bit in any, there is
@@ -220,7 +239,7 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
     const int rows_per = kModelBlockCellRows * kBackgroundCell;  // image rows a block
     const int ap = apron(radius);
     const int j0 = max(y0 - ap, 0) / rows_per, j1 = min((y0 + kMaskRegion + ap - 1) / rows_per, marks.height - 1);
-    const int i0 = max(int(blockIdx.x) - 1, 0), i1 = min(int(blockIdx.x) + 1, marks.width - 1);
+    const int i0 = max(rx - 1, 0), i1 = min(rx + 1, marks.width - 1);
     const int cols = i1 - i0 + 1, n = cols * (j1 - j0 + 1);
     bool any = false;
     for (int q = tid; q < n; q += kThreads) any = any || drow(marks, j0 + q / cols)[i0 + q % cols] != 0;
@@ -233,8 +252,9 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   // Raw foreground everywhere is foreground everywhere (an image corner
   // keeps 3 of its 8 neighbours; the closing and opening keep it all).
   int uniform = raw;
-  if (uniform == 2 && !clean_region(v.raw[view], x0, y0, width, height, radius, bits)) {
-    // Noise alone: an empty region, already so where it was.
+  if (uniform == 2 && !region_holds_mask(v.raw[view], x0, y0, width, height, radius, bits)) {
+    // Noise alone (the filters leave nothing): an empty region, already so
+    // where it was; cleared, and not dirty after, where it was not.
     if (!dirty) return;
     uniform = 0;
   }
@@ -334,7 +354,7 @@ cudaError_t enqueue_masks(const MaskViews& views, int width, int height, int rad
   if (views.levels < 1 || views.levels > kMaxLevels || radius < 0 || apron(radius) > kMaxApron || !views.dirty ||
       !views.frames_seen)
     return cudaErrorInvalidValue;
-  const dim3 grid(mask_regions_x(width), mask_regions_y(height), 2);
+  const dim3 grid(2 * mask_regions_x(width), mask_regions_y(height));
   mask_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(views, width, height, radius);
   return cudaGetLastError();
 }

@@ -36,6 +36,16 @@ __device__ bool tile_holds_foreground(const TilePlan& p, const TileGrid& g, int 
   return __any_sync(0xFFFFFFFFu, any);
 }
 
+// The body a frame with foreground takes: every pixel of both views
+// foreground (the full-size counts fg and fg_right), the whole grid without
+// the model; else few tiles below few_below left foreground pixels, else
+// the whole grid's configurations.
+__device__ unsigned body_of(const TilePlan& p, unsigned long long fg, unsigned long long fg_right) {
+  const unsigned long long pixels = static_cast<unsigned long long>(p.width) * static_cast<unsigned long long>(p.height);
+  if (fg == pixels && fg_right == pixels) return kAllForeground;
+  return fg < p.few_below ? kFewTiles : kManyTiles;
+}
+
 // A warp a tile of the plan's grids, one after the other. The block's
 // listed tiles take their places in a grid's list with one atomic a grid
 // (its warps' tiles are consecutive, so of one grid or two): an atomic a
@@ -49,6 +59,9 @@ __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__
     if (p.set_condition && blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(p.condition, kNoTiles);
     return;
   }
+  // The body this frame takes where it has tiles (the last block's choice
+  // below, from the same counts): a grid of another body lists nothing.
+  const int body = p.set_condition ? static_cast<int>(body_of(p, *p.foreground, *p.right_foreground)) : -1;
   const unsigned t = (blockIdx.x * kThreads + threadIdx.x) / 32;  // the warp's tile
   const int warp = threadIdx.x / 32;
   __shared__ int s_grid[kWarps];       // the warp's grid, -1 where it lists nothing
@@ -61,7 +74,8 @@ __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__
     while (g + 1 < p.grid_count && t >= launch.first[g + 1]) ++g;
     const TileGrid& grid = p.grids[g];
     i = t - launch.first[g];
-    listed = tile_holds_foreground(p, grid, static_cast<int>(i % grid.tiles_x), static_cast<int>(i / grid.tiles_x));
+    listed = (body < 0 || grid.body < 0 || grid.body == body) &&
+             tile_holds_foreground(p, grid, static_cast<int>(i % grid.tiles_x), static_cast<int>(i / grid.tiles_x));
   }
   if ((threadIdx.x & 31) == 0) s_grid[warp] = listed ? g : -1;
   __syncthreads();
@@ -98,12 +112,7 @@ __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__
     unsigned listed = 0;
     for (int g = 0; g < p.grid_count; ++g)
       if (p.grids[g].decides) listed += *reinterpret_cast<const volatile unsigned*>(p.grids[g].count);
-    const unsigned long long fg = *reinterpret_cast<const volatile unsigned long long*>(p.foreground);
-    const unsigned long long fg_right = *reinterpret_cast<const volatile unsigned long long*>(p.right_foreground);
-    const unsigned long long pixels = static_cast<unsigned long long>(p.width) * static_cast<unsigned long long>(p.height);
-    unsigned which = fg < p.few_below ? kFewTiles : kManyTiles;
-    if (fg == pixels && fg_right == pixels) which = kAllForeground;
-    cudaGraphSetConditional(p.condition, listed == 0 ? kNoTiles : which);
+    cudaGraphSetConditional(p.condition, listed == 0 ? kNoTiles : body);
   }
 }
 

@@ -39,6 +39,11 @@ struct TileGrid {
   bool either_view = false;
   // Whether the plan's condition counts this grid's tiles (TilePlan).
   bool decides = false;
+  // The SWITCH body that reads this list (kFewTiles or kManyTiles), or -1:
+  // every body. Where the plan sets the condition, a list of one body is
+  // made only on frames that take that body (the foreground's size, known
+  // before the launch, chooses), and stays empty on the others.
+  int body = -1;
   unsigned* list = nullptr;   // tiles_x * tiles_y entries
   unsigned* count = nullptr;  // zero before the launch
   TileList view() const { return {list, count}; }

@@ -221,8 +221,9 @@ class ProgressiveMethod final : public MatchingMethod {
         CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
         if (config.tile_width == 0) continue;  // the generic kernel: no list
         const int which = few ? kFewMatchList : kMatchList;
-        const TileGrid match = tile_grid(l, lw, lh, config.tile_width, config.tile_rows,
-                                         L.tile_lists[which].view().data, &counts[which]);
+        TileGrid match = tile_grid(l, lw, lh, config.tile_width, config.tile_rows,
+                                   L.tile_lists[which].view().data, &counts[which]);
+        match.body = static_cast<int>(few ? kFewTiles : kManyTiles);
         if (match.tiles_x * match.tiles_y > L.tile_lists[which].view().width)
           return "a level's matching tiles outgrew their list";
         add_tile_grid(&plan, match);

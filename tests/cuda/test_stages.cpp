@@ -618,7 +618,8 @@ TEST(CudaStages, ForegroundTilesListWhatTheMasksHold) {
 // The list kernel's choice of a captured graph's SWITCH body
 // (foreground_tiles.h): none where no tile is listed, the body for a few
 // tiles below few_below, the whole grid's above it, and the body without the
-// model only where both views' masks hold every pixel.
+// model only where both views' masks hold every pixel; a grid of one body
+// (TileGrid::body) lists its tiles only on the frames that take that body.
 TEST(CudaStages, ForegroundTilesChooseTheBody) {
   const int w = 256, h = 128;
   const unsigned long long pixels = static_cast<unsigned long long>(w) * h;
@@ -627,12 +628,14 @@ TEST(CudaStages, ForegroundTilesChooseTheBody) {
   ASSERT_CUDA(cudaStreamCreateWithFlags(&body, cudaStreamNonBlocking));
   DeviceImage<uint8_t> occ[2] = {make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell),
                                  make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell)};
-  DeviceImage<unsigned> list = make_device<unsigned>((w / 64) * (h / 32), 1);
+  const unsigned tiles = (w / 64) * (h / 32);
+  DeviceImage<unsigned> list = make_device<unsigned>(tiles, 1);
+  DeviceImage<unsigned> body_lists[2] = {make_device<unsigned>(tiles, 1), make_device<unsigned>(tiles, 1)};
   unsigned long long* fg = nullptr;  // left, right
-  unsigned* words = nullptr;         // the grid's count, the blocks done
+  unsigned* words = nullptr;         // the grid's count, the blocks done, the few and many grids' counts
   uint8_t* chosen = nullptr;         // the body that ran, + 1; 0 none
   ASSERT_CUDA(cudaMalloc(&fg, 2 * sizeof(unsigned long long)));
-  ASSERT_CUDA(cudaMalloc(&words, 2 * sizeof(unsigned)));
+  ASSERT_CUDA(cudaMalloc(&words, 4 * sizeof(unsigned)));
   ASSERT_CUDA(cudaMalloc(&chosen, 1));
   TilePlan plan;
   plan.width = w;
@@ -643,6 +646,11 @@ TEST(CudaStages, ForegroundTilesChooseTheBody) {
   grid.either_view = true;
   grid.decides = true;
   ASSERT_TRUE(add_tile_grid(&plan, grid));
+  for (int b = 0; b < 2; ++b) {
+    TileGrid of_body = tile_grid(0, w, h, 64, 32, body_lists[b].view().data, &words[2 + b]);
+    of_body.body = static_cast<int>(b == 0 ? kFewTiles : kManyTiles);
+    ASSERT_TRUE(add_tile_grid(&plan, of_body));
+  }
   plan.done = &words[1];
   plan.foreground = &fg[0];
   plan.right_foreground = &fg[1];
@@ -692,13 +700,18 @@ TEST(CudaStages, ForegroundTilesChooseTheBody) {
                                cudaMemcpyHostToDevice));
     const unsigned long long counts[2] = {k.left, k.right};
     ASSERT_CUDA(cudaMemcpy(fg, counts, sizeof(counts), cudaMemcpyHostToDevice));
-    ASSERT_CUDA(cudaMemset(words, 0, 2 * sizeof(unsigned)));
+    ASSERT_CUDA(cudaMemset(words, 0, 4 * sizeof(unsigned)));
     ASSERT_CUDA(cudaMemset(chosen, 0, 1));
     ASSERT_CUDA(cudaGraphLaunch(exec, s));
     ASSERT_CUDA(cudaStreamSynchronize(s));
     uint8_t got = 0;
     ASSERT_CUDA(cudaMemcpy(&got, chosen, 1, cudaMemcpyDeviceToHost));
     EXPECT_EQ(got, k.want == kNoTiles ? 0u : k.want + 1);
+    unsigned counts_got[4] = {};
+    ASSERT_CUDA(cudaMemcpy(counts_got, words, sizeof(counts_got), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(counts_got[0], k.occupied ? tiles : 0u) << "the grid of every body";
+    EXPECT_EQ(counts_got[2], k.want == kFewTiles ? tiles : 0u) << "the few tiles' grid";
+    EXPECT_EQ(counts_got[3], k.want == kManyTiles ? tiles : 0u) << "the whole grid's";
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);

@@ -39,7 +39,7 @@ struct SurveillanceResult {
   SurveillanceTiming background, full;
   // With cameras > 1: frames a second over all the cameras, model on / off.
   double cameras_background_fps = 0, cameras_full_fps = 0;
-  int camera_frames = 0;  // frames each camera ran in that timing
+  int camera_frames = 0;  // frames each camera ran in a round of that timing (median of 3 rounds)
   std::string graph;  // CudaEngine::frame_graph_state of the model's run
   // With stages: the model's frame stage by stage (profile_stages, median
   // of 11, stages repeated per level summed), ms.

@@ -14,11 +14,10 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <memory>
 
 #include "cuda_engine.h"
 #include "cuda_scoped.h"
@@ -101,6 +100,18 @@ std::string time_frames(EventPair& events, cuda::CudaEngine& engine, int frames,
   return err;
 }
 
+// A disparity output in device memory, width x height Q4 pixels, freed with
+// buffers.
+std::string device_output(int width, int height, DeviceBuffers& buffers, OutputFrame* of) {
+  void* d = nullptr;
+  size_t pitch = 0;
+  if (cudaMallocPitch(&d, &pitch, static_cast<size_t>(width) * 2, height) != cudaSuccess)
+    return "cudaMallocPitch: out of device memory for an output";
+  buffers.list.push_back(d);
+  *of = {static_cast<uint8_t*>(d), static_cast<std::ptrdiff_t>(pitch), width, height, Memory::Device};
+  return {};
+}
+
 // `cameras` engines side by side (a host thread each, as the element's
 // streams run), each its own camera over the same moving frames, from its
 // own step of the play: after each engine's warm-up (the model's warm-up
@@ -108,19 +119,12 @@ std::string time_frames(EventPair& events, cuda::CudaEngine& engine, int frames,
 // `frames` frames each; frames a second in all, from the start to the last
 // engine's synchronize(), the median of three such rounds.
 std::string time_cameras(int cameras, const Params& p, const MovingObjectsSpec& spec, const DeviceFrames& dev,
-                         int width, int height, int frames, double* fps) {
+                         const EncodeParams& ep, int width, int height, int frames, double* fps) {
   DeviceBuffers outputs;
-  std::vector<OutputFrame> out;
+  std::vector<OutputFrame> out(cameras);
   std::vector<std::unique_ptr<cuda::CudaEngine>> engines;
-  EncodeParams ep;
-  ep.format = OutputFormat::DisparityQ4;
   for (int k = 0; k < cameras; ++k) {
-    void* d = nullptr;
-    size_t pitch = 0;
-    if (cudaMallocPitch(&d, &pitch, static_cast<size_t>(width) * 2, height) != cudaSuccess)
-      return "cudaMallocPitch: out of device memory for a camera's output";
-    outputs.list.push_back(d);
-    out.push_back({static_cast<uint8_t*>(d), static_cast<std::ptrdiff_t>(pitch), width, height, Memory::Device});
+    if (std::string e = device_output(width, height, outputs, &out[k]); !e.empty()) return e;
     std::string err;
     engines.push_back(cuda::CudaEngine::create(p, -1, &err));
     if (!engines.back()) return err;
@@ -200,13 +204,8 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
   }
   frames.clear();
   frames.shrink_to_fit();
-  void* out = nullptr;
-  size_t out_pitch = 0;
-  if (cudaMallocPitch(&out, &out_pitch, static_cast<size_t>(c.width) * 2, c.height) != cudaSuccess)
-    return fail("cudaMallocPitch: out of device memory for the output");
-  dev.buffers.list.push_back(out);
-  const OutputFrame of{static_cast<uint8_t*>(out), static_cast<std::ptrdiff_t>(out_pitch), c.width, c.height,
-                       Memory::Device};
+  OutputFrame of;
+  if (std::string e = device_output(c.width, c.height, dev.buffers, &of); !e.empty()) return fail(e);
   EncodeParams ep;
   ep.format = OutputFormat::DisparityQ4;
   EventPair events;
@@ -312,7 +311,8 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
     for (const bool background : {true, false}) {
       p.background = background;
       double fps = 0;
-      if (std::string e = time_cameras(c.cameras, p, spec, dev, c.width, c.height, r.camera_frames, &fps); !e.empty())
+      if (std::string e = time_cameras(c.cameras, p, spec, dev, ep, c.width, c.height, r.camera_frames, &fps);
+          !e.empty())
         return fail("cameras: " + e);
       (background ? r.cameras_background_fps : r.cameras_full_fps) = fps;
     }

@@ -62,7 +62,7 @@ class CrossMethod final : public MatchingMethod {
   std::string finish_call(const MethodFrame& f, ImageView<uint16_t> disparity_q4, const EncodeTarget& encode,
                           KernelCall* call) override {
     CS_CUDA_TRY(cuda::finish_call(final_.cview(), {}, f.levels[0].mask[0], disparity_q4, f.counters, call, {}, 0, {},
-                                  encode));
+                                  encode, {}, f.mask_pixels()));
     return {};
   }
 

@@ -24,12 +24,17 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
                                                                    ImageView<const int16_t> right, int tolerance,
                                                                    FinishConfidence confidence,
                                                                    EncodeTarget encode,
-                                                                   ImageView<const uint32_t> right_keys) {
+                                                                   ImageView<const uint32_t> right_keys,
+                                                                   const unsigned long long* mask_pixels) {
   __shared__ unsigned block_valid, block_foreground;
   if (threadIdx.x == 0 && threadIdx.y == 0) block_valid = block_foreground = 0;
   __syncthreads();
   const int y = blockIdx.y * kBlockY + threadIdx.y;
   unsigned valid = 0, foreground = 0;
+  // A mask without a pixel (its count made before this kernel): no
+  // disparity and no foreground anywhere, and neither the map nor the mask
+  // is read.
+  const bool none = mask.data && mask_pixels && *mask_pixels == 0;
   if (y < disparity.height) {
     // In phases over the thread's pixels, so that each phase's loads are in
     // flight together: the compiler cannot move a pixel's loads above the
@@ -44,7 +49,7 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
 #pragma unroll
     for (int k = 0; k < kPixelsPerThread; ++k) {
       const int x = x_first + k * kBlockX;
-      const bool inside = x < disparity.width;
+      const bool inside = x < disparity.width && !none;
       d[k] = inside ? drow(disparity, y)[x] : -1;
       fg[k] = inside && (!mask.data || drow(mask, y)[x] != 0);
     }
@@ -97,7 +102,7 @@ cudaError_t finish_call(ImageView<const int16_t> disparity, ImageView<const int8
                         ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4, FrameCounters* counters,
                         KernelCall* call, ImageView<const int16_t> right, int tolerance,
                         const FinishConfidence& confidence, const EncodeTarget& encode,
-                        ImageView<const uint32_t> right_keys) {
+                        ImageView<const uint32_t> right_keys, const unsigned long long* mask_pixels) {
   const dim3 block(kBlockX, kBlockY);
   const dim3 grid((disparity.width + kBlockX * kPixelsPerThread - 1) / (kBlockX * kPixelsPerThread),
                   (disparity.height + kBlockY - 1) / kBlockY);
@@ -106,7 +111,7 @@ cudaError_t finish_call(ImageView<const int16_t> disparity, ImageView<const int8
   auto kernel = confidence.confidence.data ? (encode.dst ? finish_kernel<true, true> : finish_kernel<true, false>)
                                            : (encode.dst ? finish_kernel<false, true> : finish_kernel<false, false>);
   call->set(kernel, grid, block, 0, disparity, subpixel_offset, mask, disparity_q4, counters, right, tolerance,
-            confidence, encode, right_keys);
+            confidence, encode, right_keys, mask_pixels);
   return cudaSuccess;
 }
 
@@ -114,10 +119,10 @@ cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const i
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream, ImageView<const int16_t> right,
                            int tolerance, const FinishConfidence& confidence, const EncodeTarget& encode,
-                           ImageView<const uint32_t> right_keys) {
+                           ImageView<const uint32_t> right_keys, const unsigned long long* mask_pixels) {
   KernelCall call;
   const cudaError_t e = finish_call(disparity, subpixel_offset, mask, disparity_q4, counters, &call, right, tolerance,
-                                    confidence, encode, right_keys);
+                                    confidence, encode, right_keys, mask_pixels);
   return e != cudaSuccess ? e : call.launch(stream);
 }
 

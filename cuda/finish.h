@@ -74,12 +74,17 @@ struct FinishConfidence {
 // disparity_q4.data == nullptr), its encoding (encode_pixel, what
 // enqueue_encode would make of the map), never both. right_keys: the right
 // map as match keys (matching.h key_disparity), read in place of right.
+// mask_pixels (device memory, optional): the mask's foreground pixels,
+// counted before the kernel runs (the model's FrameCounters::matched[0]);
+// where it is 0 the kernel reads neither the maps nor the mask (a still
+// frame: no disparity and no foreground anywhere, the same output).
 cudaError_t enqueue_finish(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                            ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4,
                            FrameCounters* counters, cudaStream_t stream,
                            ImageView<const int16_t> right = {}, int tolerance = 0,
                            const FinishConfidence& confidence = {}, const EncodeTarget& encode = {},
-                           ImageView<const uint32_t> right_keys = {});
+                           ImageView<const uint32_t> right_keys = {},
+                           const unsigned long long* mask_pixels = nullptr);
 
 // The launch enqueue_finish above makes, with the same checks, as a
 // description (kernel_call.h) in place of the stream: the engine launches it
@@ -90,6 +95,7 @@ cudaError_t finish_call(ImageView<const int16_t> disparity, ImageView<const int8
                         ImageView<const uint8_t> mask, ImageView<uint16_t> disparity_q4, FrameCounters* counters,
                         KernelCall* call, ImageView<const int16_t> right = {}, int tolerance = 0,
                         const FinishConfidence& confidence = {}, const EncodeTarget& encode = {},
-                        ImageView<const uint32_t> right_keys = {});
+                        ImageView<const uint32_t> right_keys = {},
+                        const unsigned long long* mask_pixels = nullptr);
 
 }  // namespace cs::cuda

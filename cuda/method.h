@@ -96,6 +96,11 @@ struct MethodFrame {
   std::vector<MethodLevel> levels;       // pipeline_levels of them, [0] = full size
   ImageView<uint8_t> confidence;         // out when has_confidence(): stages.h confidence_map
   FrameCounters* counters = nullptr;     // zeroed by the conversion; the finish adds valid and foreground pixels
+  // With the model, the left level-0 mask's pixels as the mask kernel counts
+  // them (the finish's mask_pixels); nullptr without.
+  const unsigned long long* mask_pixels() const {
+    return !levels.empty() && levels[0].mask[0].data ? &counters->matched[0] : nullptr;
+  }
   // A branch the method may fork work onto inside the graph (lower priority),
   // with an event to fork it and one a level to join it (join[l]: after the
   // branch's work for level l, waited for just before that level's).

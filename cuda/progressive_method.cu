@@ -405,7 +405,8 @@ class ProgressiveMethod final : public MatchingMethod {
                                   p.lr_check && lv_.size() == 1 ? lv_[0].raw[1].cview() : ImageView<const int16_t>{},
                                   resolve_lr_tolerance(p), fc, encode,
                                   p.lr_check && lv_.size() > 1 ? lv_[0].right_keys.cview()
-                                                               : ImageView<const uint32_t>{}));
+                                                               : ImageView<const uint32_t>{},
+                                  f.mask_pixels()));
     return {};
   }
 

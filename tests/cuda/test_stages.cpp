@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <random>
 #include <sstream>
@@ -63,14 +64,14 @@ struct DeviceFinish {
 DeviceFinish finish_on_device(ImageView<const int16_t> disparity, ImageView<const int8_t> subpixel_offset,
                               ImageView<const int16_t> right = {}, int tolerance = 0,
                               const FinishConfidence& confidence = {}, ImageView<const uint8_t> mask = {},
-                              const EncodeTarget& encode = {}) {
+                              const EncodeTarget& encode = {}, const unsigned long long* mask_pixels = nullptr) {
   auto q4 = make_device<uint16_t>(disparity.width, disparity.height);
   FrameCounters* counters = nullptr;
   DeviceFinish out;
   EXPECT_EQ(cudaMalloc(&counters, sizeof(FrameCounters)), cudaSuccess);
   EXPECT_EQ(cudaMemset(counters, 0, sizeof(FrameCounters)), cudaSuccess);
   EXPECT_EQ(enqueue_finish(disparity, subpixel_offset, mask, encode.dst ? ImageView<uint16_t>{} : q4.view(), counters,
-                           nullptr, right, tolerance, confidence, encode),
+                           nullptr, right, tolerance, confidence, encode, {}, mask_pixels),
             cudaSuccess);
   EXPECT_EQ(cudaMemcpy(&out.counters, counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost), cudaSuccess);
   cudaFree(counters);
@@ -1688,6 +1689,105 @@ TEST(CudaStages, FinishEncodesEveryFormat) {
       EXPECT_EQ(got.counters.foreground_pixels, fg);
       EXPECT_EQ(got.counters.valid_pixels, plain.counters.valid_pixels);
     }
+}
+
+// The finish given the mask's pixel count (mask_pixels): with a count of 0
+// it reads neither the maps nor the mask and gives what reading them gives
+// for a mask without a pixel, whatever the maps (and the mask) hold; with
+// the mask's true count it reads them as without a count. The Q4 map and every encoding,
+// with and without the confidence.
+TEST(CudaStages, FinishTakesTheMaskCount) {
+  std::mt19937 rng(37);
+  const int w = 77, h = 23;
+  const Image<int16_t> left = random_disparities(w, h, 40, rng), other = random_disparities(w, h, 40, rng);
+  const Image<int16_t> right = random_disparities(w, h, 40, rng);
+  Image<int8_t> offset(w, h);
+  for (auto& o : offset.pixels) o = static_cast<int8_t>(static_cast<int>(rng() % 17) - 8);
+  Image<uint8_t> empty(w, h), mask(w, h);
+  for (auto& m : mask.pixels) m = rng() % 3 == 0 ? 0 : 255;
+  unsigned long long counts[2] = {0, 0};
+  for (uint8_t m : mask.pixels) counts[1] += m != 0;
+  Image<int32_t> best(w, h), rival(w, h);
+  for (size_t i = 0; i < best.pixels.size(); ++i) {
+    best.pixels[i] = static_cast<int32_t>(rng() % 900);
+    rival.pixels[i] = best.pixels[i] + static_cast<int32_t>(rng() % 900);
+  }
+  auto dl = upload(left), dother = upload(other), dr = upload(right);
+  auto doff = upload(offset);
+  auto dempty = upload(empty), dmask = upload(mask);
+  auto db = upload(best), drv = upload(rival);
+  unsigned long long* dcounts = nullptr;
+  ASSERT_CUDA(cudaMalloc(&dcounts, sizeof counts));
+  ASSERT_CUDA(cudaMemcpy(dcounts, counts, sizeof counts, cudaMemcpyHostToDevice));
+  const DeviceLuts device_luts;
+  std::vector<int> formats = {-1};  // -1: the Q4 map
+  for (OutputFormat f : kEncodedFormats) formats.push_back(static_cast<int>(f));
+  for (int f : formats)
+    for (bool with_confidence : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << (f < 0 ? "disparity-q4" : output_format_name(static_cast<OutputFormat>(f)))
+                                        << ", confidence " << with_confidence);
+      EncodeParams ep;
+      if (f >= 0) ep.format = static_cast<OutputFormat>(f);
+      ep.colormap = Colormap::Jet;
+      ep.max_disparity = 40;
+      ep.baseline_mm = 95.0;
+      ep.focal_px = 701.25;
+      ep.alpha_from_mask = true;
+      ep.invalid_rgb[1] = 90;
+      const int bpp = f < 0 ? 2 : output_bytes_per_pixel(ep.format);
+      auto conf = make_device<uint8_t>(w, h);
+      FinishConfidence fc;
+      if (with_confidence) fc = {db.cview(), drv.cview(), conf.view()};
+      // One run: its output (the Q4 map or the encoding) and counts.
+      auto run = [&](const auto& map, const auto& m, const unsigned long long* count,
+                     Image<uint8_t>* bytes, Image<uint8_t>* confidence) {
+        auto out = make_device<uint8_t>(w * bpp, h);
+        EXPECT_EQ(cudaMemset2D(out.view().data, out.view().pitch, 0xA5, w * bpp, h), cudaSuccess);
+        EXPECT_EQ(cudaMemset2D(conf.view().data, conf.view().pitch, 0x5A, w, h), cudaSuccess);
+        EncodeTarget target;
+        if (f >= 0) {
+          target.args = encode_args(ep, device_luts.data);
+          target.dst = out.view().data;
+          target.pitch = out.view().pitch;
+        }
+        const DeviceFinish d = finish_on_device(map.cview(), doff.cview(), dr.cview(), 1, fc, m.cview(), target, count);
+        if (f >= 0) {
+          *bytes = download(out);
+        } else {
+          bytes->width = w * 2;
+          bytes->height = h;
+          bytes->pixels.resize(d.q4.pixels.size() * 2);
+          std::memcpy(bytes->pixels.data(), d.q4.pixels.data(), bytes->pixels.size());
+        }
+        if (with_confidence) *confidence = download(conf);
+        return d.counters;
+      };
+      Image<uint8_t> read, skipped, read_conf, skipped_conf;
+      const FrameCounters r = run(dl, dempty, nullptr, &read, &read_conf);
+      const FrameCounters s = run(dother, dempty, &dcounts[0], &skipped, &skipped_conf);
+      EXPECT_TRUE(same_image(read, skipped)) << "an empty mask, its count 0";
+      if (with_confidence) {
+        EXPECT_TRUE(same_image(read_conf, skipped_conf));
+      }
+      EXPECT_EQ(s.valid_pixels, 0u);
+      EXPECT_EQ(s.foreground_pixels, 0u);
+      EXPECT_EQ(r.valid_pixels, 0u);
+      // A count of 0 is taken at its word: a mask with pixels is not read.
+      Image<uint8_t> unread, unread_conf;
+      run(dl, dmask, &dcounts[0], &unread, &unread_conf);
+      EXPECT_TRUE(same_image(read, unread)) << "a mask with pixels, its count 0";
+      Image<uint8_t> counted, counted_conf;
+      const FrameCounters a = run(dl, dmask, nullptr, &read, &read_conf);
+      const FrameCounters b = run(dl, dmask, &dcounts[1], &counted, &counted_conf);
+      EXPECT_TRUE(same_image(read, counted)) << "a mask with its true count";
+      if (with_confidence) {
+        EXPECT_TRUE(same_image(read_conf, counted_conf));
+      }
+      EXPECT_EQ(b.valid_pixels, a.valid_pixels);
+      EXPECT_GT(b.valid_pixels, 0u);
+      EXPECT_EQ(b.foreground_pixels, counts[1]);
+    }
+  cudaFree(dcounts);
 }
 
 // The model over frames (warm-up, tests, turns, foreground runs): the

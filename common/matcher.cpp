@@ -40,6 +40,17 @@ std::string check_output(const ImageView<T>& v, int width, int height, const cha
   return {};
 }
 
+// Whether method progressive matches this frame's levels without the
+// model's masks (stages.h matches_whole_frame), from the level-0 masks in dbg.
+bool whole_frame(const Params& p, const Matcher::Debug& dbg) {
+  if (!p.background || p.method != Method::Progressive) return false;
+  const LevelDebug& l0 = dbg.levels[0];
+  auto count = [](const Image<uint8_t>& m) {
+    return static_cast<uint64_t>(std::count_if(m.pixels.begin(), m.pixels.end(), [](uint8_t v) { return v != 0; }));
+  };
+  return matches_whole_frame(count(l0.mask_left), count(l0.mask_right), l0.mask_left.width, l0.mask_left.height);
+}
+
 // The matching of each method, from the views (grey; method cross: colour)
 // and masks in dbg.
 void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageView<uint16_t> q4) {
@@ -52,10 +63,13 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
 
   const int best = static_cast<int>(p.window);
   const int unique = resolve_uniqueness_ratio(p);
+  // With the model, the masks unless both views are mostly foreground
+  // (stages.h matches_whole_frame).
+  const bool masks = p.background && !whole_frame(p, dbg);
   for (int l = levels - 1; l >= 0; --l) {
     LevelDebug& ld = dbg.levels[l];
-    const Image<uint8_t>* mask_l = p.background ? &ld.mask_left : nullptr;
-    const Image<uint8_t>* mask_r = p.background ? &ld.mask_right : nullptr;
+    const Image<uint8_t>* mask_l = masks ? &ld.mask_left : nullptr;
+    const Image<uint8_t>* mask_r = masks ? &ld.mask_right : nullptr;
     // Level 0's left sweep keeps its costs for the confidence.
     SweepCosts* costs = l == 0 ? &dbg.costs : nullptr;
     if (l == levels - 1) {
@@ -77,7 +91,11 @@ void match_progressive(const Params& p, int levels, Matcher::Debug& dbg, ImageVi
     }
   }
 
-  const LevelDebug& l0 = dbg.levels[0];
+  LevelDebug& l0 = dbg.levels[0];
+  // Matched without masks: nothing where the left view is background.
+  if (p.background && !masks)
+    for (size_t i = 0; i < l0.disparity_left.pixels.size(); ++i)
+      if (!l0.mask_left.pixels[i]) l0.disparity_left.pixels[i] = -1;
   finish_disparity(l0.census_left, l0.census_right, l0.disparity_left, l0.range, p.subwindow_radius, best,
                    p.subpixel, q4);
   confidence_map(dbg.costs, l0.disparity_left, dbg.confidence);
@@ -294,11 +312,12 @@ std::string Matcher::process(const FrameView& in_left, const FrameView& in_right
     if (m.frames_seen < INT_MAX) ++m.frames_seen;
   }
   // The matching work: left pixels given candidates at the levels matched.
+  const bool whole = whole_frame(p, dbg);
   for (int l = 0; l < (single_level ? 1 : levels); ++l) {
     const LevelDebug& ld = dbg.levels[l];
     const uint64_t full = static_cast<uint64_t>(ld.gray_left.width) * ld.gray_left.height;
     st.matched_pixels_full += full;
-    st.matched_pixels += p.background ? static_cast<uint64_t>(std::count_if(ld.mask_left.pixels.begin(),
+    st.matched_pixels += p.background && !whole ? static_cast<uint64_t>(std::count_if(ld.mask_left.pixels.begin(),
                                                                             ld.mask_left.pixels.end(),
                                                                             [](uint8_t v) { return v != 0; }))
                                       : full;

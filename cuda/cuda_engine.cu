@@ -452,7 +452,7 @@ FrameStats CudaEngine::stats() const {
   if (!m.have_frame) return st;
   m.ensure_device();
   m.read_counts();
-  return with_counters(st, *m.counters_host, m.width, m.height, m.params.background);
+  return with_counters(st, *m.counters_host, m.width, m.height, m.params);
 }
 
 std::string CudaEngine::download_debug(Matcher::Debug* out) {

@@ -278,7 +278,7 @@ Engine::FrameResult CudaEngine::finish() {
     if (err != cudaSuccess)
       r.error = cuda_error_text(err, "cudaEventSynchronize(frame)", __FILE__, __LINE__);
     else
-      r.stats = with_counters(s.result.stats, *s.counters, m.width, m.height, m.params.background);
+      r.stats = with_counters(s.result.stats, *s.counters, m.width, m.height, m.params);
   }
   m.spare_events.push_back(s.done);
   m.spare_counters.push_back(s.counters);

@@ -148,7 +148,10 @@ MethodFrame CudaEngine::Impl::method_frame() const {
   f.body_stream = body_stream;
   f.graph_conditions = graph.conditions;
   // The last frame read back (stats).
-  if (params.background && counters_host) f.last_foreground_pixels = counters_host->matched[0];
+  if (params.background && counters_host) {
+    f.last_foreground_pixels = counters_host->matched[0];
+    f.last_right_foreground = counters_host->right_foreground;
+  }
   f.fork = ev_fork;
   for (int l = 0; l < kMaxLevels; ++l) f.join[l] = ev_join[l];
   return f;

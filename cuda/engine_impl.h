@@ -82,14 +82,19 @@ inline uint64_t background_cells(int width, int height) {
          ((height + kBackgroundCell - 1) / kBackgroundCell);
 }
 
-// A frame's statistics: the host-side part completed from its counters.
-inline FrameStats with_counters(FrameStats st, const FrameCounters& c, int width, int height, bool background) {
+// A frame's statistics: the host-side part completed from its counters
+// (method progressive matches a mostly foreground frame whole: stages.h
+// matches_whole_frame).
+inline FrameStats with_counters(FrameStats st, const FrameCounters& c, int width, int height, const Params& p) {
   const double n = static_cast<double>(width) * height;
   st.valid_fraction = c.valid_pixels / n;
   st.foreground_fraction = c.foreground_pixels / n;
-  if (background) {
-    st.matched_pixels = 0;
-    for (unsigned long long m : c.matched) st.matched_pixels += m;
+  if (p.background) {
+    const bool whole =
+        p.method == Method::Progressive && matches_whole_frame(c.matched[0], c.right_foreground, width, height);
+    st.matched_pixels = whole ? st.matched_pixels_full : 0;
+    if (!whole)
+      for (unsigned long long m : c.matched) st.matched_pixels += m;
     if (!st.warming_up) st.background_tests += c.pixel_tests[0] + c.pixel_tests[1];
   }
   return st;

@@ -36,13 +36,12 @@ __device__ bool tile_holds_foreground(const TilePlan& p, const TileGrid& g, int 
   return __any_sync(0xFFFFFFFFu, any);
 }
 
-// The body a frame with foreground takes: every pixel of both views
-// foreground (the full-size counts fg and fg_right), the whole grid without
-// the model; else few tiles below few_below left foreground pixels, else
-// the whole grid's configurations.
+// The body a frame with foreground takes: both views mostly foreground
+// (the full-size counts fg and fg_right from whole_from), the whole grid
+// without the masks; else few tiles below few_below left foreground pixels,
+// else the whole grid's configurations.
 __device__ unsigned body_of(const TilePlan& p, unsigned long long fg, unsigned long long fg_right) {
-  const unsigned long long pixels = static_cast<unsigned long long>(p.width) * static_cast<unsigned long long>(p.height);
-  if (fg == pixels && fg_right == pixels) return kAllForeground;
+  if (fg >= p.whole_from && fg_right >= p.whole_from) return kAllForeground;
   return fg < p.few_below ? kFewTiles : kManyTiles;
 }
 

@@ -5,9 +5,8 @@
 // return at once; the list kernel also sets the condition of a captured
 // graph's SWITCH node (graph_condition.h): no census tile at any level skips
 // the method's work altogether, a small foreground takes the configurations
-// for a few tiles, both views' masks foreground at every pixel the whole
-// grid without masks or lists (the same results: a mask that excludes
-// nothing changes no stage).
+// for a few tiles, both views' masks mostly foreground (stages.h
+// matches_whole_frame) the whole grid without masks or lists.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -76,14 +75,15 @@ struct TilePlan {
   // Set by the launch's last block, when set_condition (a handle of the
   // graph being captured): kNoTiles where the grids that decide listed no
   // tile, else kAllForeground where *foreground and *right_foreground (the
-  // full-size left and right masks' foreground pixels) are both pixels
-  // (width x height), else kFewTiles where *foreground is below few_below,
-  // else kManyTiles.
+  // full-size left and right masks' foreground pixels) are both whole_from
+  // or more, else kFewTiles where *foreground is below few_below, else
+  // kManyTiles.
   cudaGraphConditionalHandle condition = 0;
   bool set_condition = false;
   const unsigned long long* foreground = nullptr;
   const unsigned long long* right_foreground = nullptr;
   unsigned long long few_below = 0;
+  unsigned long long whole_from = ~0ull;
 };
 
 // Adds a grid to the plan; false when it is full.
@@ -92,7 +92,7 @@ bool add_tile_grid(TilePlan* plan, const TileGrid& grid);
 // The values the plan's condition takes (a SWITCH of three bodies).
 constexpr unsigned kFewTiles = 0;       // a small foreground: the body for few tiles
 constexpr unsigned kManyTiles = 1;      // the body for the whole grid
-constexpr unsigned kAllForeground = 2;  // every pixel foreground: the body without the model
+constexpr unsigned kAllForeground = 2;  // mostly foreground: the body without the masks
 constexpr unsigned kNoTiles = 3;        // no foreground: no body
 
 // Every grid's list in one launch.

@@ -114,10 +114,12 @@ struct MethodFrame {
   ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
   cudaStream_t body_stream = nullptr;
   bool graph_conditions = true;  // the SWITCH node may be captured (false: the runtime refused it)
-  // Outside a graph (or without its SWITCH): the full-size left view's
-  // foreground pixels on the last frame the engine read back (the most
-  // there are when none), for a method with configurations for a few tiles.
+  // Outside a graph (or without its SWITCH): the full-size left and right
+  // views' foreground pixels on the last frame the engine read back (the
+  // most there are when none), for a method with configurations for a few
+  // tiles, and for the choices a capture without a SWITCH bakes in.
   unsigned long long last_foreground_pixels = ~0ull;
+  unsigned long long last_right_foreground = ~0ull;
 };
 
 class MatchingMethod {

@@ -241,6 +241,7 @@ class ProgressiveMethod final : public MatchingMethod {
     plan.foreground = &f.counters->matched[0];
     plan.right_foreground = &f.counters->right_foreground;
     plan.few_below = few_below(f);
+    plan.whole_from = whole_frame_foreground(f.levels[0].width, f.levels[0].height);
     CS_CUDA_TRY(enqueue_foreground_tiles(plan, s));
     return {};
   }
@@ -260,12 +261,17 @@ class ProgressiveMethod final : public MatchingMethod {
     // on the GPU: the configurations for a few tiles where the foreground is
     // small (the level takes its slowest tile's time), those for the whole
     // grid where it is large, the whole grid without lists or masks where
-    // both views' masks hold every pixel (the warm-up, a scene change: the
-    // same results, and at 1080p x 128 level 0's refinement with the masks
-    // took 122 us against 85 without, bench/RESULTS.md); none where no level
-    // has any. In line, the engine's hint of the foreground's size chooses.
+    // both views are mostly foreground (stages.h matches_whole_frame: the
+    // warm-up, a scene change); none where no level has any. In line, the
+    // frame's counts are read back first (a wait: the first frame of a
+    // configuration, profiling); in the timeline's graph the last frame's.
     const bool lists = p.background;
     GraphCondition condition;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    CS_CUDA_TRY(cudaStreamIsCapturing(frame_stream, &capture));
+    const bool captured = capture != cudaStreamCaptureStatusNone;
+    if (lists && captured && !f.graph_conditions && !timer->in_graph)
+      return "the background model's frame graph needs conditional nodes (CUDA 12.4 or later)";
     if (lists && f.graph_conditions && !timer->in_graph)
       CS_CUDA_TRY(make_graph_condition(frame_stream, kNoTiles, &condition));
     if (lists) {
@@ -273,8 +279,21 @@ class ProgressiveMethod final : public MatchingMethod {
       if (!e.empty()) return e;
       timer->mark("tile lists");
     }
-    if (!condition.on)
-      return enqueue_levels(f, frame_stream, timer, lists, lists && f.last_foreground_pixels < few_below(f), lists);
+    if (!condition.on) {
+      unsigned long long fg = f.last_foreground_pixels, fg_right = f.last_right_foreground;
+      if (lists && !captured) {
+        unsigned long long counts[2] = {0, 0};
+        CS_CUDA_TRY(cudaMemcpyAsync(&counts[0], &f.counters->matched[0], sizeof(counts[0]), cudaMemcpyDeviceToHost,
+                                    frame_stream));
+        CS_CUDA_TRY(cudaMemcpyAsync(&counts[1], &f.counters->right_foreground, sizeof(counts[1]),
+                                    cudaMemcpyDeviceToHost, frame_stream));
+        CS_CUDA_TRY(cudaStreamSynchronize(frame_stream));
+        fg = counts[0];
+        fg_right = counts[1];
+      }
+      const bool masks = lists && !matches_whole_frame(fg, fg_right, f.levels[0].width, f.levels[0].height);
+      return enqueue_levels(f, frame_stream, timer, masks, masks && fg < few_below(f), masks);
+    }
     cudaGraph_t bodies[3] = {nullptr, nullptr, nullptr};
     static_assert(kFewTiles == 0 && kManyTiles == 1 && kAllForeground == 2 && kNoTiles == 3, "the bodies' order");
     CS_CUDA_TRY(add_graph_switch(frame_stream, condition, 3, bodies));

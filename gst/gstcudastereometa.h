@@ -72,8 +72,10 @@ typedef struct {
   gdouble matched_fraction; /* the frame's matching work against a full
                              * frame's (left pixels given candidates, over the
                              * levels matched): what the background model
-                             * left to match; 1.0 without it, 0 for a
-                             * placeholder */
+                             * left to match; 1.0 without it and where
+                             * method progressive matches a frame whose
+                             * views are both at least 3/4 foreground
+                             * whole, 0 for a placeholder */
   gboolean rectified_views; /* TRUE when output-mode=rectified: the frame
                              * holds the two rectified views in colour, left
                              * first (scale and the disparity fields do not

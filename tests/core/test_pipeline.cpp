@@ -415,6 +415,66 @@ TEST(Pipeline, MovingObjectsMaskFollowsTheTruth) {
               static_cast<double>(object_good) / object_pixels);
 }
 
+// stages.h matches_whole_frame: where both views' masks hold at least 3/4 of
+// the frame, method progressive matches as with the model off and keeps the
+// left mask's foreground: its output is the model-off output where the mask
+// is foreground and 0 elsewhere, and the work counted is a full frame's.
+// Below that share the masks restrict the matching and the work.
+TEST(Pipeline, MostlyForegroundFramesMatchTheWholeFrame) {
+  const int w = 192, h = 120;
+  const SyntheticPair scene = make_slanted_pair(w, h, 6.0f, 0.02f, 41);
+  for (double fraction : {0.5, 0.95}) {
+    SCOPED_TRACE(::testing::Message() << "objects over " << fraction << " of the frame");
+    const MovingObjectsSpec spec = fraction_objects_spec(w, h, fraction, 16, 6, 8, 5);
+    Params p;
+    p.max_disparity = 48;
+    p.coarse_range_factor = 2;  // the probe reads the masks: the same factor in both
+    p.warmup_frames = spec.warmup_frames;
+    Params off = p;
+    p.background = true;
+    Matcher model(p), plain(off);
+    MovingObjectsFrame f;
+    int whole = 0, masked = 0;
+    for (int i = 0; i < spec.frames(); ++i) {
+      SCOPED_TRACE(::testing::Message() << "frame " << i);
+      ASSERT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, spec, i, &f), "");
+      Image<uint16_t> q4(w, h), q4_off(w, h);
+      Image<uint8_t> fg(w, h);
+      Outputs o, o_off;
+      o.disparity_q4 = q4.view();
+      o.foreground = fg.view();
+      o_off.disparity_q4 = q4_off.view();
+      ASSERT_EQ(model.process(rgba_view(f.left_rgba), rgba_view(f.right_rgba), o), "");
+      ASSERT_EQ(plain.process(rgba_view(f.left_rgba), rgba_view(f.right_rgba), o_off), "");
+      if (i < spec.warmup_frames) continue;
+      uint64_t left = 0, right = 0;
+      for (uint8_t v : fg.pixels) left += v != 0;
+      for (uint8_t v : model.debug().levels[0].mask_right.pixels) right += v != 0;
+      const FrameStats st = model.stats();
+      if (!matches_whole_frame(left, right, w, h)) {
+        ++masked;
+        EXPECT_LT(st.matched_pixels, st.matched_pixels_full);
+        continue;
+      }
+      ++whole;
+      EXPECT_LT(left, static_cast<uint64_t>(w) * h) << "a frame with some background";
+      EXPECT_EQ(st.matched_pixels, st.matched_pixels_full);
+      long differ = 0, valid = 0;
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          differ += q4.at(x, y) != (fg.at(x, y) ? q4_off.at(x, y) : 0);
+          valid += fg.at(x, y) && q4.at(x, y) != 0;
+        }
+      EXPECT_EQ(differ, 0) << "pixels unlike the model-off output under the mask";
+      EXPECT_GT(valid, static_cast<long>(left) / 2);
+    }
+    if (fraction < 0.75)
+      EXPECT_GT(masked, 0) << "frames matched with the masks";
+    else
+      EXPECT_GT(whole, 0) << "frames matched whole";
+  }
+}
+
 // stages.h stage 3: a global change that moves a model channel by at most
 // delta (8-bit units) is absorbed after absorb_delay +
 // ceil(ln(k min_sigma / delta) / ln(1 - learning_rate / 4)) frames rounded

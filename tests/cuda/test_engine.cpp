@@ -328,7 +328,8 @@ TEST(CudaEngine, BackgroundSequenceMatchesReference) {
 // the reference's, through the captured graph, at several sizes and ranges
 // (one level, several, a coarsest level searched by either kernel form)
 // and with every radius-2 window (and the generic kernel's radius 3); then
-// a large foreground, then a scene change (the body without the masks).
+// a large foreground, then most of the frame (the body without the masks,
+// in the graph and in line), then a scene change.
 TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
   struct Case {
     int w, h, d, levels, radius;
@@ -391,6 +392,34 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
                                   [](const FrameStats& st) { return st.foreground_fraction > 0.3; });
     if (::testing::Test::HasFailure()) return;
     EXPECT_GT(many, 0) << "frames with a large foreground";
+    // Then objects over most of the frame: both masks past
+    // whole_frame_foreground (stages.h) but not whole, the body without the
+    // masks, its output kept where the left mask is foreground.
+    const int mostly = frames_where(fraction_objects_spec(c.w, c.h, 0.95, c.d / 2, 0, 6, 8), "mostly foreground",
+                                    [](const FrameStats& st) {
+                                      return st.foreground_fraction < 1.0 &&
+                                             st.matched_pixels == st.matched_pixels_full;
+                                    });
+    if (::testing::Test::HasFailure()) return;
+    EXPECT_GT(mostly, 0) << "frames mostly foreground, matched whole";
+    // The same choice in line, from the counts read back (profile_stages
+    // runs the last frame again without the graph): the reference given
+    // that frame again makes the same intermediates.
+    {
+      std::vector<StageTime> times;
+      ASSERT_EQ(gpu->profile_stages(&times), "");
+      Image<uint16_t> q4(c.w, c.h);
+      Outputs o;
+      o.disparity_q4 = q4.view();
+      ASSERT_EQ(cpu.process(rgba_view(f.left_rgba), rgba_view(f.right_rgba), o), "");
+      EXPECT_LT(cpu.stats().foreground_fraction, 1.0);
+      EXPECT_EQ(cpu.stats().matched_pixels, cpu.stats().matched_pixels_full) << "matched whole";
+      Matcher::Debug gd;
+      ASSERT_EQ(gpu->download_debug(&gd), "");
+      SCOPED_TRACE("in line, profile_stages");
+      expect_same_debug(cpu.debug(), gd, true);
+      if (::testing::Test::HasFailure()) return;
+    }
     // Then a scene change (one object over both views): where both masks
     // hold every pixel the graph's body without the masks and lists runs,
     // with the same results.

@@ -395,7 +395,9 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
     // Then objects over most of the frame: both masks past
     // whole_frame_foreground (stages.h) but not whole, the body without the
     // masks, its output kept where the left mask is foreground.
-    const int mostly = frames_where(fraction_objects_spec(c.w, c.h, 0.95, c.d / 2, 0, 6, 8), "mostly foreground",
+    // (The objects' disparity is small: the right view's mask misses the
+    // strip of that width the objects leave uncovered at its left edge.)
+    const int mostly = frames_where(fraction_objects_spec(c.w, c.h, 0.95, c.d / 6, 0, 6, 8), "mostly foreground",
                                     [](const FrameStats& st) {
                                       return st.foreground_fraction < 1.0 &&
                                              st.matched_pixels == st.matched_pixels_full;

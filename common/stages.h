@@ -188,8 +188,9 @@ void pool_mask(const Image<uint8_t>& full, int level, Image<uint8_t>& mask);
 // Matching around a few background pixels costs more than matching them
 // too: on Aloe at 1080p x 128 with 97 % of the frame foreground, 0.352 ms
 // a frame with the masks, 0.292 without (H200, bench/RESULTS.md, issue 35);
-// with 74 % foreground 0.303 with them, 0.325 without.
-constexpr uint64_t kWholeFrameNum = 7, kWholeFrameDen = 8;  // 7/8 of the view, rounded up
+// with 84 % 0.335 with them, 0.321 without; with 74 % 0.303 with them,
+// 0.325 without (at 640x480 the two meet near 70 %).
+constexpr uint64_t kWholeFrameNum = 13, kWholeFrameDen = 16;  // 13/16 of the view, rounded up
 constexpr uint64_t whole_frame_foreground(int width, int height) {
   return (kWholeFrameNum * static_cast<uint64_t>(width) * static_cast<uint64_t>(height) + kWholeFrameDen - 1) /
          kWholeFrameDen;

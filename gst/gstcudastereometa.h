@@ -74,7 +74,7 @@ typedef struct {
                              * levels matched): what the background model
                              * left to match; 1.0 without it and where
                              * method progressive matches a frame whose
-                             * views are both at least 7/8 foreground
+                             * views are both at least 13/16 foreground
                              * whole, 0 for a placeholder */
   gboolean rectified_views; /* TRUE when output-mode=rectified: the frame
                              * holds the two rectified views in colour, left

@@ -415,7 +415,7 @@ TEST(Pipeline, MovingObjectsMaskFollowsTheTruth) {
               static_cast<double>(object_good) / object_pixels);
 }
 
-// stages.h matches_whole_frame: where both views' masks hold at least 7/8 of
+// stages.h matches_whole_frame: where both views' masks hold at least 13/16 of
 // the frame, method progressive matches as with the model off and keeps the
 // left mask's foreground: its output is the model-off output where the mask
 // is foreground and 0 elsewhere, and the work counted is a full frame's.

@@ -620,7 +620,7 @@ TEST(CudaStages, ForegroundTilesListWhatTheMasksHold) {
 // (foreground_tiles.h): none where no tile is listed, the body for a few
 // tiles below few_below, the whole grid's above it, and the body without the
 // masks only where both views' masks hold whole_from pixels or more (the
-// engine's stages.h whole_frame_foreground: 7/8 of the view); a grid of one body
+// engine's stages.h whole_frame_foreground: 13/16 of the view); a grid of one body
 // (TileGrid::body) lists its tiles only on the frames that take that body.
 TEST(CudaStages, ForegroundTilesChooseTheBody) {
   const int w = 256, h = 128;
@@ -692,9 +692,9 @@ TEST(CudaStages, ForegroundTilesChooseTheBody) {
   const Case cases[] = {{"nothing listed", false, 0, 0, kNoTiles},
                         {"a few pixels", true, 100, 90, kFewTiles},
                         {"half the frame", true, pixels / 2, pixels / 2, kManyTiles},
-                        {"every left pixel, the right view short of 7/8", true, pixels, whole - 1, kManyTiles},
-                        {"every right pixel, the left view short of 7/8", true, whole - 1, pixels, kManyTiles},
-                        {"both views at 7/8", true, whole, whole, kAllForeground},
+                        {"every left pixel, the right view short of 13/16", true, pixels, whole - 1, kManyTiles},
+                        {"every right pixel, the left view short of 13/16", true, whole - 1, pixels, kManyTiles},
+                        {"both views at 13/16", true, whole, whole, kAllForeground},
                         {"every pixel of both views", true, pixels, pixels, kAllForeground},
                         {"a few pixels again", true, 100, 100, kFewTiles}};
   for (const Case& k : cases) {

@@ -301,6 +301,8 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
         const double matched = st.matched_fraction();
         r.matched_mean += matched / period;
         r.matched_max = std::max(r.matched_max, matched);
+        if (st.background_tests_full > 0)
+          r.tests_mean += static_cast<double>(st.background_tests) / st.background_tests_full / period;
       }
     }
     if ((err = engine->synchronize()) != "") return fail(err);
@@ -332,12 +334,12 @@ void print_surveillance_line(const SurveillanceResult& r, const std::string& lab
     return;
   }
   std::printf(" method=%s levels=%d objects=%d object_d=%d warmup_frames=%d cycle_frames=%d true_fraction=%.4f "
-              "fg_fraction=%.4f fg_fraction_min=%.4f fg_fraction_max=%.4f matched=%.4f matched_max=%.4f "
+              "fg_fraction=%.4f fg_fraction_min=%.4f fg_fraction_max=%.4f matched=%.4f matched_max=%.4f tests=%.4f "
               "frames_per_batch=%d background_ms=%.4f "
               "background_min_ms=%.4f background_max_ms=%.4f full_ms=%.4f full_min_ms=%.4f full_max_ms=%.4f "
               "ratio=%.4f speedup=%.2f skips_empty=%d graph=\"%s\"\n",
               method, r.levels, r.objects, r.object_disparity, r.warmup_frames, r.cycle_frames, r.true_fraction,
-              r.foreground_mean, r.foreground_min, r.foreground_max, r.matched_mean, r.matched_max,
+              r.foreground_mean, r.foreground_min, r.foreground_max, r.matched_mean, r.matched_max, r.tests_mean,
               r.frames_per_batch, r.background.ms,
               r.background.min_ms, r.background.max_ms, r.full.ms, r.full.min_ms, r.full.max_ms,
               r.full.ms > 0 ? r.background.ms / r.full.ms : 0.0,

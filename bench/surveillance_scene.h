@@ -36,6 +36,10 @@ struct SurveillanceResult {
   // FrameStats matched_pixels / matched_pixels_full over the same pass: the
   // matching work the model leaves, against a full frame's.
   double matched_mean = 0, matched_max = 0;
+  // FrameStats background_tests / background_tests_full over the same pass:
+  // the model's own tests (cells and the pixels they leave), against a test
+  // of every pixel (what the pixels' pass costs follows it).
+  double tests_mean = 0;
   SurveillanceTiming background, full;
   // With cameras > 1: frames a second over all the cameras, model on / off.
   double cameras_background_fps = 0, cameras_full_fps = 0;

@@ -77,7 +77,8 @@ struct TilePlan {
   // tile, else kAllForeground where *foreground and *right_foreground (the
   // full-size left and right masks' foreground pixels) are both whole_from
   // or more, else kFewTiles where *foreground is below few_below, else
-  // kManyTiles.
+  // kManyTiles. A frame that takes kAllForeground lists no tile of any
+  // grid (that body reads no list).
   cudaGraphConditionalHandle condition = 0;
   bool set_condition = false;
   const unsigned long long* foreground = nullptr;

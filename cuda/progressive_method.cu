@@ -274,12 +274,11 @@ class ProgressiveMethod final : public MatchingMethod {
       return "the background model's frame graph needs conditional nodes (CUDA 12.4 or later)";
     if (lists && f.graph_conditions && !timer->in_graph)
       CS_CUDA_TRY(make_graph_condition(frame_stream, kNoTiles, &condition));
-    if (lists) {
-      std::string e = enqueue_tile_lists(f, frame_stream, condition);
-      if (!e.empty()) return e;
-      timer->mark("tile lists");
-    }
     if (!condition.on) {
+      // In line the counts come first, so that a frame matched whole makes
+      // no lists (in the SWITCH's graph the list kernel's blocks leave at
+      // once; the timeline's graph makes them, its marks the same on every
+      // frame).
       unsigned long long fg = f.last_foreground_pixels, fg_right = f.last_right_foreground;
       if (lists && !captured) {
         unsigned long long counts[2] = {0, 0};
@@ -292,7 +291,17 @@ class ProgressiveMethod final : public MatchingMethod {
         fg_right = counts[1];
       }
       const bool masks = lists && !matches_whole_frame(fg, fg_right, f.levels[0].width, f.levels[0].height);
+      if (lists && (masks || captured)) {
+        std::string e = enqueue_tile_lists(f, frame_stream, condition);
+        if (!e.empty()) return e;
+        timer->mark("tile lists");
+      }
       return enqueue_levels(f, frame_stream, timer, masks, masks && fg < few_below(f), masks);
+    }
+    if (lists) {
+      std::string e = enqueue_tile_lists(f, frame_stream, condition);
+      if (!e.empty()) return e;
+      timer->mark("tile lists");
     }
     cudaGraph_t bodies[3] = {nullptr, nullptr, nullptr};
     static_assert(kFewTiles == 0 && kManyTiles == 1 && kAllForeground == 2 && kNoTiles == 3, "the bodies' order");

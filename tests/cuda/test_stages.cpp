@@ -621,7 +621,8 @@ TEST(CudaStages, ForegroundTilesListWhatTheMasksHold) {
 // tiles below few_below, the whole grid's above it, and the body without the
 // masks only where both views' masks hold whole_from pixels or more (the
 // engine's stages.h whole_frame_foreground: 13/16 of the view); a grid of one body
-// (TileGrid::body) lists its tiles only on the frames that take that body.
+// (TileGrid::body) lists its tiles only on the frames that take that body,
+// and on a frame matched whole no grid lists any.
 TEST(CudaStages, ForegroundTilesChooseTheBody) {
   const int w = 256, h = 128;
   const unsigned long long pixels = static_cast<unsigned long long>(w) * h;
@@ -714,7 +715,9 @@ TEST(CudaStages, ForegroundTilesChooseTheBody) {
     EXPECT_EQ(got, k.want == kNoTiles ? 0u : k.want + 1);
     unsigned counts_got[4] = {};
     ASSERT_CUDA(cudaMemcpy(counts_got, words, sizeof(counts_got), cudaMemcpyDeviceToHost));
-    EXPECT_EQ(counts_got[0], k.occupied ? tiles : 0u) << "the grid of every body";
+    // A frame matched whole reads no list: none is made, not even the
+    // grid of every body's.
+    EXPECT_EQ(counts_got[0], k.occupied && k.want != kAllForeground ? tiles : 0u) << "the grid of every body";
     EXPECT_EQ(counts_got[2], k.want == kFewTiles ? tiles : 0u) << "the few tiles' grid";
     EXPECT_EQ(counts_got[3], k.want == kManyTiles ? tiles : 0u) << "the whole grid's";
   }

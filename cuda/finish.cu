@@ -26,15 +26,28 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
                                                                    EncodeTarget encode,
                                                                    ImageView<const uint32_t> right_keys,
                                                                    const unsigned long long* mask_pixels) {
+  const int y = blockIdx.y * kBlockY + threadIdx.y;
+  // A mask without a pixel (its count made before this kernel, the same
+  // for every thread): no disparity and no foreground anywhere, so nothing
+  // is read and nothing counted; the outputs are written as for a pixel
+  // without a disparity (a still 1080p frame's finish: 3.8 M warp
+  // instructions and 7.0 us with the counts and the barriers, H200).
+  if (mask.data && mask_pixels && *mask_pixels == 0) {
+    if (y >= disparity.height) return;
+#pragma unroll
+    for (int k = 0; k < kPixelsPerThread; ++k) {
+      const int x = blockIdx.x * kBlockX * kPixelsPerThread + threadIdx.x + k * kBlockX;
+      if (x >= disparity.width) break;
+      if (!kEncode) drow(disparity_q4, y)[x] = 0;
+      if (kEncode) store_encoded(encode, x, y, 0, false);
+      if (kConfidence) drow(confidence.confidence, y)[x] = 0;
+    }
+    return;
+  }
   __shared__ unsigned block_valid, block_foreground;
   if (threadIdx.x == 0 && threadIdx.y == 0) block_valid = block_foreground = 0;
   __syncthreads();
-  const int y = blockIdx.y * kBlockY + threadIdx.y;
   unsigned valid = 0, foreground = 0;
-  // A mask without a pixel (its count made before this kernel): no
-  // disparity and no foreground anywhere, and neither the map nor the mask
-  // is read.
-  const bool none = mask.data && mask_pixels && *mask_pixels == 0;
   if (y < disparity.height) {
     // In phases over the thread's pixels, so that each phase's loads are in
     // flight together: the compiler cannot move a pixel's loads above the
@@ -49,7 +62,7 @@ __global__ void __launch_bounds__(kBlockX * kBlockY) finish_kernel(ImageView<con
 #pragma unroll
     for (int k = 0; k < kPixelsPerThread; ++k) {
       const int x = x_first + k * kBlockX;
-      const bool inside = x < disparity.width && !none;
+      const bool inside = x < disparity.width;
       d[k] = inside ? drow(disparity, y)[x] : -1;
       fg[k] = inside && (!mask.data || drow(mask, y)[x] != 0);
     }

@@ -274,6 +274,11 @@ class ProgressiveMethod final : public MatchingMethod {
       return "the background model's frame graph needs conditional nodes (CUDA 12.4 or later)";
     if (lists && f.graph_conditions && !timer->in_graph)
       CS_CUDA_TRY(make_graph_condition(frame_stream, kNoTiles, &condition));
+    auto make_lists = [&]() -> std::string {
+      std::string e = enqueue_tile_lists(f, frame_stream, condition);
+      if (e.empty()) timer->mark("tile lists");
+      return e;
+    };
     if (!condition.on) {
       // In line the counts come first, so that a frame matched whole makes
       // no lists (in the SWITCH's graph the list kernel's blocks leave at
@@ -292,16 +297,14 @@ class ProgressiveMethod final : public MatchingMethod {
       }
       const bool masks = lists && !matches_whole_frame(fg, fg_right, f.levels[0].width, f.levels[0].height);
       if (lists && (masks || captured)) {
-        std::string e = enqueue_tile_lists(f, frame_stream, condition);
+        std::string e = make_lists();
         if (!e.empty()) return e;
-        timer->mark("tile lists");
       }
       return enqueue_levels(f, frame_stream, timer, masks, masks && fg < few_below(f), masks);
     }
     if (lists) {
-      std::string e = enqueue_tile_lists(f, frame_stream, condition);
+      std::string e = make_lists();
       if (!e.empty()) return e;
-      timer->mark("tile lists");
     }
     cudaGraph_t bodies[3] = {nullptr, nullptr, nullptr};
     static_assert(kFewTiles == 0 && kManyTiles == 1 && kAllForeground == 2 && kNoTiles == 3, "the bodies' order");

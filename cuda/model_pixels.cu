@@ -132,6 +132,42 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
   }
   if (n > 0 && y % kSide == 0 && settled != (s_settled[row][threadIdx.x] != 0))
     drow(v.settled[z], y / kSide)[x / kSide] = settled;
+  // A block whose only work is its turn (in a still scene every block with
+  // work): its turn's row of cells settled, labelled background, each pixel
+  // updated; the other row idle. Its pixels' 128 threads would update four
+  // pixels each in turn while the others waited; each of the 256 takes two
+  // of them instead (the same updates: background_pixel is the pixel's
+  // alone). Its raw words are 0, written as the block's rows' threads write
+  // them otherwise; nothing is tested.
+  if (__syncthreads_and(idle || (settled && background_turn(y, frames_seen)))) {
+    const int turn_row = background_turn(cy0 * kSide, frames_seen) ? 0 : 1;
+    const int ty = (cy0 + turn_row) * kSide + (threadIdx.y & (kSide - 1));
+    const int tx = (cx0 + threadIdx.x) * kSide + 2 * (threadIdx.y / kSide);
+    static_assert(kThreadsY == 2 * kSide, "two threads a cell's row of the turn");
+    const int tn = ty < in.height ? mini(2, in.width - tx) : 0;
+    if (tn > 0) {
+      BackgroundPixel* model = drow(v.model[z], ty) + tx;
+      BackgroundPixel m[2];
+      if (tn == 2) {
+        const ulonglong2 m01 = *reinterpret_cast<const ulonglong2*>(model);
+        m[0] = m01.x, m[1] = m01.y;
+      } else {
+        m[0] = model[0], m[1] = 0;
+      }
+      uint32_t colour[kSide] = {0, 0, 0, 0};
+      read_colours<F, kRemap>(input, in, z, tx, ty, tn, colour);
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        if (k >= tn) break;
+        const BackgroundPixel before = m[k];
+        background_pixel(&m[k], colour[k], bp, frames_seen, tx + k, ty, z, 0);
+        if (m[k] != before) model[k] = m[k];
+      }
+    }
+    if ((threadIdx.x & 7) == 0 && y < in.height && x < in.width) drow(v.raw[z], y)[x / 32] = 0;
+    if (tid == 0) drow(v.raw_any[z], blockIdx.y)[blockIdx.x] = 0;
+    return;
+  }
   unsigned nibble = 0, tests = 0;
   if (!idle) {
     BackgroundPixel* model = drow(v.model[z], y) + x;

@@ -1854,14 +1854,17 @@ TEST(CudaStages, BackgroundModelOverFrames) {
 // frame's model, cells and raw test equal the CPU reference's; each block's
 // work is exactly "a cell of it not settled" after the pass, its raw_any
 // exactly "a raw bit in it"; and the masks made with them equal clean_mask
-// and pool_mask of the reference's raw test.
-TEST(CudaStages, ModelSkipsBlocksWithoutWork) {
+// and pool_mask of the reference's raw test. On the still frames a block's
+// only work is its turn's row (the pass's threads take two of its pixels
+// each); a width that ends inside a cell leaves a thread one pixel or none.
+void model_skips_blocks(int w, int h) {
+  SCOPED_TRACE(::testing::Message() << w << "x" << h);
   Params p;
   p.warmup_frames = 3;
   p.learning_rate = 0.05f;
   p.absorb_delay = 100;
   const BackgroundParams bp = background_params(p);
-  const int w = 300, h = 150, levels = 3, radius = 2;
+  const int levels = 3, radius = 2;
   ASSERT_CUDA(prepare_masks(radius));
   BackgroundModel model[2];
   DeviceModel dev(w, h, bp);
@@ -1953,6 +1956,12 @@ TEST(CudaStages, ModelSkipsBlocksWithoutWork) {
   // After the patch the scene is still: blocks off their turn go idle.
   EXPECT_GT(skipped_frames, 20);
   cudaFree(mask_frames);
+}
+
+TEST(CudaStages, ModelSkipsBlocksWithoutWork) {
+  model_skips_blocks(300, 150);
+  model_skips_blocks(301, 150);  // the last cell one pixel wide
+  model_skips_blocks(303, 149);  // three pixels wide, a short last row of cells
 }
 
 TEST(CudaStages, EncodeEveryFormat) {

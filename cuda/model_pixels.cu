@@ -45,6 +45,39 @@ __device__ __forceinline__ void read_colours(const ModelInput& input, const Fram
   }
 }
 
+// Reads the models of n (1 .. N) pixels of a row, x .. x + n - 1 of row y
+// (16 bytes at a time when all N are in the image), their colours where
+// `need`, runs background_pixel on each with the cells' label and writes
+// back the models that changed. Returns the pixels' foreground bits.
+template <int N, PixelFormat F, bool kRemap>
+__device__ __forceinline__ unsigned update_pixels(const ModelViews& v, const ModelInput& input, const FrameView& in,
+                                                  int z, int x, int y, int n, bool need, int frames_seen, int label) {
+  static_assert(N % 2 == 0 && N <= kSide, "pairs of 8-byte models");
+  BackgroundPixel* model = drow(v.model[z], y) + x;
+  BackgroundPixel m[N];
+  if (n == N) {
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+      const ulonglong2 pair = reinterpret_cast<const ulonglong2*>(model)[k / 2];
+      m[k] = pair.x, m[k + 1] = pair.y;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) m[k] = k < n ? model[k] : 0;
+  }
+  uint32_t colour[kSide] = {0, 0, 0, 0};
+  if (need) read_colours<F, kRemap>(input, in, z, x, y, n, colour);
+  unsigned bits = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (k >= n) break;
+    const BackgroundPixel before = m[k];
+    if (background_pixel(&m[k], colour[k], v.params, frames_seen, x + k, y, z, label)) bits |= 1u << k;
+    if (m[k] != before) model[k] = m[k];
+  }
+  return bits;
+}
+
 // A block: kThreadsX cells across by kCellRows down, a thread a row of a
 // cell (a cell a thread, its 16 pixels in turn, was slower: on a turn
 // frame a warp's 16 updates a thread in series are the pass's longest
@@ -145,53 +178,17 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY) model_pixels_kernel(con
     const int tx = (cx0 + threadIdx.x) * kSide + 2 * (threadIdx.y / kSide);
     static_assert(kThreadsY == 2 * kSide, "two threads a cell's row of the turn");
     const int tn = ty < in.height ? mini(2, in.width - tx) : 0;
-    if (tn > 0) {
-      BackgroundPixel* model = drow(v.model[z], ty) + tx;
-      BackgroundPixel m[2];
-      if (tn == 2) {
-        const ulonglong2 m01 = *reinterpret_cast<const ulonglong2*>(model);
-        m[0] = m01.x, m[1] = m01.y;
-      } else {
-        m[0] = model[0], m[1] = 0;
-      }
-      uint32_t colour[kSide] = {0, 0, 0, 0};
-      read_colours<F, kRemap>(input, in, z, tx, ty, tn, colour);
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        if (k >= tn) break;
-        const BackgroundPixel before = m[k];
-        background_pixel(&m[k], colour[k], bp, frames_seen, tx + k, ty, z, 0);
-        if (m[k] != before) model[k] = m[k];
-      }
-    }
+    if (tn > 0) update_pixels<2, F, kRemap>(v, input, in, z, tx, ty, tn, true, frames_seen, 0);
     if ((threadIdx.x & 7) == 0 && y < in.height && x < in.width) drow(v.raw[z], y)[x / 32] = 0;
     if (tid == 0) drow(v.raw_any[z], blockIdx.y)[blockIdx.x] = 0;
     return;
   }
   unsigned nibble = 0, tests = 0;
   if (!idle) {
-    BackgroundPixel* model = drow(v.model[z], y) + x;
-    BackgroundPixel m[kSide];
-    if (n == kSide) {
-      const ulonglong2 m01 = reinterpret_cast<const ulonglong2*>(model)[0];
-      const ulonglong2 m23 = reinterpret_cast<const ulonglong2*>(model)[1];
-      m[0] = m01.x, m[1] = m01.y, m[2] = m23.x, m[3] = m23.y;
-    } else {
-#pragma unroll
-      for (int k = 0; k < kSide; ++k) m[k] = k < n ? model[k] : 0;
-    }
     // Whether background_pixel reads a colour: to start, in the warm-up, a
     // test, or a labelled pixel's turn (its update).
     const bool need = warm || label == kLabelTest || background_turn(y, frames_seen);
-    uint32_t colour[kSide] = {0, 0, 0, 0};
-    if (need) read_colours<F, kRemap>(input, in, z, x, y, n, colour);
-#pragma unroll
-    for (int k = 0; k < kSide; ++k) {
-      if (k >= n) break;
-      const BackgroundPixel before = m[k];
-      if (background_pixel(&m[k], colour[k], bp, frames_seen, x + k, y, z, label)) nibble |= 1u << k;
-      if (m[k] != before) model[k] = m[k];
-    }
+    nibble = update_pixels<kSide, F, kRemap>(v, input, in, z, x, y, n, need, frames_seen, label);
     if (!warm && label == kLabelTest) tests = n;
   }
   // Lanes 8 j .. 8 j + 7 hold the 32 pixels of one raw word.

@@ -35,7 +35,9 @@
 //                the model and one without, stage by stage (no graph);
 //                with --cameras N (N > 1), the moving frames also on N
 //                engines side by side, a host thread each, model on and off
-//                (a `cameras` line: frames a second in all).
+//                (a `cameras` line: frames a second in all); unless
+//                --no-inflight, both runs timed again with two frames in
+//                flight (background_inflight_ms, full_inflight_ms).
 //                Not with --write-pairs
 // Default: pair when --left is given, else slanted at every size and D plus
 // sequence at D = 256 (the grid of the earlier tables). Grey scenes go to the
@@ -50,7 +52,7 @@
 //   single    --singles frames timed one by one (event, enqueue, event, wait),
 //             median: a frame on an idle GPU, launch included (as libSGM's
 //             sgm-bench times its device_ms_median)
-//   inflight  set_frames_in_flight(2) (full-frame only): 9 batches timed on
+//   inflight  set_frames_in_flight(2) (full-frame scenes): 9 batches timed on
 //             the host clock from the first enqueue to synchronize(); median
 //   stages    (--stages) profile_stages 21 times, median per stage, stages
 //             repeated per level summed; events between stages and no graph,
@@ -461,7 +463,7 @@ cs::bench::SurveillanceResult run_surveillance(const Config& c, const Options& o
     s.rgba_height = c.height;
   }
   return cs::bench::run_surveillance(sc, s.left_rgba_sized, s.right_rgba_sized, params_of(o, c.disparities),
-                                     o.batch_ms, o.frames, o.stages, o.timeline, o.profile);
+                                     o.batch_ms, o.frames, o.stages, o.timeline, o.profile, o.inflight);
 #else
   (void)o;
   cs::bench::SurveillanceResult r;

@@ -172,7 +172,7 @@ std::string time_cameras(int cameras, const Params& p, const MovingObjectsSpec& 
 
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
-                                    int max_frames, bool stages, bool timeline, bool profile) {
+                                    int max_frames, bool stages, bool timeline, bool profile, bool inflight) {
   SurveillanceResult r;
   r.c = c;
   auto fail = [&](const std::string& e) {
@@ -305,6 +305,25 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
           r.tests_mean += static_cast<double>(st.background_tests) / st.background_tests_full / period;
       }
     }
+    if (inflight) {
+      // Two frames in flight: the frames alternate between two sets of
+      // buffers (one model), timed on the host from the first enqueue to
+      // synchronize(); a cycle first, so that both sets run their graphs.
+      if ((err = engine->set_frames_in_flight(2)) != "") return fail(err);
+      for (int i = 0; i < kCycleFrames && err.empty(); ++i) err = moving();
+      if (err.empty()) err = engine->synchronize();
+      std::vector<double> two;
+      for (int k = 0; k < kBatches && err.empty(); ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < r.frames_per_batch && err.empty(); ++i) err = moving();
+        if (err.empty()) err = engine->synchronize();
+        two.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                      r.frames_per_batch);
+      }
+      if (err.empty()) err = engine->set_frames_in_flight(1);
+      if (!err.empty()) return fail(err);
+      t.inflight_ms = median(two);
+    }
     if ((err = engine->synchronize()) != "") return fail(err);
   }
   if (c.cameras > 1) {
@@ -337,13 +356,17 @@ void print_surveillance_line(const SurveillanceResult& r, const std::string& lab
               "fg_fraction=%.4f fg_fraction_min=%.4f fg_fraction_max=%.4f matched=%.4f matched_max=%.4f tests=%.4f "
               "frames_per_batch=%d background_ms=%.4f "
               "background_min_ms=%.4f background_max_ms=%.4f full_ms=%.4f full_min_ms=%.4f full_max_ms=%.4f "
-              "ratio=%.4f speedup=%.2f skips_empty=%d graph=\"%s\"\n",
+              "ratio=%.4f speedup=%.2f skips_empty=%d graph=\"%s\"",
               method, r.levels, r.objects, r.object_disparity, r.warmup_frames, r.cycle_frames, r.true_fraction,
               r.foreground_mean, r.foreground_min, r.foreground_max, r.matched_mean, r.matched_max, r.tests_mean,
               r.frames_per_batch, r.background.ms,
               r.background.min_ms, r.background.max_ms, r.full.ms, r.full.min_ms, r.full.max_ms,
               r.full.ms > 0 ? r.background.ms / r.full.ms : 0.0,
               r.background.ms > 0 ? r.full.ms / r.background.ms : 0.0, r.skips_empty ? 1 : 0, r.graph.c_str());
+  if (r.background.inflight_ms > 0 && r.full.inflight_ms > 0)
+    std::printf(" background_inflight_ms=%.4f full_inflight_ms=%.4f ratio_inflight=%.4f", r.background.inflight_ms,
+                r.full.inflight_ms, r.background.inflight_ms / r.full.inflight_ms);
+  std::printf("\n");
   if (r.c.cameras > 1)
     std::printf("cameras scene=surveillance size=%dx%d D=%d fraction_pct=%d cameras=%d frames_each=%d "
                 "background_fps=%.0f full_fps=%.0f speedup=%.2f\n",

@@ -24,6 +24,10 @@ struct SurveillanceConfig {
 
 struct SurveillanceTiming {
   double ms = 0, min_ms = 0, max_ms = 0;  // median (min..max) of the batches, a frame
+  // Two frames in flight (CudaEngine::set_frames_in_flight(2)): the batches
+  // timed on the host clock from the first enqueue to synchronize(), median
+  // ms a frame; 0 when not measured.
+  double inflight_ms = 0;
 };
 
 struct SurveillanceResult {
@@ -62,10 +66,12 @@ struct SurveillanceResult {
 // profile, one moving frame with the model on and one with it off run
 // again stage by stage (profile_stages: straight launches, no graph)
 // between cudaProfilerStart and Stop, for `ncu --profile-from-start off`.
+// With inflight, each run is timed again with two frames in flight
+// (SurveillanceTiming::inflight_ms).
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
                                     int max_frames, bool stages = false, bool timeline = false,
-                                    bool profile = false);
+                                    bool profile = false, bool inflight = false);
 
 // One `result scene=surveillance ...` line of key=value pairs.
 void print_surveillance_line(const SurveillanceResult& r, const std::string& label, const char* method);

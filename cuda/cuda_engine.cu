@@ -45,6 +45,7 @@ std::string CudaEngine::Impl::ensure_device() {
 }
 
 std::string CudaEngine::Impl::restart_background() {
+  if (model_home) return {};  // the first set's model (its restart)
   frames_seen_host = 0;
   if (frames_seen) CS_CUDA_TRY(cudaMemsetAsync(frames_seen, 0, sizeof(int), stream));
   return {};
@@ -141,27 +142,38 @@ std::string CudaEngine::Impl::allocate_background() {
   if (mask_dirty.empty()) {
     const int cw = (width + kBackgroundCell - 1) / kBackgroundCell;
     const int ch = (height + kBackgroundCell - 1) / kBackgroundCell;
-    for (int v = 0; v < 2; ++v) {
-      CS_CUDA_TRY(model[v].allocate(width, height));
-      CS_CUDA_TRY(raw_test[v].allocate((width + 31) / 32, height));
-      CS_CUDA_TRY(cell_model[v].allocate(cw, ch));
-      CS_CUDA_TRY(cell_fg[v].allocate(cw, ch));
-      CS_CUDA_TRY(cell_settled[v].allocate(cw, ch));
-      // No cell was settled before the first frame (background.h ModelViews).
-      const ImageView<uint8_t> s = cell_settled[v].view();
-      CS_CUDA_TRY(cudaMemset2DAsync(s.data, s.pitch, 0, cw, ch, stream));
-      // Every block with work (the warm-up passes them all anyway).
-      CS_CUDA_TRY(model_work[v].allocate(model_blocks_x(width), model_blocks_y(height)));
-      const ImageView<uint8_t> wk = model_work[v].view();
-      CS_CUDA_TRY(cudaMemset2DAsync(wk.data, wk.pitch, 1, wk.width, wk.height, stream));
-      CS_CUDA_TRY(raw_any[v].allocate(wk.width, wk.height));
-      const ImageView<uint8_t> ra = raw_any[v].view();
-      CS_CUDA_TRY(cudaMemset2DAsync(ra.data, ra.pitch, 1, ra.width, ra.height, stream));
-    }
+    // A twin (set_frames_in_flight) runs the first set's model.
+    if (!model_home)
+      for (int v = 0; v < 2; ++v) {
+        CS_CUDA_TRY(model[v].allocate(width, height));
+        CS_CUDA_TRY(raw_test[v].allocate((width + 31) / 32, height));
+        CS_CUDA_TRY(cell_model[v].allocate(cw, ch));
+        CS_CUDA_TRY(cell_fg[v].allocate(cw, ch));
+        CS_CUDA_TRY(cell_settled[v].allocate(cw, ch));
+        // No cell was settled before the first frame (background.h ModelViews).
+        const ImageView<uint8_t> s = cell_settled[v].view();
+        CS_CUDA_TRY(cudaMemset2DAsync(s.data, s.pitch, 0, cw, ch, stream));
+        // Every block with work (the warm-up passes them all anyway).
+        CS_CUDA_TRY(model_work[v].allocate(model_blocks_x(width), model_blocks_y(height)));
+        const ImageView<uint8_t> wk = model_work[v].view();
+        CS_CUDA_TRY(cudaMemset2DAsync(wk.data, wk.pitch, 1, wk.width, wk.height, stream));
+        CS_CUDA_TRY(raw_any[v].allocate(wk.width, wk.height));
+        const ImageView<uint8_t> ra = raw_any[v].view();
+        CS_CUDA_TRY(cudaMemset2DAsync(ra.data, ra.pitch, 1, ra.width, ra.height, stream));
+      }
     const int regions = mask_regions_x(width) * mask_regions_y(height) * 2;
     CS_CUDA_TRY(mask_dirty.allocate(regions, 1));
     // Every region's outputs unknown: written by the first pass.
     CS_CUDA_TRY(cudaMemsetAsync(mask_dirty.view().data, 1, regions, stream));
+  }
+  if (model_home && (!model_home->buffers_ready || model_home->width != width || model_home->height != height ||
+                     model_home->levels != levels || model_home->model[0].empty())) {
+    // The first set's model made for this size (its frames of another size
+    // are done: configure() frees their buffers), before this set's frames
+    // read it.
+    std::string e = model_home->configure(width, height);
+    if (!e.empty()) return e;
+    CS_CUDA_TRY(cudaStreamSynchronize(model_home->stream));
   }
   CS_CUDA_TRY(prepare_masks(params.morph_radius));
   return {};
@@ -216,12 +228,13 @@ CudaEngine::~CudaEngine() {
   if (m.ev_caller) cudaEventDestroy(m.ev_caller);
   if (m.ev_done) cudaEventDestroy(m.ev_done);
   if (m.ev_output) cudaEventDestroy(m.ev_output);
+  if (m.ev_model) cudaEventDestroy(m.ev_model);
   if (m.ev_fork) cudaEventDestroy(m.ev_fork);
   for (cudaEvent_t ev : m.ev_join)
     if (ev) cudaEventDestroy(ev);
   if (m.side_stream) cudaStreamDestroy(m.side_stream);
   if (m.body_stream) cudaStreamDestroy(m.body_stream);
-  for (cudaEvent_t ev : {m.ring_copied[0], m.ring_copied[1], m.ev_encoded})
+  for (cudaEvent_t ev : {m.ring_copied[0], m.ring_copied[1], m.ev_encoded, m.ev_copied})
     if (ev) cudaEventDestroy(ev);
   for (auto& r : m.encoded_ring) r.release();
   if (m.copy_stream) cudaStreamDestroy(m.copy_stream);
@@ -311,6 +324,7 @@ std::unique_ptr<CudaEngine> CudaEngine::create(const Params& params, int device_
     CS_CUDA_TRY(cudaStreamCreateWithPriority(&m.side_stream, cudaStreamNonBlocking, least));
     CS_CUDA_TRY(cudaStreamCreateWithPriority(&m.body_stream, cudaStreamNonBlocking, greatest));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_output, cudaEventDisableTiming));
+    CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_model, cudaEventDisableTiming));
     CS_CUDA_TRY(cudaEventCreateWithFlags(&m.ev_fork, cudaEventDisableTiming));
     for (cudaEvent_t& ev : m.ev_join) CS_CUDA_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
     CS_CUDA_TRY(query_device_limits(dev, &m.limits));
@@ -390,6 +404,8 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
   if ((frames == 2) == (m.twin != nullptr)) return {};
   std::string e = synchronize();
   if (!e.empty()) return e;
+  // The graph records the model's event for the other set only with a twin.
+  m.graph.forget();
   if (frames == 1) {
     m.frame_index = m.frames_queued;  // the count goes on from both sets' frames
     m.twin.reset();
@@ -404,6 +420,7 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
   m.twin = std::move(twin);
   m.peer = m.twin->impl_.get();
   m.twin->impl_->peer = &m;
+  m.twin->impl_->model_home = &m;  // one background model for both sets
   m.frames_queued = m.frame_index;
   return {};
 }
@@ -441,6 +458,7 @@ int CudaEngine::device() const { return impl_->device; }
 
 void CudaEngine::reset_background() {
   impl_->ensure_device();
+  if (impl_->twin) synchronize();  // both sets' frames read the model this restarts
   impl_->restart_background();
   if (impl_->twin) impl_->twin->reset_background();
 }
@@ -490,7 +508,11 @@ std::string CudaEngine::download_debug(Matcher::Debug* out) {
 }
 
 std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
-  if (impl_->last_on_twin) return impl_->twin->profile_stages(times);
+  if (impl_->last_on_twin) {
+    // Both sets' frames done first: they share the background model.
+    const std::string e = synchronize();
+    return e.empty() ? impl_->twin->profile_stages(times) : e;
+  }
   Impl& m = *impl_;
   std::string e = m.profilable();
   if (e.empty()) e = synchronize();
@@ -517,12 +539,17 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
     cudaEventElapsedTime(&st.ms, t.events[i - 1], t.events[i]);
     times->push_back(st);
   }
-  if (m.params.background && m.frames_seen_host < INT_MAX) ++m.frames_seen_host;  // the body counted a frame
+  if (m.params.background && m.model_state().frames_seen_host < INT_MAX)
+    ++m.model_state().frames_seen_host;  // the body counted a frame
   return {};
 }
 
 std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
-  if (impl_->last_on_twin) return impl_->twin->profile_graph(marks);
+  if (impl_->last_on_twin) {
+    // Both sets' frames done first: they share the background model.
+    const std::string e = synchronize();
+    return e.empty() ? impl_->twin->profile_graph(marks) : e;
+  }
   Impl& m = *impl_;
   std::string e = m.profilable();
   if (e.empty()) e = synchronize();
@@ -587,7 +614,8 @@ std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
   for (size_t i = 0; i < t.events.size() && e.empty(); ++i) e = add(t.names[i], t.levels[i], t.sides[i], t.events[i]);
   if (e.empty()) e = add("finish", -1, false, done);
   if (!e.empty()) return e;
-  if (m.params.background && m.frames_seen_host < INT_MAX) ++m.frames_seen_host;  // the body counted a frame
+  if (m.params.background && m.model_state().frames_seen_host < INT_MAX)
+    ++m.model_state().frames_seen_host;  // the body counted a frame
   return {};
 }
 

@@ -82,16 +82,17 @@ class CudaEngine final : public Engine {
   // pinned host memory is queued on the engine's stream and submit()
   // returns at once; finish() waits for it on an event that blocks the
   // thread instead of spinning, and reads the frame's own copy of its
-  // counters (so frames in flight keep their statistics apart). A frame with
-  // a pageable output, and every frame while two sets of frames in flight
-  // are on (set_frames_in_flight), runs inside submit(). Pageable views pass
-  // through the one staging area: their submit() first waits for the frames
-  // in flight that read it.
+  // counters (so frames in flight keep their statistics apart). With two
+  // sets of frames in flight (set_frames_in_flight), frames of device views
+  // alternate between the sets as enqueue()'s do, and still finish in
+  // submit order. A frame with a pageable output runs inside submit().
+  // Pageable views pass through the one staging area: their submit() first
+  // waits for the frames in flight that read it.
   std::string submit(const FrameView& left, const FrameView& right, const EncodeParams& encode,
                      const OutputFrame& out) override;
   FrameResult finish() override;
   size_t in_flight() const override;
-  // True unless two sets of frames in flight are on (then submit() runs each frame).
+  // True: submit() queues frames (but those with a pageable output).
   bool overlaps_frames() const override;
 
   // ---- asynchronous, device-resident frames
@@ -138,13 +139,17 @@ class CudaEngine final : public Engine {
 
   // ---- frames in flight
   // 1 (the default): each frame's work follows the previous frame's on the
-  // engine's stream. 2: in full-frame mode (no background model), enqueue()
-  // calls without a caller stream alternate between two sets of buffers,
-  // streams and graphs (twice the device memory), so that one frame's
-  // matching overlaps the next one's where it leaves the GPU idle: more
-  // frames a second, each frame taking as long as before. Outputs are still
-  // written in enqueue order. Everything else (process(), background mode,
-  // views in upload slots, calls with a caller stream) uses the first set.
+  // engine's stream. 2: enqueue() calls without a caller stream alternate
+  // between two sets of buffers, streams and graphs (twice the device
+  // memory), so that one frame's matching overlaps the next one's where it
+  // leaves the GPU idle: more frames a second, each frame taking as long as
+  // before. With the background model both sets run one model (the first
+  // set's): a frame's model passes (the conversion's cell tests, the pixels'
+  // pass, the masks) wait for the previous frame's, and its matching
+  // overlaps the previous frame's matching; the outputs equal those of one
+  // set bit for bit. Outputs are still written in enqueue order. Everything
+  // else (process(), views in upload slots, calls with a caller stream)
+  // uses the first set.
   // stats(), download_debug() and profile_stages() speak of the last frame
   // queued, whichever set ran it; stream() is the first set's stream, so
   // wait for frames with synchronize().

@@ -55,7 +55,7 @@ std::string CudaEngine::process(const FrameView& left, const FrameView& right, c
 
 CudaEngine* CudaEngine::lane_for(const FrameView& left, const FrameView& right, cudaStream_t stream) {
   Impl& m = *impl_;
-  if (!m.twin || stream || m.params.background || left.memory != Memory::Device || right.memory != Memory::Device)
+  if (!m.twin || stream || left.memory != Memory::Device || right.memory != Memory::Device)
     return this;
   if (m.uploads.holds(left.plane[0]) || m.uploads.holds(right.plane[0])) return this;
   CudaEngine* lane = m.next_on_twin ? m.twin.get() : this;
@@ -156,7 +156,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
   Impl& m = *impl_;
   const bool device_out = out.memory == Memory::Device && left.memory == Memory::Device;
   const bool pinned_out = out.memory == Memory::Host && is_pinned(out.data);
-  if ((!device_out && !pinned_out) || m.twin) {
+  if (!device_out && !pinned_out) {
     // process() waits for the stream, so for every frame queued before too.
     Impl::Submitted s;
     s.ran = true;
@@ -167,6 +167,11 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
   }
   std::string e = m.ensure_device();
   if (!e.empty()) return e;
+  // With two sets of frames in flight, the set that runs the frame (views
+  // in device memory alternate, as enqueue()'s); its record stays in this
+  // set's queue, so that frames finish in submit order.
+  CudaEngine* lane = lane_for(left, right, nullptr);
+  Impl& L = *lane->impl_;
   // Pageable planes are gathered into the one staging area: the frames in
   // flight that went up through it must have done so.
   bool staged = false;
@@ -180,6 +185,8 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
       if (s.staged) CS_CUDA_TRY(cudaEventSynchronize(s.done));
   Impl::Submitted s;
   s.staged = staged;
+  s.width = left.width;
+  s.height = left.height;
   if (m.spare_events.empty()) {
     CS_CUDA_TRY(cudaEventCreateWithFlags(&s.done, cudaEventBlockingSync | cudaEventDisableTiming));
   } else {
@@ -200,49 +207,55 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     m.spare_events.push_back(s.done);
     m.spare_counters.push_back(s.counters);
   };
-  cudaStream_t done_on = m.stream;  // where the frame's last work is queued
+  cudaStream_t done_on = L.stream;  // where the frame's last work is queued
   if (device_out) {
-    e = enqueue_here(left, right, encode, out, nullptr);
-    if (e.empty()) frame_queued(this);
+    e = lane->enqueue_here(left, right, encode, out, nullptr);
+    if (e.empty()) frame_queued(lane);
   } else {
     // As process() with a pinned output, without its wait.
-    const Impl::FrameSlots upload_slots(m, left, right);
+    const Impl::FrameSlots upload_slots(L, left, right);
     e = check_output_frame(out, left.width, left.height, encode);
     if (e.empty()) e = check_encode_params(encode);
-    if (e.empty() && encode.format == OutputFormat::Confidence) e = m.confidence_problem();
+    if (e.empty() && encode.format == OutputFormat::Confidence) e = L.confidence_problem();
     const std::ptrdiff_t row = static_cast<std::ptrdiff_t>(out.width) * output_bytes_per_pixel(encode.format);
     // Encoded by the finish into one of two buffers, copied down on
     // copy_stream: the copy overlaps the next frame's kernels (about 0.2 ms
     // of 4 MB a 1080p GRAY16 frame). A buffer is written again once its
     // last copy is done (ring_copied, waited for before the finish).
-    if (e.empty()) e = m.ensure_copy_stream();
-    const int k = m.ring_next;
-    DeviceImage<uint8_t>& enc = m.encoded_ring[k];
+    if (e.empty()) e = L.ensure_copy_stream();
+    const int k = L.ring_next;
+    DeviceImage<uint8_t>& enc = L.encoded_ring[k];
     if (e.empty()) e = [&]() -> std::string {
-      m.ring_next ^= 1;
+      L.ring_next ^= 1;
       if (enc.view().width != row || enc.view().height != out.height) {
-        CS_CUDA_TRY(cudaStreamSynchronize(m.copy_stream));  // an earlier copy may still read it
+        CS_CUDA_TRY(cudaStreamSynchronize(L.copy_stream));  // an earlier copy may still read it
         CS_CUDA_TRY(enc.allocate(static_cast<int>(row), out.height));
       }
       return {};
     }();
     if (e.empty()) {
-      FrameOutput o = m.output_to(encode, enc.view().data, enc.view().pitch, out.width, out.height);
-      o.wait_before = m.ring_copied[k];
-      e = m.run_frame(left, right, nullptr, o);
+      FrameOutput o = L.output_to(encode, enc.view().data, enc.view().pitch, out.width, out.height);
+      o.wait_before = L.ring_copied[k];
+      e = L.run_frame(left, right, nullptr, o);
     }
     if (e.empty()) {
-      frame_queued(this);
-      e = m.encode_confidence(encode, enc.view().data, enc.view().pitch);
+      frame_queued(lane);
+      e = L.encode_confidence(encode, enc.view().data, enc.view().pitch);
       if (e.empty()) e = [&]() -> std::string {
         // The counts on the stream, before the next frame's conversion zeroes them.
-        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
-        CS_CUDA_TRY(cudaEventRecord(m.ev_encoded, m.stream));
-        CS_CUDA_TRY(cudaStreamWaitEvent(m.copy_stream, m.ev_encoded, 0));
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, L.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, L.stream));
+        CS_CUDA_TRY(cudaEventRecord(L.ev_encoded, L.stream));
+        CS_CUDA_TRY(cudaStreamWaitEvent(L.copy_stream, L.ev_encoded, 0));
+        // Copies into the caller's memory in submit order across both sets.
+        if (L.peer && L.peer->copy_recorded) CS_CUDA_TRY(cudaStreamWaitEvent(L.copy_stream, L.peer->ev_copied, 0));
         CS_CUDA_TRY(cudaMemcpy2DAsync(out.data, out.pitch, enc.view().data, enc.view().pitch, row, out.height,
-                                      cudaMemcpyDeviceToHost, m.copy_stream));
-        CS_CUDA_TRY(cudaEventRecord(m.ring_copied[k], m.copy_stream));
-        done_on = m.copy_stream;
+                                      cudaMemcpyDeviceToHost, L.copy_stream));
+        CS_CUDA_TRY(cudaEventRecord(L.ring_copied[k], L.copy_stream));
+        if (L.peer) {
+          CS_CUDA_TRY(cudaEventRecord(L.ev_copied, L.copy_stream));
+          L.copy_recorded = true;
+        }
+        done_on = L.copy_stream;
         return {};
       }();
     }
@@ -250,8 +263,8 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
   if (e.empty()) {
     e = [&]() -> std::string {
       // A frame copied down on copy_stream has its counters copied already.
-      if (done_on == m.stream)
-        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, m.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, m.stream));
+      if (done_on == L.stream)
+        CS_CUDA_TRY(cudaMemcpyAsync(s.counters, L.counters, sizeof(FrameCounters), cudaMemcpyDeviceToHost, L.stream));
       CS_CUDA_TRY(cudaEventRecord(s.done, done_on));
       return {};
     }();
@@ -260,7 +273,7 @@ std::string CudaEngine::submit(const FrameView& left, const FrameView& right, co
     give_back();
     return e;
   }
-  s.result.stats = m.pending;
+  s.result.stats = L.pending;
   m.submitted.push_back(std::move(s));
   return {};
 }
@@ -278,7 +291,7 @@ Engine::FrameResult CudaEngine::finish() {
     if (err != cudaSuccess)
       r.error = cuda_error_text(err, "cudaEventSynchronize(frame)", __FILE__, __LINE__);
     else
-      r.stats = with_counters(s.result.stats, *s.counters, m.width, m.height, m.params);
+      r.stats = with_counters(s.result.stats, *s.counters, s.width, s.height, m.params);
   }
   m.spare_events.push_back(s.done);
   m.spare_counters.push_back(s.counters);
@@ -286,6 +299,6 @@ Engine::FrameResult CudaEngine::finish() {
 }
 
 size_t CudaEngine::in_flight() const { return impl_->submitted.size(); }
-bool CudaEngine::overlaps_frames() const { return !impl_->twin; }
+bool CudaEngine::overlaps_frames() const { return true; }
 
 }  // namespace cs::cuda

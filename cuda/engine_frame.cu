@@ -15,21 +15,24 @@
 namespace cs::cuda {
 
 ModelViews CudaEngine::Impl::model_views() const {
+  // The model's state (both sets' with a twin: model_home); the frame's own
+  // input record and counters.
+  const Impl& h = model_state();
   ModelViews m;
   for (int v = 0; v < 2; ++v) {
-    m.model[v] = model[v].view();
-    m.raw[v] = raw_test[v].view();
+    m.model[v] = h.model[v].view();
+    m.raw[v] = h.raw_test[v].view();
   }
   for (int v = 0; v < 2; ++v) {
-    m.cells[v] = cell_model[v].view();
-    m.cell_fg[v] = cell_fg[v].view();
-    m.settled[v] = cell_settled[v].view();
-    m.work[v] = model_work[v].view();
-    m.raw_any[v] = raw_any[v].view();
+    m.cells[v] = h.cell_model[v].view();
+    m.cell_fg[v] = h.cell_fg[v].view();
+    m.settled[v] = h.cell_settled[v].view();
+    m.work[v] = h.model_work[v].view();
+    m.raw_any[v] = h.raw_any[v].view();
   }
   m.input = model_input;
   m.pixel_tests = counters->pixel_tests;
-  m.frames_seen = frames_seen;
+  m.frames_seen = h.frames_seen;
   m.params = background_params(params);
   return m;
 }
@@ -101,9 +104,10 @@ std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
   timer->mark("pyramid");
   if (p.background) {
     // The masks of every level and their occupancy from the model's raw test.
+    const Impl& h = model_state();
     MaskViews mv;
     for (int v = 0; v < 2; ++v) {
-      mv.raw[v] = raw_test[v].cview();
+      mv.raw[v] = h.raw_test[v].cview();
       for (int l = 0; l < levels; ++l) {
         mv.mask[l][v] = lv[l].mask[v].view();
         if (l < kOccupancyLevels) mv.occupancy[l][v] = lv[l].occupancy[v].view();
@@ -111,12 +115,20 @@ std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
     }
     mv.levels = levels;
     mv.dirty = mask_dirty.view().data;
-    for (int v = 0; v < 2; ++v) mv.raw_any[v] = raw_any[v].cview();
+    for (int v = 0; v < 2; ++v) mv.raw_any[v] = h.raw_any[v].cview();
     mv.regions_x = mask_regions_x(width);
-    mv.frames_seen = frames_seen;
+    mv.frames_seen = h.frames_seen;
     mv.matched = counters->matched;
     mv.right_foreground = &counters->right_foreground;
     CS_CUDA_TRY(enqueue_masks(mv, width, height, p.morph_radius, s));
+    if (peer) {
+      // The other set's next frame may run the model's passes from here on
+      // (in the graph: an event record node).
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      CS_CUDA_TRY(cudaStreamIsCapturing(s, &capturing));
+      CS_CUDA_TRY(cudaEventRecordWithFlags(
+          ev_model, s, capturing == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : cudaEventRecordDefault));
+    }
     timer->mark("background");
   }
   // The method's matching; its finish is the frame's last kernel (finish_call).
@@ -227,6 +239,9 @@ std::string CudaEngine::Impl::enqueue_frame(const FrameView& left, const FrameVi
   std::string e = input_call(left, right, &convert);
   if (e.empty()) e = finish_call(out, &finish);
   if (!e.empty()) return e;
+  // One model for both sets of frames in flight: this frame's passes come
+  // after those of the frame before it, queued on the other set.
+  if (peer && params.background) CS_CUDA_TRY(cudaStreamWaitEvent(stream, peer->ev_model, 0));
   const FrameShape shape{convert.shape(), finish.shape()};
   // The levels' ranges and the method's buffers stay those the graph was
   // made with: only its conversion or finish kernel changed.
@@ -345,11 +360,12 @@ std::string CudaEngine::Impl::run_frame(const FrameView& left, const FrameView& 
   st.coarse_range_factor = frame_factor;
   st.frame_index = ++frame_index;
   if (params.background) {
-    st.warming_up = frames_seen_host < params.warmup_frames || frames_seen_host == 0;
+    int& seen = model_state().frames_seen_host;
+    st.warming_up = seen < params.warmup_frames || seen == 0;
     st.background_tests_full = 2ull * width * height;
     // The cells; the counters add the pixels tested (with_counters).
     st.background_tests = st.warming_up ? 0 : 2 * background_cells(width, height);
-    if (frames_seen_host < INT_MAX) ++frames_seen_host;
+    if (seen < INT_MAX) ++seen;
   }
   // The matching work of a full frame (the counters give the model's).
   for (int l = 0; l < method->matched_levels(levels); ++l)
@@ -439,7 +455,7 @@ std::string CudaEngine::Impl::ensure_copy_stream() {
   int least = 0, greatest = 0;
   CS_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   CS_CUDA_TRY(cudaStreamCreateWithPriority(&copy_stream, cudaStreamNonBlocking, least));
-  for (cudaEvent_t* ev : {&ring_copied[0], &ring_copied[1], &ev_encoded})
+  for (cudaEvent_t* ev : {&ring_copied[0], &ring_copied[1], &ev_encoded, &ev_copied})
     CS_CUDA_TRY(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
   return {};
 }

@@ -116,6 +116,15 @@ struct CudaEngine::Impl {
   uint64_t frames_queued = 0;         // both sets' frames (frame_index while there is a twin)
   cudaEvent_t ev_output = nullptr;    // after this set's latest output writes
   bool output_recorded = false;
+  // With the background model, both sets run one model: the twin's frames
+  // use the first set's (model_home; null in the first set), and a frame's
+  // model passes wait for those of the frame before it on the other set.
+  // ev_model: after this set's latest frame's masks (the last of the model's
+  // passes to read or write its state), recorded in the frame's graph.
+  Impl* model_home = nullptr;
+  cudaEvent_t ev_model = nullptr;
+  Impl& model_state() { return model_home ? *model_home : *this; }
+  const Impl& model_state() const { return model_home ? *model_home : *this; }
   // The graph's side branch (a method's, e.g. progressive's finer census):
   // its stream and the events that fork it from and join it to `stream`
   // during capture (a join a level: MethodFrame::join).
@@ -152,6 +161,10 @@ struct CudaEngine::Impl {
   cudaEvent_t ring_copied[2] = {nullptr, nullptr};
   cudaEvent_t ev_encoded = nullptr;
   int ring_next = 0;
+  // With two sets of frames in flight: after this set's latest copy down
+  // (the other set's next copy waits for it: outputs in submit order).
+  cudaEvent_t ev_copied = nullptr;
+  bool copy_recorded = false;
   FrameCounters* counters = nullptr;        // device: the frame's conversion zeroes them
   FrameCounters* counters_host = nullptr;   // pinned: the last frame's, read_counts() copies them
   int* frames_seen = nullptr;               // device
@@ -203,6 +216,7 @@ struct CudaEngine::Impl {
     cudaEvent_t done = nullptr;
     FrameCounters* counters = nullptr;
     bool staged = false;  // its views went up through the staging area
+    int width = 0, height = 0;  // its views' (its statistics' fractions)
   };
   std::deque<Submitted> submitted;
   std::vector<cudaEvent_t> spare_events;

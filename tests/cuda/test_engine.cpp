@@ -595,6 +595,107 @@ TEST(CudaEngine, TwoFramesInFlightMatchTheReference) {
   EXPECT_EQ(gpu->stats().frame_index, 4u * kFrames + 2);
 }
 
+// Two frames in flight with the background model: both sets run one model,
+// each frame's model passes after the previous frame's on the other set.
+// Every frame's disparities and mask equal the reference's, through a
+// sequence whose foreground comes and goes, then covers half the frame,
+// most of it and all of it (every body of the graph's SWITCH); then at
+// another size (the first set's model made again for it, from a frame on
+// either set), and after dropping the twin (the first set's model goes on).
+TEST(CudaEngine, TwoFramesInFlightRunOneBackgroundModel) {
+  std::vector<SyntheticPair> pairs;
+  std::vector<int> phase_start;
+  auto add_phase = [&](int w, int h, const MovingObjectsSpec& spec) {
+    const SyntheticPair scene = make_slanted_pair(w, h, 4.0f, 0.03f, 17);
+    phase_start.push_back(static_cast<int>(pairs.size()));
+    MovingObjectsFrame f;
+    for (int i = 0; i < spec.frames(); ++i) {
+      ASSERT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, spec, i, &f), "");
+      SyntheticPair pair;
+      pair.left_rgba = f.left_rgba;
+      pair.right_rgba = f.right_rgba;
+      pairs.push_back(std::move(pair));
+    }
+  };
+  constexpr int kW = 200, kH = 120, kD = 48;
+  const MovingObjectsSpec crossing = crossing_objects_spec(kW, kH, 2, kD / 2, 5, 3, 9.0, 6);
+  add_phase(kW, kH, crossing);
+  add_phase(kW, kH, fraction_objects_spec(kW, kH, 0.5, kD / 2, 0, 6, 5));
+  add_phase(kW, kH, fraction_objects_spec(kW, kH, 0.95, kD / 6, 0, 6, 8));
+  add_phase(kW, kH, fraction_objects_spec(kW, kH, 1.0, kD / 2, 0, 4, 7));
+  // Another size: an odd number of frames before it, so that its first
+  // frame lands on the twin.
+  if (pairs.size() % 2 == 0) pairs.push_back(pairs.back());
+  add_phase(151, 93, crossing_objects_spec(151, 93, 1, kD / 2, 5, 8, 6.0, 3));
+  if (::testing::Test::HasFailure()) return;
+  const int frames = static_cast<int>(pairs.size());
+  std::vector<DeviceImage<uint32_t>> planes;
+  std::vector<FrameView> lefts, rights;
+  upload_pairs(pairs, &planes, &lefts, &rights);
+
+  Params p;
+  p.max_disparity = kD;
+  p.background = true;
+  p.warmup_frames = crossing.warmup_frames;
+  Matcher cpu(p);
+  std::vector<Image<uint16_t>> want_q4;
+  std::vector<Image<uint8_t>> want_fg;
+  std::vector<FrameStats> want_stats;
+  for (int i = 0; i < frames; ++i) {
+    const int w = pairs[i].left_rgba.width, h = pairs[i].left_rgba.height;
+    want_q4.emplace_back(w, h);
+    want_fg.emplace_back(w, h);
+    Outputs co;
+    co.disparity_q4 = want_q4.back().view();
+    co.foreground = want_fg.back().view();
+    ASSERT_EQ(cpu.process(rgba_view(pairs[i].left_rgba), rgba_view(pairs[i].right_rgba), co), "");
+    want_stats.push_back(cpu.stats());
+  }
+
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  ASSERT_EQ(gpu->set_frames_in_flight(2), "");
+  std::vector<DeviceImage<uint16_t>> q4;
+  std::vector<DeviceImage<uint8_t>> fg;
+  int partial = 0, empty = 0, whole = 0;
+  for (int i = 0; i < frames; ++i) {
+    const int w = pairs[i].left_rgba.width, h = pairs[i].left_rgba.height;
+    q4.push_back(make_device<uint16_t>(w, h));
+    fg.push_back(make_device<uint8_t>(w, h));
+    Outputs o;
+    o.memory = Memory::Device;
+    o.disparity_q4 = q4.back().view();
+    o.foreground = fg.back().view();
+    ASSERT_EQ(gpu->enqueue(lefts[i], rights[i], o, nullptr), "") << "frame " << i;
+    const FrameStats& c = want_stats[i];
+    if (!c.warming_up && c.matched_pixels == 0) ++empty;
+    if (c.matched_pixels > 0 && c.matched_pixels < c.matched_pixels_full / 2) ++partial;
+    if (c.foreground_fraction == 1.0) ++whole;
+  }
+  ASSERT_EQ(gpu->synchronize(), "");
+  EXPECT_GT(empty, 0) << "frames without foreground";
+  EXPECT_GT(partial, 0) << "frames with a little";
+  EXPECT_GT(whole, 0) << "frames foreground everywhere";
+  for (int i = 0; i < frames; ++i) {
+    EXPECT_TRUE(same_image(want_q4[i], download(q4[i]))) << "frame " << i << ": Q4";
+    EXPECT_TRUE(same_image(want_fg[i], download(fg[i]))) << "frame " << i << ": foreground";
+  }
+  const FrameStats gs = gpu->stats();
+  EXPECT_EQ(gs.frame_index, static_cast<uint64_t>(frames));
+  EXPECT_EQ(gs.warming_up, want_stats.back().warming_up);
+  EXPECT_FALSE(gs.warming_up);
+  EXPECT_EQ(gs.background_tests, want_stats.back().background_tests);
+  EXPECT_DOUBLE_EQ(gs.foreground_fraction, want_stats.back().foreground_fraction);
+  EXPECT_EQ(gs.matched_pixels, want_stats.back().matched_pixels);
+
+  // One set again: the first set's model goes on, frame for frame.
+  ASSERT_EQ(gpu->set_frames_in_flight(1), "");
+  for (int i = phase_start.back(); i < phase_start.back() + 4 && i < frames; ++i) {
+    SCOPED_TRACE(::testing::Message() << "one set, frame " << i);
+    compare_frame(cpu, *gpu, rgba_view(pairs[i].left_rgba), rgba_view(pairs[i].right_rgba));
+  }
+}
+
 TEST(CudaEngine, BadInputGivesReasons) {
   Params p;
   auto gpu = make(p);
@@ -1096,10 +1197,10 @@ TEST(CudaEngine, HostMemoryRegisteredInPlace) {
 // ---- frames in flight (Engine::submit/finish)
 
 // Up to three frames in flight of a background sequence, their views in
-// pageable host memory, pinned host memory or device memory and their
-// outputs in pinned host or device memory: each frame's output and
-// statistics are those of the same engine's process() one frame at a time,
-// and the outputs equal the CPU engine's.
+// pageable host memory, pinned host memory or device memory (also over two
+// sets of frames in flight) and their outputs in pinned host or device
+// memory: each frame's output and statistics are those of the same engine's
+// process() one frame at a time, and the outputs equal the CPU engine's.
 TEST(CudaEngine, FramesInFlightMatchProcess) {
   constexpr int kFrames = 10, w = 150, h = 90;
   Params p;
@@ -1129,11 +1230,22 @@ TEST(CudaEngine, FramesInFlightMatchProcess) {
   EXPECT_GT(want_stats.back().foreground_fraction, 0.0);
   EXPECT_LT(want_stats.back().foreground_fraction, 0.5);
 
-  enum class Views { Pageable, Pinned, Device };
-  for (Views views : {Views::Pageable, Views::Pinned, Views::Device}) {
-    SCOPED_TRACE(views == Views::Pageable ? "pageable views" : views == Views::Pinned ? "pinned views" : "device views");
+  // Device views also with two sets of frames in flight (one background
+  // model), their outputs in device or pinned host memory.
+  enum class Views { Pageable, Pinned, Device, DeviceTwoSets, DeviceTwoSetsPinnedOut };
+  for (Views views : {Views::Pageable, Views::Pinned, Views::Device, Views::DeviceTwoSets,
+                      Views::DeviceTwoSetsPinnedOut}) {
+    SCOPED_TRACE(views == Views::Pageable                 ? "pageable views"
+                 : views == Views::Pinned                 ? "pinned views"
+                 : views == Views::Device                 ? "device views"
+                 : views == Views::DeviceTwoSets          ? "device views, two sets"
+                                                          : "device views, two sets, pinned outputs");
+    const bool device_views = views != Views::Pageable && views != Views::Pinned;
+    const bool device_outs = views == Views::Device || views == Views::DeviceTwoSets;
     auto gpu = make(p);
     ASSERT_TRUE(gpu);
+    if (views == Views::DeviceTwoSets || views == Views::DeviceTwoSetsPinnedOut)
+      ASSERT_EQ(gpu->set_frames_in_flight(2), "");
     // Every frame's inputs and outputs stay valid until it finished.
     std::vector<std::unique_ptr<PinnedBytes>> pinned_in, pinned_out;
     std::vector<DeviceImage<uint8_t>> device_in(2 * kFrames), device_out(kFrames);
@@ -1147,7 +1259,7 @@ TEST(CudaEngine, FramesInFlightMatchProcess) {
         lv[i] = pinned_copy(seq[i].left_rgba, pinned_in.back().get(), 12);
         pinned_in.push_back(std::make_unique<PinnedBytes>(static_cast<size_t>(w * 4 + 12) * h));
         rv[i] = pinned_copy(seq[i].right_rgba, pinned_in.back().get(), 12);
-      } else if (views == Views::Device) {
+      } else if (device_views) {
         FrameView* v[2] = {&lv[i], &rv[i]};
         const Image<uint32_t>* img[2] = {&seq[i].left_rgba, &seq[i].right_rgba};
         for (int k = 0; k < 2; ++k) {
@@ -1161,7 +1273,7 @@ TEST(CudaEngine, FramesInFlightMatchProcess) {
           v[k]->memory = Memory::Device;
         }
       }
-      if (views == Views::Device) {
+      if (device_outs) {
         ASSERT_EQ(device_out[i].allocate(w * 2, h), cudaSuccess);
         outs[i] = OutputFrame{device_out[i].view().data, device_out[i].view().pitch, w, h, Memory::Device};
       } else {
@@ -1180,7 +1292,7 @@ TEST(CudaEngine, FramesInFlightMatchProcess) {
       EXPECT_EQ(r.stats.valid_fraction, want_stats[finished].valid_fraction) << "frame " << finished;
       EXPECT_EQ(r.stats.background_tests, want_stats[finished].background_tests) << "frame " << finished;
       std::vector<uint16_t> got(static_cast<size_t>(w) * h);
-      if (views == Views::Device)
+      if (device_outs)
         ASSERT_EQ(cudaMemcpy2D(got.data(), w * 2, outs[finished].data, outs[finished].pitch, w * 2, h,
                                cudaMemcpyDeviceToHost),
                   cudaSuccess);

@@ -22,24 +22,12 @@ namespace cs_gst {
 
 namespace {
 
-std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Params& params, bool overlap,
-                                              std::string* error, std::string* detail) {
+std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Params& params, std::string* error,
+                                              std::string* detail) {
 #if CS_GST_CUDA_ENGINE
   try {
-    std::unique_ptr<cs::cuda::CudaEngine> engine = cs::cuda::CudaEngine::create(params, cuda_device_id, error, detail);
-    if (!engine) {
-      if (error->empty()) *error = "the CUDA engine could not be created";
-      return nullptr;
-    }
-    // Two sets of frames in flight: frames in CUDA memory alternate between
-    // them, so that one frame's matching runs beside the next one's.
-    if (overlap) {
-      const std::string e = engine->set_frames_in_flight(2);
-      if (!e.empty()) {
-        *error = "the CUDA engine could not keep two frames in flight: " + e;
-        return nullptr;
-      }
-    }
+    std::unique_ptr<cs::Engine> engine = cs::cuda::make_cuda_engine(params, cuda_device_id, error, detail);
+    if (!engine && error->empty()) *error = "the CUDA engine could not be created";
     return engine;
   } catch (const std::exception& e) {
     *error = std::string("the CUDA engine could not be created: ") + e.what();
@@ -48,7 +36,6 @@ std::unique_ptr<cs::Engine> make_cuda_backend(int cuda_device_id, const cs::Para
 #else
   (void)cuda_device_id;
   (void)params;
-  (void)overlap;
   (void)detail;
   *error = HAVE_CUDA ? "this build of the element was made without the CUDA engine"
                      : "this build was made without CUDA (nvcc was not found or -Dcuda=disabled)";
@@ -254,23 +241,23 @@ void release_upload(cs::Engine* engine, const cs::FrameView& device_view) {
 #endif
 }
 
-EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params, bool overlap) {
+EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params, bool cpu_overlap) {
   EngineChoice choice;
   std::string cuda_error;
   switch (backend) {
     case Backend::Cuda:
-      choice.engine = make_cuda_backend(cuda_device_id, params, overlap, &cuda_error, &choice.debug);
+      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error, &choice.debug);
       if (!choice.engine) choice.error = "backend=cuda was requested but " + cuda_error;
       break;
     case Backend::Auto:
-      choice.engine = make_cuda_backend(cuda_device_id, params, overlap, &cuda_error, &choice.debug);
+      choice.engine = make_cuda_backend(cuda_device_id, params, &cuda_error, &choice.debug);
       if (!choice.engine) {
-        choice.engine = make_cpu_backend(params, overlap, &choice.error);
+        choice.engine = make_cpu_backend(params, cpu_overlap, &choice.error);
         if (choice.engine) choice.notice = "backend=auto runs on the CPU: " + cuda_error;
       }
       break;
     case Backend::Cpu:
-      choice.engine = make_cpu_backend(params, overlap, &choice.error);
+      choice.engine = make_cpu_backend(params, cpu_overlap, &choice.error);
       break;
   }
   choice.engine = maybe_inject_fault(std::move(choice.engine), &choice.error);

@@ -56,12 +56,9 @@ void release_upload(cs::Engine* engine, const cs::FrameView& device_view);
 // backend. KIND is `oom` (out of memory, that frame only) or `launch` (a
 // failed kernel launch: that frame and every later one, as CUDA's sticky
 // errors do). The error text names the fault and says it was injected.
-// overlap (frames-in-flight 2 or more): a CPU engine overlaps frames in
-// flight on a worker thread (cs::make_cpu_engine's `overlap`); the CUDA
-// engine, which queues frames itself, runs two sets of frames in flight
-// (CudaEngine::set_frames_in_flight: frames in CUDA memory alternate between
-// them, twice the GPU memory where they do).
-EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params, bool overlap = false);
+// cpu_overlap: a CPU engine overlaps frames in flight on a worker thread
+// (cs::make_cpu_engine's `overlap`); the CUDA engine queues frames itself.
+EngineChoice create_engine(Backend backend, int cuda_device_id, const cs::Params& params, bool cpu_overlap = false);
 
 inline constexpr const char* kInjectFaultVariable = "CUDASTEREO_INJECT_FAULT";
 

@@ -94,6 +94,7 @@
 #include "content_scenes.h"
 #include "cuda_engine.h"
 #include "cuda_scoped.h"
+#include "engine_timing.h"
 #include "rectify.h"
 #include "rig_scene.h"
 #include "surveillance_scene.h"
@@ -106,6 +107,7 @@ namespace {
 
 using cs::bench::DeviceBuffers;
 using cs::bench::EventPair;
+using cs::bench::median;
 using cs::tools::Args;
 
 struct Config {
@@ -144,11 +146,6 @@ struct Result {
   std::vector<cs::cuda::TimelineMark> timeline;  // medians
   std::string error;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 template <typename T>
 std::vector<uint8_t> bytes_of(const cs::Image<T>& img) {
@@ -399,22 +396,10 @@ Result run(const Config& c, const Options& o) {
   r.batch_max = *std::max_element(per_frame.begin(), per_frame.end());
   r.single_ms = median(singles);
   if (!background && o.inflight) {
-    // Two frames in flight: the frames alternate between two streams, so a
-    // batch is timed on the host from its first enqueue to synchronize().
-    if ((err = engine->set_frames_in_flight(2)) != "") return fail(err);
-    for (int i = 0; i < 20 && err.empty(); ++i) err = one(i);
-    if (err.empty()) err = engine->synchronize();
+    err = cs::bench::time_two_in_flight(*engine, 20, n, kBatches, one, &r.inflight_ms);
     r.engine_bytes_inflight = engine->device_bytes();
-    std::vector<double> inflight;
-    for (int k = 0; k < kBatches && err.empty(); ++k) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < n && err.empty(); ++i) err = one(i);
-      if (err.empty()) err = engine->synchronize();
-      inflight.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n);
-    }
     if (err.empty()) err = engine->set_frames_in_flight(1);
     if (!err.empty()) return fail(err);
-    r.inflight_ms = median(inflight);
   }
   if (o.stages) {
     std::map<std::string, std::vector<double>> acc;

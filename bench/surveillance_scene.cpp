@@ -21,6 +21,7 @@
 
 #include "cuda_engine.h"
 #include "cuda_scoped.h"
+#include "engine_timing.h"
 #include "moving_objects.h"
 
 namespace cs::bench {
@@ -36,11 +37,6 @@ int played(int k) {
   const int period = 2 * (kCycleFrames - 1);
   const int m = k % period;
   return m < kCycleFrames ? m : period - m;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // Frames rendered on every core: each depends only on its index.
@@ -306,23 +302,12 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
       }
     }
     if (inflight) {
-      // Two frames in flight: the frames alternate between two sets of
-      // buffers (one model), timed on the host from the first enqueue to
-      // synchronize(); a cycle first, so that both sets run their graphs.
-      if ((err = engine->set_frames_in_flight(2)) != "") return fail(err);
-      for (int i = 0; i < kCycleFrames && err.empty(); ++i) err = moving();
-      if (err.empty()) err = engine->synchronize();
-      std::vector<double> two;
-      for (int k = 0; k < kBatches && err.empty(); ++k) {
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < r.frames_per_batch && err.empty(); ++i) err = moving();
-        if (err.empty()) err = engine->synchronize();
-        two.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
-                      r.frames_per_batch);
-      }
+      // Two frames in flight (one model): a cycle first, then batches of
+      // the same size.
+      err = time_two_in_flight(*engine, kCycleFrames, r.frames_per_batch, kBatches,
+                               [&](int) { return moving(); }, &t.inflight_ms);
       if (err.empty()) err = engine->set_frames_in_flight(1);
       if (!err.empty()) return fail(err);
-      t.inflight_ms = median(two);
     }
     if ((err = engine->synchronize()) != "") return fail(err);
   }

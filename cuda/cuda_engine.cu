@@ -2,7 +2,6 @@
 // shared stages' buffers, statistics and the tools' views of the last frame
 // (debug maps, per-stage times, the graph's timeline). Its state and the
 // frame's course: engine_impl.h.
-#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -539,8 +538,7 @@ std::string CudaEngine::profile_stages(std::vector<StageTime>* times) {
     cudaEventElapsedTime(&st.ms, t.events[i - 1], t.events[i]);
     times->push_back(st);
   }
-  if (m.params.background && m.model_state().frames_seen_host < INT_MAX)
-    ++m.model_state().frames_seen_host;  // the body counted a frame
+  if (m.params.background) m.count_model_frame();  // the body counted a frame
   return {};
 }
 
@@ -614,8 +612,7 @@ std::string CudaEngine::profile_graph(std::vector<TimelineMark>* marks) {
   for (size_t i = 0; i < t.events.size() && e.empty(); ++i) e = add(t.names[i], t.levels[i], t.sides[i], t.events[i]);
   if (e.empty()) e = add("finish", -1, false, done);
   if (!e.empty()) return e;
-  if (m.params.background && m.model_state().frames_seen_host < INT_MAX)
-    ++m.model_state().frames_seen_host;  // the body counted a frame
+  if (m.params.background) m.count_model_frame();  // the body counted a frame
   return {};
 }
 

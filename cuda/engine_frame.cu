@@ -3,7 +3,6 @@
 // the frame's graph (frame_graph.h) or straight on the stream; the output
 // writes in order across two sets of frames in flight.
 #include <algorithm>
-#include <climits>
 
 #include "config.h"
 #include "convert.h"
@@ -360,12 +359,12 @@ std::string CudaEngine::Impl::run_frame(const FrameView& left, const FrameView& 
   st.coarse_range_factor = frame_factor;
   st.frame_index = ++frame_index;
   if (params.background) {
-    int& seen = model_state().frames_seen_host;
+    const int seen = model_state().frames_seen_host;
     st.warming_up = seen < params.warmup_frames || seen == 0;
     st.background_tests_full = 2ull * width * height;
     // The cells; the counters add the pixels tested (with_counters).
     st.background_tests = st.warming_up ? 0 : 2 * background_cells(width, height);
-    if (seen < INT_MAX) ++seen;
+    count_model_frame();
   }
   // The matching work of a full frame (the counters give the model's).
   for (int l = 0; l < method->matched_levels(levels); ++l)

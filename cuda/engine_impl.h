@@ -28,6 +28,7 @@
 
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <deque>
 #include <memory>
 #include <string>
@@ -125,6 +126,12 @@ struct CudaEngine::Impl {
   cudaEvent_t ev_model = nullptr;
   Impl& model_state() { return model_home ? *model_home : *this; }
   const Impl& model_state() const { return model_home ? *model_home : *this; }
+  // A frame through the model's passes (their mask pass counts it on the
+  // device): the host's mirror of the count, saturating as the device's.
+  void count_model_frame() {
+    int& seen = model_state().frames_seen_host;
+    if (seen < INT_MAX) ++seen;
+  }
   // The graph's side branch (a method's, e.g. progressive's finer census):
   // its stream and the events that fork it from and join it to `stream`
   // during capture (a join a level: MethodFrame::join).

@@ -70,8 +70,10 @@
 // configuration ran, 1 when one failed, 2 for bad options, 77 without a GPU.
 // --write-pairs DIR writes each grey scene's pair at each size (and D, for
 // generated scenes) as 8-bit PGM, the exact pixels the engine gets, so that
-// another program (libSGM's sgm-bench) can read them; with --no-run it stops
-// there and needs no GPU.
+// another program (libSGM's sgm-bench) can read them, and each surveillance
+// configuration's frames as PPM views in a folder of their own
+// (DIR/surveillance_WxH_D<d>_f<pct>, for cs-bench-cameras --sequence); with
+// --no-run it stops there and needs no GPU.
 // --profile brackets one frame after the warm-up with cudaProfilerStart/Stop,
 // for `ncu --profile-from-start off` (every kernel of exactly one frame), and
 // skips the timing.
@@ -101,6 +103,7 @@
 #include "synthetic.h"
 #if CS_BENCH_FILES
 #include "area_resize.h"
+#include "imageio.h"
 #endif
 
 namespace {
@@ -435,18 +438,71 @@ Result run(const Config& c, const Options& o) {
   return r;
 }
 
-// The surveillance scene of one configuration: the colour pair at its size
-// (resized once a size), then surveillance_scene.h's run.
+#if CS_BENCH_FILES
+// The colour pair at a configuration's size (resized once a size).
+void size_colour_pair(SourcePair& s, int width, int height) {
+  if (s.rgba_width == width && s.rgba_height == height) return;
+  s.left_rgba_sized = cs::tools::area_resize(s.left_rgba, width, height);
+  s.right_rgba_sized = cs::tools::area_resize(s.right_rgba, width, height);
+  s.rgba_width = width;
+  s.rgba_height = height;
+}
+
+// One view of a surveillance frame as an 8-bit PPM.
+std::string write_rgba_ppm(const std::string& path, const cs::Image<uint32_t>& view) {
+  cs::tools::Picture pic;
+  pic.width = view.width;
+  pic.height = view.height;
+  pic.channels = 3;
+  pic.samples.resize(view.pixels.size() * 3);
+  for (size_t i = 0; i < view.pixels.size(); ++i)
+    for (int ch = 0; ch < 3; ++ch) pic.samples[3 * i + ch] = (view.pixels[i] >> (8 * ch)) & 255;
+  return cs::tools::write_pnm(path, pic);
+}
+
+// The surveillance scene of a configuration as files, for the element's
+// bench (cs-bench-cameras --sequence DIR): left_NNN.ppm and right_NNN.ppm
+// for each frame (the warm-up's, then the cycle's moving frames) and
+// sequence.txt naming how many of each and how they are played.
+std::string write_surveillance(const Config& c, const Options& o, const std::string& dir) {
+  SourcePair& s = *o.pair;
+  size_colour_pair(s, c.width, c.height);
+  const cs::bench::SurveillanceConfig sc{c.width, c.height, c.disparities, c.fraction_pct, 1};
+  cs::bench::SurveillanceSequence seq;
+  std::string err = cs::bench::render_surveillance(sc, s.left_rgba_sized, s.right_rgba_sized,
+                                                   params_of(o, c.disparities).warmup_frames, &seq);
+  if (!err.empty()) return err;
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) return "cannot make " + dir + ": " + made.message();
+  char name[32];
+  for (size_t i = 0; i < seq.frames.size() && err.empty(); ++i) {
+    std::snprintf(name, sizeof name, "/left_%03zu.ppm", i);
+    err = write_rgba_ppm(dir + name, seq.frames[i].left_rgba);
+    std::snprintf(name, sizeof name, "/right_%03zu.ppm", i);
+    if (err.empty()) err = write_rgba_ppm(dir + name, seq.frames[i].right_rgba);
+  }
+  if (!err.empty()) return err;
+  FILE* f = std::fopen((dir + "/sequence.txt").c_str(), "w");
+  if (!f) return "cannot write " + dir + "/sequence.txt";
+  // cs-bench-cameras reads the first three lines.
+  std::fprintf(f, "warmup %d\nmoving %d\nplay bounce\n", seq.spec.warmup_frames, cs::bench::kSurveillanceCycleFrames);
+  std::fprintf(f, "# cs-bench-engine --scene surveillance: %s at %dx%d, objects on %d %% of the left view at "
+               "disparity %d (D = %d), noise sigma %.1f.\n# The warm-up frames play once, then the moving frames "
+               "forwards and backwards (0 .. %d, %d .. 1, 0 ..).\n",
+               o.label.c_str(), c.width, c.height, c.fraction_pct, seq.object_disparity, c.disparities,
+               seq.spec.noise_sigma, cs::bench::kSurveillanceCycleFrames - 1, cs::bench::kSurveillanceCycleFrames - 2);
+  return std::fclose(f) == 0 ? std::string() : "cannot write " + dir + "/sequence.txt";
+}
+#endif
+
+// The surveillance scene of one configuration: the colour pair at its size,
+// then surveillance_scene.h's run.
 cs::bench::SurveillanceResult run_surveillance(const Config& c, const Options& o) {
   cs::bench::SurveillanceConfig sc{c.width, c.height, c.disparities, c.fraction_pct, o.cameras};
 #if CS_BENCH_FILES
   SourcePair& s = *o.pair;
-  if (s.rgba_width != c.width || s.rgba_height != c.height) {
-    s.left_rgba_sized = cs::tools::area_resize(s.left_rgba, c.width, c.height);
-    s.right_rgba_sized = cs::tools::area_resize(s.right_rgba, c.width, c.height);
-    s.rgba_width = c.width;
-    s.rgba_height = c.height;
-  }
+  size_colour_pair(s, c.width, c.height);
   return cs::bench::run_surveillance(sc, s.left_rgba_sized, s.right_rgba_sized, params_of(o, c.disparities),
                                      o.batch_ms, o.frames, o.stages, o.timeline, o.profile, o.inflight);
 #else
@@ -701,6 +757,16 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir, made);
     std::map<std::string, bool> written;
     for (const Config& c : configs) {
+      if (c.scene == "surveillance") {
+        const std::string seq_dir = dir + "/surveillance_" + size_text(c.width, c.height) + "_D" +
+                                    std::to_string(c.disparities) + "_f" + std::to_string(c.fraction_pct);
+        if (std::string err = write_surveillance(c, o, seq_dir); !err.empty()) {
+          std::fprintf(stderr, "cs-bench-engine: %s\n", err.c_str());
+          return 1;
+        }
+        std::printf("sequence %s\n", seq_dir.c_str());
+        continue;
+      }
       if (!is_grey_scene(c.scene)) continue;
       // The real pair does not depend on D; generated scenes do.
       std::string name = (c.scene == "pair" ? o.label : c.scene) + "_" + size_text(c.width, c.height);

@@ -28,16 +28,9 @@ namespace cs::bench {
 
 namespace {
 
-constexpr int kCycleFrames = 32;
+constexpr int kCycleFrames = kSurveillanceCycleFrames;
 constexpr int kBatches = 9;
 constexpr uint64_t kSeed = 35;  // the number: any fixed seed
-
-// Moving frame of the k-th step of the forwards-and-backwards play.
-int played(int k) {
-  const int period = 2 * (kCycleFrames - 1);
-  const int m = k % period;
-  return m < kCycleFrames ? m : period - m;
-}
 
 // Frames rendered on every core: each depends only on its index.
 std::string render_all(const Image<uint32_t>& left, const Image<uint32_t>& right, const MovingObjectsSpec& spec,
@@ -126,7 +119,7 @@ std::string time_cameras(int cameras, const Params& p, const MovingObjectsSpec& 
     if (!engines.back()) return err;
   }
   auto moving = [&](int k, int step) {
-    const int i = spec.warmup_frames + played(step + 5 * k);
+    const int i = spec.warmup_frames + surveillance_played(step + 5 * k);
     return engines[k]->enqueue(dev.lefts[i], dev.rights[i], ep, out[k], nullptr);
   };
   for (int k = 0; k < cameras; ++k) {
@@ -166,6 +159,23 @@ std::string time_cameras(int cameras, const Params& p, const MovingObjectsSpec& 
 
 }  // namespace
 
+int surveillance_played(int step) {
+  const int period = 2 * (kCycleFrames - 1);
+  const int m = step % period;
+  return m < kCycleFrames ? m : period - m;
+}
+
+std::string render_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
+                                const Image<uint32_t>& background_right, int warmup_frames,
+                                SurveillanceSequence* out) {
+  // The objects at half the range (inside it at every level), and no
+  // further than a quarter of the width so that they have room to move.
+  out->object_disparity = std::min(c.disparities / 2, c.width / 4);
+  out->spec = fraction_objects_spec(c.width, c.height, c.fraction_pct / 100.0, out->object_disparity, warmup_frames,
+                                    kCycleFrames, kSeed);
+  return render_all(background_left, background_right, out->spec, out->frames);
+}
+
 SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
                                     const Image<uint32_t>& background_right, const Params& base, double batch_ms,
                                     int max_frames, bool stages, bool timeline, bool profile, bool inflight) {
@@ -179,14 +189,13 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
   p.max_disparity = c.disparities;
   r.warmup_frames = p.warmup_frames;
   r.cycle_frames = kCycleFrames;
-  // The objects at half the range (inside it at every level), and no
-  // further than a quarter of the width so that they have room to move.
-  r.object_disparity = std::min(c.disparities / 2, c.width / 4);
-  const MovingObjectsSpec spec = fraction_objects_spec(c.width, c.height, c.fraction_pct / 100.0, r.object_disparity,
-                                                       p.warmup_frames, kCycleFrames, kSeed);
+  SurveillanceSequence seq;
+  if (std::string e = render_surveillance(c, background_left, background_right, p.warmup_frames, &seq); !e.empty())
+    return fail(e);
+  r.object_disparity = seq.object_disparity;
+  const MovingObjectsSpec& spec = seq.spec;
+  std::vector<MovingObjectsFrame>& frames = seq.frames;
   r.objects = static_cast<int>(spec.objects.size());
-  std::vector<MovingObjectsFrame> frames;
-  if (std::string e = render_all(background_left, background_right, spec, frames); !e.empty()) return fail(e);
   for (int t = 0; t < kCycleFrames; ++t) {
     const Image<uint8_t>& mask = frames[spec.warmup_frames + t].mask_left;
     r.true_fraction += std::count(mask.pixels.begin(), mask.pixels.end(), uint8_t{255}) /
@@ -213,7 +222,7 @@ SurveillanceResult run_surveillance(const SurveillanceConfig& c, const Image<uin
     if (!engine) return fail(err);
     int step = 0;  // of the forwards-and-backwards play
     auto moving = [&]() {
-      const int i = spec.warmup_frames + played(step++);
+      const int i = spec.warmup_frames + surveillance_played(step++);
       return engine->enqueue(dev.lefts[i], dev.rights[i], ep, of, nullptr);
     };
     if (background) {

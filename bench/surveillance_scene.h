@@ -8,10 +8,19 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "moving_objects.h"
 #include "stereo.h"
 
 namespace cs::bench {
+
+// Moving frames in the surveillance play; they are played forwards and
+// backwards (0 .. 31, 30 .. 1, 0 ..) after the warm-up.
+constexpr int kSurveillanceCycleFrames = 32;
+
+// The moving frame (0 .. kSurveillanceCycleFrames - 1) of the play's step k.
+int surveillance_played(int step);
 
 struct SurveillanceConfig {
   int width = 0, height = 0, disparities = 0;
@@ -58,6 +67,19 @@ struct SurveillanceResult {
   bool skips_empty = false;
   std::string error;
 };
+
+// The sequence a config plays, rendered over the background pair (packed
+// RGBA at the config's size): warmup_frames still frames (the model learns
+// the scene), then the cycle's moving frames; spec.warmup_frames and the
+// frames' truth come with it. Empty string on success, else why.
+struct SurveillanceSequence {
+  MovingObjectsSpec spec;
+  int object_disparity = 0;
+  std::vector<MovingObjectsFrame> frames;  // spec.frames() of them
+};
+std::string render_surveillance(const SurveillanceConfig& c, const Image<uint32_t>& background_left,
+                                const Image<uint32_t>& background_right, int warmup_frames,
+                                SurveillanceSequence* out);
 
 // Renders the sequence over the background pair (packed RGBA, already at
 // the config's size), uploads it, and times it. `base` carries the matching

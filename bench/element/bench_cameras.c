@@ -19,6 +19,15 @@
  * crosses the host. Without --live the sources run as fast as the element
  * takes frames; with --live FPS imagefreeze paces them like cameras.
  *
+ * A still picture is what the background model likes best. --sequence DIR
+ * plays a moving scene instead (camera_sequence.h: cs-bench-engine's
+ * surveillance frames, its warm-up once, then objects moving), with the
+ * source cuda (the frames uploaded once, then pushed from CUDA memory) or
+ * system (every frame crosses PCIe):
+ *
+ *   cuda          appsrc (CUDAMemory, a thread pushing) ! cudastereo ! caps ! fakesink
+ *   system        appsrc (system memory, a thread pushing) ! cudastereo ...
+ *
  * Measured, per stream and in total, over a window after a warm-up:
  *  - fps: output buffers leaving the element (a probe on its src pad)
  *    during the window, over the window's length;
@@ -60,6 +69,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "camera_sequence.h"
+
 #define PROGRAM "cs-bench-cameras"
 #define MAX_DEVICES 16
 #define LATENCY_RING 128
@@ -73,6 +84,7 @@ typedef struct {
   int streams;
   int source;
   const char *left, *right;
+  const char *sequence; /* --sequence DIR: a moving scene (camera_sequence.h) */
   int width, height; /* one view */
   const char *h264;
   const char *decoder;
@@ -131,51 +143,6 @@ static void generate_view(guint8 *dst, int stride, int w, int h, gboolean right,
       p[3] = 255;
     }
   }
-}
-
-/* Reads a binary PGM (P5) or PPM (P6) with maxval 255. NULL on success, else
- * why (g_free it). *channels: 1 or 3. */
-static char *read_pnm(const char *path, int *w, int *h, int *channels, guint8 **data) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return g_strdup_printf("cannot open %s: %s", path, g_strerror(errno));
-  char magic[3] = {0};
-  int values[3], n = 0;
-  if (fread(magic, 1, 2, f) != 2 || magic[0] != 'P' || (magic[1] != '5' && magic[1] != '6')) {
-    fclose(f);
-    return g_strdup_printf("%s is not a binary PGM/PPM", path);
-  }
-  while (n < 3) {
-    int ch = fgetc(f);
-    if (ch == '#') {
-      while (ch != '\n' && ch != EOF) ch = fgetc(f);
-    } else if (ch >= '0' && ch <= '9') {
-      int v = 0;
-      while (ch >= '0' && ch <= '9' && v < 1000000) {
-        v = v * 10 + (ch - '0');
-        ch = fgetc(f);
-      }
-      values[n++] = v;
-    } else if (ch == EOF) {
-      break;
-    }
-  }
-  if (n < 3 || values[2] != 255 || values[0] < 1 || values[1] < 1 || values[0] > 65536 || values[1] > 65536) {
-    fclose(f);
-    return g_strdup_printf("%s: header not understood (only 8-bit P5/P6 are read)", path);
-  }
-  *w = values[0];
-  *h = values[1];
-  *channels = magic[1] == '5' ? 1 : 3;
-  const size_t size = (size_t)*w * *h * *channels;
-  *data = g_malloc(size);
-  const size_t got = fread(*data, 1, size, f);
-  fclose(f);
-  if (got != size) {
-    g_free(*data);
-    *data = NULL;
-    return g_strdup_printf("%s: %zu of %zu pixel bytes", path, got, size);
-  }
-  return NULL;
 }
 
 /* First error on a bus, as "element: message", or NULL. */
@@ -248,7 +215,7 @@ static char *decode_view(const char *path, int w, int h, guint8 *dst, int dst_st
 static char *load_view(const char *path, int w, int h, guint8 *dst, int dst_stride, const char **how) {
   int pw = 0, ph = 0, channels = 1;
   guint8 *pix = NULL;
-  char *why = read_pnm(path, &pw, &ph, &channels, &pix);
+  char *why = camera_read_pnm(path, &pw, &ph, &channels, &pix);
   if (!why && pw == w && ph == h) {
     for (int y = 0; y < h; ++y) {
       guint8 *row = dst + (size_t)y * dst_stride;
@@ -612,7 +579,10 @@ static int usage(void) {
           "  --source S               cuda | system | pool | videoconvert | h264 (default cuda)\n"
           "  --left FILE --right FILE the two views: PGM/PPM of the view size as they are, other\n"
           "                           images decoded and scaled by GStreamer (default: generated)\n"
-          "  --size WxH               one view (default 1920x1080)\n"
+          "  --size WxH               one view (default 1920x1080; with --sequence its files' size)\n"
+          "  --sequence DIR           a moving scene instead of one picture (cuda or system source):\n"
+          "                           cs-bench-engine --scene surveillance --write-pairs's frames, the\n"
+          "                           warm-up once, then the moving frames forwards and backwards\n"
           "  --h264 FILE              mp4 with side-by-side H.264, for --source h264\n"
           "  --format F               --source videoconvert: the format made (default RGBA; GRAY8,\n"
           "                           I420, NV12: fewer bytes a pixel cross PCIe)\n"
@@ -708,6 +678,8 @@ static gboolean parse(int argc, char **argv, Options *o) {
       o->left = v;
     } else if (!strcmp(a, "--right")) {
       o->right = v;
+    } else if (!strcmp(a, "--sequence")) {
+      o->sequence = v;
     } else if (!strcmp(a, "--size")) {
       ok = sscanf(v, "%dx%d", &o->width, &o->height) == 2 && o->width >= 16 && o->height >= 16 &&
            o->width <= 8192 && o->height <= 8192;
@@ -793,6 +765,15 @@ static gboolean parse(int argc, char **argv, Options *o) {
   }
   if (o->live_fps && o->source == SOURCE_H264) {
     fprintf(stderr, PROGRAM ": --live paces imagefreeze; the h264 source reads a file as fast as it decodes\n");
+    return FALSE;
+  }
+  if (o->sequence &&
+      (o->left || (o->source != SOURCE_CUDA && o->source != SOURCE_SYSTEM) || o->live_fps || o->own_frames ||
+       o->make_h264 || o->write_frame || (o->source == SOURCE_CUDA && !o->shared_context))) {
+    fprintf(stderr, PROGRAM ": --sequence plays its files through --source cuda or system, as fast as the element "
+                    "takes them (not with --left/--right, --live, --frames-per-stream own, --make-h264, "
+                    "--write-frame, or --context own from CUDA memory: the frames are uploaded in the shared "
+                    "context)\n");
     return FALSE;
   }
   if (o->width % 2) {
@@ -957,7 +938,9 @@ static void append_stream(GString *d, const Options *o, int i, int device) {
   if (device >= 0) snprintf(dev, sizeof dev, " cuda-device-id=%d", device);
   const int fps = o->live_fps ? o->live_fps : 60;
   const char *live = o->live_fps ? " is-live=true" : "";
-  switch (o->source) {
+  if (o->sequence) {
+    g_string_append_printf(d, "appsrc name=src%d format=time ! ", i); /* a player pushes (camera_sequence.h) */
+  } else switch (o->source) {
     case SOURCE_CUDA:
       g_string_append_printf(d,
                              "appsrc name=src%d format=time ! cudaupload%s ! video/x-raw(memory:CUDAMemory) ! "
@@ -1134,7 +1117,31 @@ static void print_result_start(const Options *o, const char *frame_what) {
   g_string_free(props, TRUE);
 }
 
-static int run(const Options *o, const Frame *frame) {
+/* Means of the element's foreground-fraction and matched-fraction (stats)
+ * over the measured window; only frames with the background model count. */
+typedef struct {
+  double foreground, matched;
+  guint n;
+} ModelSamples;
+
+static void sample_model(GstElement *stereo, ModelSamples *m) {
+  gboolean on = FALSE;
+  if (!g_object_class_find_property(G_OBJECT_GET_CLASS(stereo), "background")) return;
+  g_object_get(stereo, "background", &on, NULL);
+  if (!on) return;
+  GstStructure *st = NULL;
+  g_object_get(stereo, "stats", &st, NULL);
+  double fg = 0, matched = 0;
+  if (st && gst_structure_get_double(st, "foreground-fraction", &fg) &&
+      gst_structure_get_double(st, "matched-fraction", &matched)) {
+    m->foreground += fg;
+    m->matched += matched;
+    m->n++;
+  }
+  if (st) gst_structure_free(st);
+}
+
+static int run(const Options *o, const Frame *frame, const CameraSequence *seq) {
   int rc = 1;
   char *missing = missing_element(o);
   if (missing) {
@@ -1156,8 +1163,31 @@ static int run(const Options *o, const Frame *frame) {
   Driver drv;
   const gboolean want_gpu = strcmp(o->backend, "cpu") != 0;
   const gboolean have_driver = want_gpu && driver_open(&drv);
-  int64_t used_before[MAX_DEVICES], used_after[MAX_DEVICES];
-  for (int i = 0; i < MAX_DEVICES; ++i) used_before[i] = used_after[i] = -1;
+  int64_t used_before[MAX_DEVICES], used_after[MAX_DEVICES], used_unloaded[MAX_DEVICES];
+  for (int i = 0; i < MAX_DEVICES; ++i) used_before[i] = used_after[i] = used_unloaded[i] = -1;
+
+  /* A sequence from CUDA memory: uploaded once per GPU before the streams
+   * exist (its memory and the context it makes are reported apart, as
+   * sequence_mib, not as the streams'). */
+  GPtrArray *seq_frames[MAX_DEVICES] = {0};
+  if (have_driver)
+    for (int i = 0; i < drv.count; ++i) used_unloaded[i] = driver_used(&drv, i);
+  if (seq && o->source == SOURCE_CUDA) {
+    watchdog_stage_set("uploading the sequence");
+    const int n_dev = o->n_devices ? o->n_devices : 1;
+    for (int k = 0; k < n_dev && !has_error(&b); ++k) {
+      const int dev = o->n_devices ? o->devices[k] : -1;
+      if (seq_frames[dev < 0 ? 0 : dev]) continue; /* a device named twice */
+      BusContext *bc = g_new0(BusContext, 1);
+      bc->bench = &b;
+      bc->device = dev;
+      g_ptr_array_add(bus_contexts, bc);
+      char *why = NULL;
+      seq_frames[dev < 0 ? 0 : dev] = camera_sequence_upload(seq, dev, on_message, bc, &why);
+      if (why) set_error(&b, g_strdup_printf("the sequence's upload: %s", why));
+      g_free(why);
+    }
+  }
   if (have_driver)
     for (int i = 0; i < drv.count; ++i) used_before[i] = driver_used(&drv, i);
 
@@ -1165,7 +1195,11 @@ static int run(const Options *o, const Frame *frame) {
    * or RGB for videoconvert to convert. */
   GstCaps *frame_caps = NULL;
   GstBuffer *frame_buf = NULL;
-  if (o->source != SOURCE_H264) {
+  if (seq) {
+    frame_caps = gst_caps_copy(seq->caps);
+    if (o->source == SOURCE_CUDA)
+      gst_caps_set_features(frame_caps, 0, gst_caps_features_new("memory:CUDAMemory", NULL));
+  } else if (o->source != SOURCE_H264) {
     const int fw = 2 * frame->view_w, fh = frame->view_h;
     GstVideoInfo vinfo;
     const gboolean rgb = o->source == SOURCE_VIDEOCONVERT;
@@ -1272,7 +1306,17 @@ static int run(const Options *o, const Frame *frame) {
       g_free(e);
     }
   }
-  for (int i = 0; i < o->streams && !has_error(&b) && o->source != SOURCE_H264; ++i) {
+  CameraPlayer **players = g_new0(CameraPlayer *, o->streams);
+  for (int i = 0; i < o->streams && !has_error(&b) && seq; ++i) {
+    Stream *s = &b.streams[i];
+    GPtrArray *frames = o->source == SOURCE_CUDA ? seq_frames[s->device < 0 ? 0 : s->device] : seq->frames;
+    if (!frames) {
+      set_error(&b, g_strdup_printf("no frames of the sequence on GPU %d for stream %d", s->device, i));
+      break;
+    }
+    players[i] = camera_player_start(seq, frames, GST_APP_SRC(s->appsrc), i);
+  }
+  for (int i = 0; i < o->streams && !has_error(&b) && o->source != SOURCE_H264 && !seq; ++i) {
     Stream *s = &b.streams[i];
     GstBuffer *buf = NULL;
     if (o->source == SOURCE_POOL) {
@@ -1336,6 +1380,7 @@ static int run(const Options *o, const Frame *frame) {
   guint64 *count0 = g_new0(guint64, o->streams), *count1 = g_new0(guint64, o->streams);
   gboolean ended_by_eos = FALSE;
   double window_s = 0, cpu_s = 0;
+  ModelSamples model = {0};
   if (!has_error(&b)) {
     for (int i = 0; i < o->streams; ++i) {
       g_mutex_lock(&b.streams[i].lock);
@@ -1346,8 +1391,11 @@ static int run(const Options *o, const Frame *frame) {
     const gint64 t0 = g_get_monotonic_time();
     g_atomic_int_set(&b.measuring, 1);
     const gint64 end = t0 + (gint64)(o->duration_s * G_USEC_PER_SEC);
-    while (!has_error(&b) && g_get_monotonic_time() < end && !ended_by_eos) {
+    for (guint tick = 0; !has_error(&b) && g_get_monotonic_time() < end && !ended_by_eos; ++tick) {
       g_usleep(5000);
+      /* The model's share of the frame and of the matching, a stream at a
+       * time (the element's last frame when asked). */
+      if (b.streams[tick % o->streams].stereo) sample_model(b.streams[tick % o->streams].stereo, &model);
       for (int i = 0; i < o->streams && !ended_by_eos; ++i) {
         g_mutex_lock(&b.streams[i].lock);
         ended_by_eos = b.streams[i].eos;
@@ -1407,6 +1455,11 @@ static int run(const Options *o, const Frame *frame) {
   watchdog_stage_set("stopping the pipelines (set_state NULL)");
   for (guint p = 0; p < b.pipelines->len; ++p)
     gst_element_set_state(GST_ELEMENT(g_ptr_array_index(b.pipelines, p)), GST_STATE_NULL);
+  /* Stopped appsrcs refuse the players' next frames. */
+  guint64 pushed = 0;
+  for (int i = 0; i < o->streams; ++i)
+    if (players[i]) pushed += camera_player_join(players[i]);
+  g_free(players);
   watchdog_stage_set("reporting");
 
   /* Report. */
@@ -1473,6 +1526,17 @@ static int run(const Options *o, const Frame *frame) {
          window_s, ended_by_eos ? "eos" : "time", startup_s, window_s > 0 ? cpu_s / window_s : 0, threads,
          reported_latency_ms, reported_live, b.warnings);
   if (!gpu_known && want_gpu) printf(" gpu_note=\"%s\"", have_driver ? "no reading" : drv.why);
+  if (model.n)
+    printf(" fg_fraction=%.4f matched=%.4f model_samples=%u", model.foreground / model.n, model.matched / model.n,
+           model.n);
+  if (seq) {
+    double seq_mib = 0;
+    if (have_driver)
+      for (int d = 0; d < drv.count; ++d)
+        if (used_unloaded[d] >= 0 && used_before[d] >= 0) seq_mib += (used_before[d] - used_unloaded[d]) / 1048576.0;
+    printf(" sequence_frames=%u warmup_frames=%d frames_pushed=%" G_GUINT64_FORMAT " sequence_mib=%.0f",
+           seq->frames->len, seq->warmup, pushed, seq_mib);
+  }
   if (b.warning) {
     for (char *c = b.warning; *c; ++c)
       if (*c == '"') *c = '\'';
@@ -1515,6 +1579,8 @@ static int run(const Options *o, const Frame *frame) {
     if (b.shared[d]) gst_context_unref(b.shared[d]);
   g_ptr_array_free(b.contexts, TRUE);
   g_ptr_array_free(bus_contexts, TRUE);
+  for (int d = 0; d < MAX_DEVICES; ++d)
+    if (seq_frames[d]) g_ptr_array_unref(seq_frames[d]);
   if (frame_buf) gst_buffer_unref(frame_buf);
   if (frame_caps) gst_caps_unref(frame_caps);
   g_free(b.streams);
@@ -1538,10 +1604,17 @@ int main(int argc, char **argv) {
   GThread *dog = g_thread_new("watchdog", watchdog, &o);
 
   Frame frame = {0};
+  CameraSequence seq = {0};
   int rc;
   watchdog_stage_set("reading the views");
   char *why = NULL;
-  if (o.source == SOURCE_H264 && !o.make_h264 && !o.write_frame) {
+  if (o.sequence) {
+    why = camera_sequence_load(o.sequence, &seq);
+    /* The files' size is the views' (--size does not apply). */
+    o.width = frame.view_w = seq.view_w;
+    o.height = frame.view_h = seq.view_h;
+    g_strlcpy(frame.what, seq.what, sizeof frame.what);
+  } else if (o.source == SOURCE_H264 && !o.make_h264 && !o.write_frame) {
     char *base = g_path_get_basename(o.h264);
     g_strlcpy(frame.what, base, sizeof frame.what);
     for (char *c = frame.what; *c; ++c)
@@ -1566,7 +1639,7 @@ int main(int argc, char **argv) {
     watchdog_stage_set("encoding H.264");
     rc = make_h264(&o, &frame);
   } else {
-    rc = run(&o, &frame);
+    rc = run(&o, &frame, o.sequence ? &seq : NULL);
   }
   fflush(stdout);
   g_mutex_lock(&watchdog_lock);
@@ -1575,6 +1648,7 @@ int main(int argc, char **argv) {
   g_mutex_unlock(&watchdog_lock);
   g_thread_join(dog);
   g_free(frame.rgba);
+  camera_sequence_clear(&seq);
   g_ptr_array_free(o.props, TRUE);
   return rc;
 }

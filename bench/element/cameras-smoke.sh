@@ -67,6 +67,28 @@ done
 run_case one-pipeline --source system --pipelines one --warmup 0.2
 run_case live --source system --live 30 --warmup 0.2
 
+# A moving sequence (--sequence: files as cs-bench-engine --write-pairs writes
+# a surveillance scene's, here 3 warm-up and 4 moving frames of noise, PGM
+# views of 64x48) played into each stream with the background model on.
+seq="$work/sequence"
+mkdir -p "$seq"
+printf 'warmup 3\nmoving 4\nplay bounce\n' > "$seq/sequence.txt"
+for i in 000 001 002 003 004 005 006; do
+  for v in left right; do
+    { printf 'P5\n64 48\n255\n'; head -c 3072 /dev/urandom; } > "$seq/${v}_$i.ppm"
+  done
+done
+run_case sequence --source system --sequence "$seq" --set background=true --set warmup-frames=3 --warmup 0.2
+frames=$(kv sequence_frames "$(grep '^result ' "$work/sequence.out")")
+[ "$frames" = 7 ] || { echo "FAIL sequence: sequence_frames=${frames:-none}, not 7"; failures=$((failures + 1)); }
+# A sequence that is not there is an error that names it, exit code 1.
+"$bench" --backend cpu --source system --sequence "$work/no-such-sequence" --timeout 30 > "$work/no-seq.out" 2>&1
+rc=$?
+if [ $rc != 1 ] || ! grep -q 'no-such-sequence' "$work/no-seq.out"; then
+  echo "FAIL: --sequence of a missing folder gave exit code $rc:"; cat "$work/no-seq.out"
+  failures=$((failures + 1))
+fi
+
 # H.264 through openh264 (the GPU run decodes with nvh264dec): made here, then
 # decoded per stream; the window may end at the file's end.
 "$bench" --make-h264 "$work/sbs.mp4" --size 64x48 --frames 400 --timeout 60 > "$work/make-h264.out" 2>&1

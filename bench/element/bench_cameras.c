@@ -602,7 +602,8 @@ static int usage(void) {
           "  --set NAME=VALUE         a cudastereo property for every element (repeatable)\n"
           "  --stage S                stereo (default) | identity: cudastereo replaced by identity,\n"
           "                           measured the same way (the source's own rate, e.g. a decoder's)\n"
-          "  --warmup S               seconds after every stream's first output (default 1)\n"
+          "  --warmup S               seconds after every stream's first output (default 1); with\n"
+          "                           --sequence, and at least until its warm-up frames are out\n"
           "  --duration S             measured seconds (default 3)\n"
           "  --timeout S              the whole run, teardown included (default 60)\n"
           "  --label TEXT             copied into the result line\n"
@@ -1373,6 +1374,24 @@ static int run(const Options *o, const Frame *frame, const CameraSequence *seq) 
   watchdog_stage_set("warming up");
   const gint64 warm_end = g_get_monotonic_time() + (gint64)(o->warmup_s * G_USEC_PER_SEC);
   while (!has_error(&b) && g_get_monotonic_time() < warm_end) g_usleep(10000);
+  /* A sequence's warm-up frames (the background model learning the scene,
+   * all foreground) come out of every stream before the window: on a slow
+   * backend --warmup's seconds may not cover them. */
+  for (int pending = seq != NULL; pending && !has_error(&b);) {
+    pending = 0;
+    for (int i = 0; i < o->streams; ++i) {
+      g_mutex_lock(&b.streams[i].lock);
+      pending += b.streams[i].frames_out < (guint64)seq->warmup;
+      g_mutex_unlock(&b.streams[i].lock);
+    }
+    if (!pending) break;
+    if (g_get_monotonic_time() - t_start > (gint64)(0.8 * o->timeout_s * G_USEC_PER_SEC)) {
+      set_error(&b, g_strdup_printf("the sequence's %d warm-up frames did not come out of every stream within %.1f s",
+                                    seq->warmup, 0.8 * o->timeout_s));
+      break;
+    }
+    g_usleep(5000);
+  }
   if (have_driver && !has_error(&b))
     for (int i = 0; i < drv.count; ++i) used_after[i] = driver_used(&drv, i);
 

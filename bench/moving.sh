@@ -24,6 +24,8 @@
 #   --no-engine     skip the engine's run
 #   --quick         0.3 s warm-up and 1 s measured a run (default 1 and 3)
 #   --dry-run       print the commands, run nothing
+#   --tables-from DIR  only make DIR/moving.md again from an earlier run's
+#                   DIR/results.txt and DIR/run.env (nothing else needed)
 #
 # Here (the CPU machine): meson setup build -Dgpu_archs=9.0 && ninja -C build
 #   && scripts/gpu-pack.sh build; mkdir -p .gpu-data && cp ../shared/data/aloe/aloe[LR].jpg .gpu-data/
@@ -34,12 +36,13 @@
 # about 4 minutes with the defaults on an H200).
 #
 # Writes to --out (default $OUT, else BUILD/moving-results): moving.md (the
-# tables, also printed), results.txt (every result line) and log.txt.
+# tables, also printed), results.txt (every result line), run.env (the run's
+# settings, for --tables-from) and log.txt.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 BUILD="" LEFT="" RIGHT="" OUTDIR=${OUT:-} SIZE=1920x1080 D=128 FRACTIONS=0,5,25,100 OFF=5
-STREAMS=1,16 OUTPUTS=color-cuda,raw SOURCE=cuda BACKEND=cuda ENGINE_RUN=1 QUICK=0 DRY=0
+STREAMS=1,16 OUTPUTS=color-cuda,raw SOURCE=cuda BACKEND=cuda ENGINE_RUN=1 QUICK=0 DRY=0 TABLES_FROM=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
@@ -57,11 +60,85 @@ while [ $# -gt 0 ]; do
     --no-engine) ENGINE_RUN=0; shift ;;
     --quick) QUICK=1; shift ;;
     --dry-run) DRY=1; shift ;;
-    -h|--help) sed -n 2,37p "$0"; exit 0 ;;
+    --tables-from) TABLES_FROM=$2; shift 2 ;;
+    -h|--help) sed -n 2,40p "$0"; exit 0 ;;
     *) echo "moving.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
 abs() { case "$1" in ""|/*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+list() { echo "$1" | tr ',' ' '; }
+KV='function kv(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
+function err(   e) { if (match($0, /error="[^"]*"/)) return substr($0, RSTART + 7, RLENGTH - 8); return "" }'
+
+# make_tables: OUTDIR/moving.md from OUTDIR/results.txt and the settings
+# (run.env's variables), also printed.
+make_tables() {
+  local results=$OUTDIR/results.txt
+  {
+    echo "### The background model through the element, a moving scene"
+    echo
+    echo "$RUN_DATE UTC, commit $COMMIT, GPU: $GPU; $PAIR_NAMES at $SIZE,"
+    echo "D = $D, backend $BACKEND, frames from $SOURCE memory; warm-up $WARMUP s, $DURATION s measured a run."
+    echo "Command: \`bench/moving.sh --pair $PAIR_NAMES_ARGS --size $SIZE --disparities $D"
+    echo "--fractions $FRACTIONS --off-fraction $OFF --streams $STREAMS --outputs $OUTPUTS --source $SOURCE$([ "$QUICK" = 1 ] && echo ' --quick')\`."
+    echo
+    if grep -q '^result scene=surveillance' "$results"; then
+      echo "The engine, one camera, ms a frame with the model on (one at a time / two in flight), then off on the"
+      echo "same frames; with $MOST cameras (engines side by side), frames a second in all, on / off:"
+      echo
+      echo "| moving % | on | off | on / off | $MOST cameras on | off |"
+      echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+      awk "$KV"'
+        $1 == "result" && $2 == "scene=surveillance" { f = kv("fraction_pct"); on[f] = kv("background_ms") " / " kv("background_inflight_ms")
+                         off[f] = kv("full_ms") " / " kv("full_inflight_ms"); r[f] = kv("ratio"); order[++n] = f }
+        $1 == "cameras" { con[kv("fraction_pct")] = kv("background_fps"); coff[kv("fraction_pct")] = kv("full_fps") }
+        END { for (i = 1; i <= n; i++) { f = order[i]
+                printf "| %s | %s | %s | %s | %s | %s |\n", f, on[f], off[f], r[f], (f in con ? con[f] : "-"), (f in coff ? coff[f] : "-") } }' \
+        "$results"
+      echo
+    fi
+    echo "Through the element: frames a second in all (total_fps), and against the model off on the $OFF % frames:"
+    echo
+    local header="| output | streams |" rule="| --- | ---: |" f
+    for f in $(list "$FRACTIONS"); do header="$header $f % |"; rule="$rule ---: |"; done
+    echo "$header model off ($OFF %) | foreground / matched at $OFF % | latency median ms at $OFF %, on / off | GPU MiB a stream at $OFF %, on / off |"
+    echo "$rule ---: | ---: | ---: | ---: |"
+    awk -v fractions="$FRACTIONS" -v off="$OFF" "$KV"'
+      $1 == "result" && kv("model") != "" {
+        key = kv("output") SUBSEP kv("streams")
+        if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }
+        v = err() != "" ? "error: " err() : kv("total_fps")
+        if (kv("model") == "true") { on[key, kv("fraction")] = v; lat_on[key, kv("fraction")] = kv("lat_median_ms")
+                                     fg[key, kv("fraction")] = kv("fg_fraction") " / " kv("matched")
+                                     mib_on[key, kv("fraction")] = kv("gpu_mib_per_stream") }
+        else { offv[key] = v; lat_off[key] = kv("lat_median_ms"); mib_off[key] = kv("gpu_mib_per_stream") }
+      }
+      END {
+        nf = split(fractions, fr, ",")
+        for (k = 1; k <= nk; k++) {
+          key = keys[k]; split(key, parts, SUBSEP)
+          printf "| %s | %s |", parts[1], parts[2]
+          for (i = 1; i <= nf; i++) {
+            v = on[key, fr[i]]
+            if (v + 0 > 0 && offv[key] + 0 > 0) printf " %s (%.2fx) |", v, v / offv[key]
+            else printf " %s |", v
+          }
+          printf " %s | %s | %s / %s | %s / %s |\n", offv[key], fg[key, off], lat_on[key, off], lat_off[key],
+                 mib_on[key, off], mib_off[key]
+        }
+      }' "$results"
+    echo
+  } > "$OUTDIR/moving.md"
+  cat "$OUTDIR/moving.md"
+}
+if [ -n "$TABLES_FROM" ]; then
+  OUTDIR=$(abs "$TABLES_FROM")
+  [ -f "$OUTDIR/run.env" ] && [ -f "$OUTDIR/results.txt" ] ||
+    { echo "moving.sh: $OUTDIR has no run.env and results.txt of a run" >&2; exit 2; }
+  source "$OUTDIR/run.env"
+  make_tables
+  exit 0
+fi
 [ -n "$BUILD" ] || { echo "moving.sh: --build DIR is needed" >&2; exit 2; }
 [ -n "$LEFT" ] || { echo "moving.sh: --pair LEFT RIGHT is needed (the scene's background: a real pair)" >&2; exit 2; }
 for f in "$LEFT" "$RIGHT"; do
@@ -84,7 +161,6 @@ LOG=$OUTDIR/log.txt RESULTS=$OUTDIR/results.txt
 export GST_PLUGIN_PATH_1_0=$BUILD/gst
 WARMUP=1 DURATION=3
 [ $QUICK = 1 ] && WARMUP=0.3 DURATION=1
-list() { echo "$1" | tr ',' ' '; }
 most=1
 for n in $(list "$STREAMS"); do [ "$n" -gt "$most" ] && most=$n; done
 seq_of() { echo "$WORK/seq/surveillance_${SIZE}_D${D}_f$1"; }
@@ -109,6 +185,16 @@ gpu="none"
 command -v nvidia-smi > /dev/null 2>&1 &&
   gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 [ -n "$gpu" ] || gpu="none"
+{
+  printf 'RUN_DATE=%q COMMIT=%q GPU=%q\n' "$(date -u '+%Y-%m-%d %H:%M')" \
+    "$(cat "$BUILD/COMMIT" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$gpu"
+  printf 'PAIR_NAMES=%q PAIR_NAMES_ARGS=%q\n' "$(basename "$LEFT") and $(basename "$RIGHT")" \
+    "$(basename "$LEFT") $(basename "$RIGHT")"
+  printf 'SIZE=%q D=%q BACKEND=%q SOURCE=%q WARMUP=%q DURATION=%q QUICK=%q\n' "$SIZE" "$D" "$BACKEND" "$SOURCE" \
+    "$WARMUP" "$DURATION" "$QUICK"
+  printf 'FRACTIONS=%q OFF=%q STREAMS=%q OUTPUTS=%q MOST=%q\n' "$FRACTIONS" "$OFF" "$STREAMS" "$OUTPUTS" "$most"
+} > "$OUTDIR/run.env"
+source "$OUTDIR/run.env"
 if [ $ENGINE_RUN = 1 ] && [ "$BACKEND" = cuda ]; then
   run=("${write[@]}" --batch-ms 40)
   [ "$most" -gt 1 ] && run+=(--cameras "$most")
@@ -149,64 +235,7 @@ done
 [ $DRY = 1 ] && exit 0
 
 # ------------------------------------------------------------------ tables
-commit=$(cat "$BUILD/COMMIT" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-KV='function kv(k,   i) { for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "" }
-function err(   e) { if (match($0, /error="[^"]*"/)) return substr($0, RSTART + 7, RLENGTH - 8); return "" }'
-{
-  echo "### The background model through the element, a moving scene"
-  echo
-  echo "$(date -u '+%Y-%m-%d %H:%M') UTC, commit $commit, GPU: $gpu; $(basename "$LEFT") and $(basename "$RIGHT") at $SIZE,"
-  echo "D = $D, backend $BACKEND, frames from $SOURCE memory; warm-up $WARMUP s, $DURATION s measured a run."
-  echo "Command: \`bench/moving.sh --pair $(basename "$LEFT") $(basename "$RIGHT") --size $SIZE --disparities $D"
-  echo "--fractions $FRACTIONS --off-fraction $OFF --streams $STREAMS --outputs $OUTPUTS --source $SOURCE$([ $QUICK = 1 ] && echo ' --quick')\`."
-  echo
-  if grep -q '^result scene=surveillance' "$RESULTS"; then
-    echo "The engine, one camera, ms a frame with the model on (one at a time / two in flight), then off on the"
-    echo "same frames; with $most cameras (engines side by side), frames a second in all, on / off:"
-    echo
-    echo "| moving % | on | off | on / off | $most cameras on | off |"
-    echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
-    awk "$KV"'
-      $1 == "result" { f = kv("fraction_pct"); on[f] = kv("background_ms") " / " kv("background_inflight_ms")
-                       off[f] = kv("full_ms") " / " kv("full_inflight_ms"); r[f] = kv("ratio"); order[++n] = f }
-      $1 == "cameras" { con[kv("fraction_pct")] = kv("background_fps"); coff[kv("fraction_pct")] = kv("full_fps") }
-      END { for (i = 1; i <= n; i++) { f = order[i]
-              printf "| %s | %s | %s | %s | %s | %s |\n", f, on[f], off[f], r[f], (f in con ? con[f] : "-"), (f in coff ? coff[f] : "-") } }' \
-      "$RESULTS"
-    echo
-  fi
-  echo "Through the element: frames a second in all (total_fps), and against the model off on the $OFF % frames:"
-  echo
-  header="| output | streams |"
-  rule="| --- | ---: |"
-  for f in $(list "$FRACTIONS"); do header="$header $f % |"; rule="$rule ---: |"; done
-  echo "$header model off ($OFF %) | foreground / matched at $OFF % | latency median ms at $OFF %, on / off |"
-  echo "$rule ---: | ---: | ---: |"
-  awk -v fractions="$FRACTIONS" -v off="$OFF" "$KV"'
-    $1 == "result" && kv("model") != "" {
-      key = kv("output") SUBSEP kv("streams")
-      if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }
-      v = err() != "" ? "error: " err() : kv("total_fps")
-      if (kv("model") == "true") { on[key, kv("fraction")] = v; lat_on[key, kv("fraction")] = kv("lat_median_ms")
-                                   fg[key, kv("fraction")] = kv("fg_fraction") " / " kv("matched") }
-      else { offv[key] = v; lat_off[key] = kv("lat_median_ms") }
-    }
-    END {
-      nf = split(fractions, fr, ",")
-      for (k = 1; k <= nk; k++) {
-        key = keys[k]; split(key, parts, SUBSEP)
-        printf "| %s | %s |", parts[1], parts[2]
-        for (i = 1; i <= nf; i++) {
-          v = on[key, fr[i]]
-          if (v + 0 > 0 && offv[key] + 0 > 0) printf " %s (%.2fx) |", v, v / offv[key]
-          else printf " %s |", v
-        }
-        printf " %s | %s | %s / %s |\n", offv[key], fg[key, off], lat_on[key, off], lat_off[key]
-      }
-    }' "$RESULTS"
-  echo
-} > "$OUTDIR/moving.md"
-cat "$OUTDIR/moving.md"
+make_tables
 # A run without a number is a failed run.
 if grep -q 'error=' "$RESULTS"; then
   echo "moving.sh: some runs failed (see results.txt and log.txt)" >&2

@@ -218,8 +218,9 @@ __device__ __forceinline__ uint32_t mask_bytes(unsigned nibble) {
          (nibble & 8u ? 0xFF000000u : 0u);
 }
 
-__global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ MaskViews v, int width, int height,
-                                                        int radius) {
+// A region of one view (the block's): its masks, occupancy and counts.
+// Every thread calls it; every return is the whole block's.
+__device__ void mask_region(const MaskViews& v, int width, int height, int radius) {
   __shared__ RegionBits bits;
   __shared__ unsigned s_count[kMaxLevels];
   __shared__ uint8_t s_cells[kOccupancyLevels][(kMaskRegion / kOccupancyCell) * (kMaskRegion / kOccupancyCell)];
@@ -343,6 +344,29 @@ __global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ 
   if (tid == 0) dirty = uniform != 0;
 }
 
+// The frame's SWITCH body (frame_switch.h) from the two views' counts, by
+// the last block done: every block's counts are added before its ticket.
+// Every thread calls it.
+__device__ void choose_body(const MaskViews& v) {
+  __shared__ bool s_last;
+  const int tid = threadIdx.x + threadIdx.y * kThreadsX;
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) s_last = atomicAdd(v.choice.done, 1u) == gridDim.x * gridDim.y - 1;
+  __syncthreads();
+  if (!s_last || tid != 0) return;
+  __threadfence();
+  const unsigned long long fg = *reinterpret_cast<const volatile unsigned long long*>(v.matched);
+  const unsigned long long fg_right = *reinterpret_cast<const volatile unsigned long long*>(v.right_foreground);
+  cudaGraphSetConditional(v.choice.condition, frame_body(fg, fg_right, v.choice.few_below, v.choice.whole_from));
+}
+
+__global__ void __launch_bounds__(kThreads) mask_kernel(const __grid_constant__ MaskViews v, int width, int height,
+                                                        int radius) {
+  mask_region(v, width, height, radius);
+  if (v.choice.on) choose_body(v);
+}
+
 }  // namespace
 
 int mask_regions_x(int width) { return (width + kMaskRegion - 1) / kMaskRegion; }
@@ -353,6 +377,8 @@ cudaError_t prepare_masks(int radius) { return apron(radius) <= kMaxApron ? cuda
 cudaError_t enqueue_masks(const MaskViews& views, int width, int height, int radius, cudaStream_t stream) {
   if (views.levels < 1 || views.levels > kMaxLevels || radius < 0 || apron(radius) > kMaxApron || !views.dirty ||
       !views.frames_seen)
+    return cudaErrorInvalidValue;
+  if (views.choice.on && (!views.choice.done || !views.matched || !views.right_foreground))
     return cudaErrorInvalidValue;
   const dim3 grid(2 * mask_regions_x(width), mask_regions_y(height));
   mask_kernel<<<grid, dim3(kThreadsX, kThreadsY), 0, stream>>>(views, width, height, radius);

@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include "frame_switch.h"
 #include "remap_math.h"
 #include "stages.h"
 
@@ -106,6 +107,10 @@ struct MaskViews {
   int* frames_seen = nullptr;            // += 1 (saturating), by one thread
   unsigned long long* matched = nullptr;  // [l] += left foreground pixels of level l
   unsigned long long* right_foreground = nullptr;  // += right foreground pixels of level 0
+  // Optional: with choice.on (a captured graph's SWITCH), the launch's last
+  // block sets the condition from *matched (level 0) and *right_foreground
+  // (frame_switch.h frame_body), which then must be given.
+  FrameSwitch choice;
 };
 
 // The pixels' pass of a frame whose conversion (convert.h) ran the cells'

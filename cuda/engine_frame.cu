@@ -92,6 +92,7 @@ std::string CudaEngine::Impl::enqueue_input(const FrameView& left, const FrameVi
 
 std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
   const Params& p = params;
+  MethodFrame f = method_frame();
   if (p.background) {
     // The model's pixels, labelled by the cells the conversion tested.
     CS_CUDA_TRY(enqueue_model_pixels(model_views(), width, height, frame_format, frame_remap, s));
@@ -119,19 +120,34 @@ std::string CudaEngine::Impl::enqueue_body(cudaStream_t s, StageTimer* timer) {
     mv.frames_seen = h.frames_seen;
     mv.matched = counters->matched;
     mv.right_foreground = &counters->right_foreground;
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    CS_CUDA_TRY(cudaStreamIsCapturing(s, &capturing));
+    const bool captured = capturing == cudaStreamCaptureStatusActive;
+    // In the frame's graph the last mask block chooses the method's SWITCH
+    // body (frame_switch.h), so that a still frame goes from its masks
+    // straight to its finish.
+    unsigned long long few_below = 0;
+    if (captured && graph.conditions && !timer->in_graph && method->takes_frame_switch(f, &few_below)) {
+      CS_CUDA_TRY(make_graph_condition(s, kNoTiles, &f.frame_switch));
+      if (f.frame_switch.on) {
+        mv.choice.on = true;
+        mv.choice.condition = f.frame_switch.handle;
+        mv.choice.few_below = few_below;
+        mv.choice.whole_from = whole_frame_foreground(width, height);
+        mv.choice.done = &counters->masks_done;
+      }
+    }
     CS_CUDA_TRY(enqueue_masks(mv, width, height, p.morph_radius, s));
     if (peer) {
       // The other set's next frame may run the model's passes from here on
       // (in the graph: an event record node).
-      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-      CS_CUDA_TRY(cudaStreamIsCapturing(s, &capturing));
-      CS_CUDA_TRY(cudaEventRecordWithFlags(
-          ev_model, s, capturing == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : cudaEventRecordDefault));
+      CS_CUDA_TRY(
+          cudaEventRecordWithFlags(ev_model, s, captured ? cudaEventRecordExternal : cudaEventRecordDefault));
     }
     timer->mark("background");
   }
   // The method's matching; its finish is the frame's last kernel (finish_call).
-  return method->enqueue(method_frame(), s, timer);
+  return method->enqueue(f, s, timer);
 }
 
 MethodFrame CudaEngine::Impl::method_frame() const {

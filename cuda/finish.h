@@ -24,9 +24,9 @@ struct FrameCounters {
   unsigned long long matched[8];          // left foreground pixels per level (background.h MaskViews)
   unsigned long long right_foreground;    // right level 0 mask != 0 (background.h MaskViews)
   // The lengths of a method's foreground tile lists (foreground_tiles.h),
-  // per level and list, and the blocks of the list kernel done.
+  // per level and list.
   unsigned tiles[8][kFrameTileLists];
-  unsigned tiles_done;
+  unsigned masks_done;      // the mask pass's blocks done (background.h MaskViews::choice)
   unsigned pixel_tests[2];  // per view: pixels given their own background test (background.h ModelViews)
   unsigned unused;
 };

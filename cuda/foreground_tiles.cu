@@ -36,15 +36,6 @@ __device__ bool tile_holds_foreground(const TilePlan& p, const TileGrid& g, int 
   return __any_sync(0xFFFFFFFFu, any);
 }
 
-// The body a frame with foreground takes: both views mostly foreground
-// (the full-size counts fg and fg_right from whole_from), the whole grid
-// without the masks; else few tiles below few_below left foreground pixels,
-// else the whole grid's configurations.
-__device__ unsigned body_of(const TilePlan& p, unsigned long long fg, unsigned long long fg_right) {
-  if (fg >= p.whole_from && fg_right >= p.whole_from) return kAllForeground;
-  return fg < p.few_below ? kFewTiles : kManyTiles;
-}
-
 // A warp a tile of the plan's grids, one after the other. The block's
 // listed tiles take their places in a grid's list with one atomic a grid
 // (its warps' tiles are consecutive, so of one grid or two): an atomic a
@@ -53,21 +44,8 @@ constexpr int kWarps = kThreads / 32;
 __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__ Launch launch) {
   const TilePlan& p = launch.plan;
   // No foreground in either view (a still scene): no tile at any level
-  // holds any, so every block leaves at once and the first says so.
-  if (p.foreground && p.right_foreground && *p.foreground == 0 && *p.right_foreground == 0) {
-    if (p.set_condition && blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(p.condition, kNoTiles);
-    return;
-  }
-  // The body this frame takes where it has tiles (the last block's choice
-  // below, from the same counts): a grid of another body lists nothing.
-  const int body = p.set_condition ? static_cast<int>(body_of(p, *p.foreground, *p.right_foreground)) : -1;
-  // A frame matched whole (kAllForeground) reads no list: every block
-  // leaves at once and the first sets the condition (at 1080p with the
-  // whole frame foreground the lists took 8 us).
-  if (body == static_cast<int>(kAllForeground)) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(p.condition, kAllForeground);
-    return;
-  }
+  // holds any, so every block leaves at once.
+  if (p.foreground && p.right_foreground && *p.foreground == 0 && *p.right_foreground == 0) return;
   const unsigned t = (blockIdx.x * kThreads + threadIdx.x) / 32;  // the warp's tile
   const int warp = threadIdx.x / 32;
   __shared__ int s_grid[kWarps];       // the warp's grid, -1 where it lists nothing
@@ -80,8 +58,7 @@ __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__
     while (g + 1 < p.grid_count && t >= launch.first[g + 1]) ++g;
     const TileGrid& grid = p.grids[g];
     i = t - launch.first[g];
-    listed = (body < 0 || grid.body < 0 || grid.body == body) &&
-             tile_holds_foreground(p, grid, static_cast<int>(i % grid.tiles_x), static_cast<int>(i / grid.tiles_x));
+    listed = tile_holds_foreground(p, grid, static_cast<int>(i % grid.tiles_x), static_cast<int>(i / grid.tiles_x));
   }
   if ((threadIdx.x & 31) == 0) s_grid[warp] = listed ? g : -1;
   __syncthreads();
@@ -105,21 +82,6 @@ __global__ void __launch_bounds__(kThreads) tiles_kernel(const __grid_constant__
   }
   __syncthreads();
   if (listed && (threadIdx.x & 31) == 0) p.grids[g].list[s_slot[warp]] = i;
-  if (!p.set_condition) return;
-  __shared__ bool s_last;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    s_last = atomicAdd(p.done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (s_last && threadIdx.x == 0) {
-    __threadfence();
-    unsigned listed = 0;
-    for (int g = 0; g < p.grid_count; ++g)
-      if (p.grids[g].decides) listed += *reinterpret_cast<const volatile unsigned*>(p.grids[g].count);
-    cudaGraphSetConditional(p.condition, listed == 0 ? kNoTiles : body);
-  }
 }
 
 }  // namespace
@@ -132,7 +94,6 @@ bool add_tile_grid(TilePlan* plan, const TileGrid& grid) {
 
 cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream) {
   if (plan.grid_count < 1 || plan.levels < 1 || plan.levels > kMaxLevels) return cudaErrorInvalidValue;
-  if (plan.set_condition && (!plan.done || !plan.foreground || !plan.right_foreground)) return cudaErrorInvalidValue;
   Launch launch;
   launch.plan = plan;
   unsigned total = 0;

@@ -2,11 +2,8 @@
 // tiles of each of a method's grids hold foreground, as lists made on the
 // GPU from the masks' occupancy (background.h), so that the method's kernels
 // run over those tiles alone. Blocks of a launch beyond its list's length
-// return at once; the list kernel also sets the condition of a captured
-// graph's SWITCH node (graph_condition.h): no census tile at any level skips
-// the method's work altogether, a small foreground takes the configurations
-// for a few tiles, both views' masks mostly foreground (stages.h
-// matches_whole_frame) the whole grid without masks or lists.
+// return at once. In a captured graph the lists are made inside the SWITCH
+// bodies that read them (frame_switch.h: the mask pass chooses the body).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,13 +33,6 @@ struct TileGrid {
   int tiles_x = 0, tiles_y = 0;
   int apron = 0;
   bool either_view = false;
-  // Whether the plan's condition counts this grid's tiles (TilePlan).
-  bool decides = false;
-  // The SWITCH body that reads this list (kFewTiles or kManyTiles), or -1:
-  // every body. Where the plan sets the condition, a list of one body is
-  // made only on frames that take that body (the foreground's size, known
-  // before the launch, chooses), and stays empty on the others.
-  int body = -1;
   unsigned* list = nullptr;   // tiles_x * tiles_y entries
   unsigned* count = nullptr;  // zero before the launch
   TileList view() const { return {list, count}; }
@@ -71,30 +61,14 @@ struct TilePlan {
   ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
   TileGrid grids[kMaxTileGrids];
   int grid_count = 0;
-  unsigned* done = nullptr;  // the launch's blocks done; zero before the launch
-  // Set by the launch's last block, when set_condition (a handle of the
-  // graph being captured): kNoTiles where the grids that decide listed no
-  // tile, else kAllForeground where *foreground and *right_foreground (the
-  // full-size left and right masks' foreground pixels) are both whole_from
-  // or more, else kFewTiles where *foreground is below few_below, else
-  // kManyTiles. A frame that takes kAllForeground lists no tile of any
-  // grid (that body reads no list).
-  cudaGraphConditionalHandle condition = 0;
-  bool set_condition = false;
+  // Optional: the full-size left and right masks' foreground pixels; where
+  // both are 0 (a still scene) every block leaves at once.
   const unsigned long long* foreground = nullptr;
   const unsigned long long* right_foreground = nullptr;
-  unsigned long long few_below = 0;
-  unsigned long long whole_from = ~0ull;
 };
 
 // Adds a grid to the plan; false when it is full.
 bool add_tile_grid(TilePlan* plan, const TileGrid& grid);
-
-// The values the plan's condition takes (a SWITCH of three bodies).
-constexpr unsigned kFewTiles = 0;       // a small foreground: the body for few tiles
-constexpr unsigned kManyTiles = 1;      // the body for the whole grid
-constexpr unsigned kAllForeground = 2;  // mostly foreground: the body without the masks
-constexpr unsigned kNoTiles = 3;        // no foreground: no body
 
 // Every grid's list in one launch.
 cudaError_t enqueue_foreground_tiles(const TilePlan& plan, cudaStream_t stream);

@@ -15,6 +15,7 @@
 #include "background.h"
 #include "device_limits.h"
 #include "finish.h"
+#include "graph_condition.h"
 #include "kernel_call.h"
 #include "matcher_debug.h"
 #include "stereo.h"
@@ -114,6 +115,10 @@ struct MethodFrame {
   ImageView<const uint8_t> occupancy[kOccupancyLevels][2];
   cudaStream_t body_stream = nullptr;
   bool graph_conditions = true;  // the SWITCH node may be captured (false: the runtime refused it)
+  // In a captured graph, for a method that takes_frame_switch: the
+  // condition the mask pass sets (frame_switch.h), made by the engine before
+  // it; off elsewhere.
+  GraphCondition frame_switch;
   // Outside a graph (or without its SWITCH): the full-size left and right
   // views' foreground pixels on the last frame the engine read back (the
   // most there are when none), for a method with configurations for a few
@@ -134,6 +139,15 @@ class MatchingMethod {
   // Buffers for the frame's sizes and parameters, before the graph is
   // captured (never during capture): cheap when nothing changed.
   virtual std::string allocate(const MethodFrame& frame, cudaStream_t stream) = 0;
+  // With the background model, in a captured graph: whether the method's
+  // matching is the bodies of a SWITCH node whose condition the mask pass
+  // sets (frame_switch.h), and then *few_below, the full-size left
+  // foreground below which the frame takes kFewTiles. The engine then makes
+  // the condition before the masks and gives it to enqueue().
+  virtual bool takes_frame_switch(const MethodFrame&, unsigned long long* few_below) const {
+    *few_below = 0;
+    return false;
+  }
   // The frame's matching from the levels' intensities (and masks) up to
   // its finish (in the frame's graph); marks its stages on `timer`.
   virtual std::string enqueue(const MethodFrame& frame, cudaStream_t stream, StageTimer* timer) = 0;

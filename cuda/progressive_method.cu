@@ -13,6 +13,7 @@
 #include "cuda_util.h"
 #include "finish.h"
 #include "foreground_tiles.h"
+#include "frame_switch.h"
 #include "graph_condition.h"
 #include "matching.h"
 #include "method.h"
@@ -27,7 +28,8 @@ constexpr int kCensusList = 0, kMatchList = 1, kCheckList = 2, kFewMatchList = 3
 static_assert(kFewMatchList < kFrameTileLists, "finish.h");
 // Below this share of the frame's pixels (the full-size left mask) a frame
 // runs the configurations for a few tiles (MatchParams::sparse_tiles): the
-// SWITCH's condition in a graph, MethodFrame::last_foreground_pixels outside one.
+// SWITCH's condition in a graph (the mask pass's choice, takes_frame_switch),
+// MethodFrame::last_foreground_pixels outside one.
 constexpr double kFewTilesBelow = 0.2;
 // The matching's smallest tiles (match_args.h: 50 columns, 8 rows at least),
 // for the room of a level's list whatever height the matching takes.
@@ -189,9 +191,9 @@ class ProgressiveMethod final : public MatchingMethod {
   static bool checks(const Params& p, int l) { return (p.lr_check || p.min_support > 0) && l > 0; }
 
   // The background model's foreground tile lists of every level's grids
-  // (foreground_tiles.h), made by one launch on `s`; with condition on,
-  // it sets the SWITCH's condition (kNoTiles, kFewTiles or kManyTiles).
-  std::string enqueue_tile_lists(const MethodFrame& f, cudaStream_t s, const GraphCondition& condition) {
+  // (foreground_tiles.h) that `body` (kFewTiles or kManyTiles) reads, made
+  // by one launch on `s`.
+  std::string enqueue_tile_lists(const MethodFrame& f, cudaStream_t s, unsigned body) {
     const Params& p = *f.params;
     const int levels = static_cast<int>(f.levels.size());
     TilePlan plan;
@@ -208,22 +210,19 @@ class ProgressiveMethod final : public MatchingMethod {
                                   L.tile_lists[kCensusList].view().data, &counts[kCensusList]);
       census.apron = census_apron(p.subwindow_radius);
       census.either_view = true;  // both views' census; the right view's keys cleared where it is offered
-      // No census tile at any level: no foreground anywhere (every level's,
-      // since a pixel beyond a level's last whole block has no parent there).
-      census.decides = true;
       add_tile_grid(&plan, census);
-      // The matching's tiles, for a large foreground and for a small one.
-      for (bool few : {false, true}) {
-        MatchViews mv[2];
-        MatchParams mp;
-        level_match(f, l, true, few, true, mv, &mp);
-        MatchConfig config;
-        CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
-        if (config.tile_width == 0) continue;  // the generic kernel: no list
+      // The matching's tiles, in the configuration the body runs (none for
+      // the generic kernel).
+      const bool few = body == kFewTiles;
+      MatchViews mv[2];
+      MatchParams mp;
+      level_match(f, l, true, few, true, mv, &mp);
+      MatchConfig config;
+      CS_CUDA_TRY(choose_match_config(mv, 2, mp, &config));
+      if (config.tile_width != 0) {
         const int which = few ? kFewMatchList : kMatchList;
         TileGrid match = tile_grid(l, lw, lh, config.tile_width, config.tile_rows,
                                    L.tile_lists[which].view().data, &counts[which]);
-        match.body = static_cast<int>(few ? kFewTiles : kManyTiles);
         if (match.tiles_x * match.tiles_y > L.tile_lists[which].view().width)
           return "a level's matching tiles outgrew their list";
         add_tile_grid(&plan, match);
@@ -235,13 +234,8 @@ class ProgressiveMethod final : public MatchingMethod {
         add_tile_grid(&plan, check);
       }
     }
-    plan.done = &f.counters->tiles_done;
-    plan.set_condition = condition.on;
-    plan.condition = condition.handle;
     plan.foreground = &f.counters->matched[0];
     plan.right_foreground = &f.counters->right_foreground;
-    plan.few_below = few_below(f);
-    plan.whole_from = whole_frame_foreground(f.levels[0].width, f.levels[0].height);
     CS_CUDA_TRY(enqueue_foreground_tiles(plan, s));
     return {};
   }
@@ -257,33 +251,28 @@ class ProgressiveMethod final : public MatchingMethod {
     // With the background model every kernel runs over the tiles that hold
     // foreground (foreground_tiles.h). In a captured graph (not the
     // timeline's: its marks are event nodes, which a conditional body
-    // cannot hold) the work is one of three bodies of a SWITCH node, chosen
-    // on the GPU: the configurations for a few tiles where the foreground is
-    // small (the level takes its slowest tile's time), those for the whole
-    // grid where it is large, the whole grid without lists or masks where
-    // both views are mostly foreground (stages.h matches_whole_frame: the
-    // warm-up, a scene change); none where no level has any. In line, the
-    // frame's counts are read back first (a wait: the first frame of a
-    // configuration, profiling); in the timeline's graph the last frame's.
+    // cannot hold) the work is one of three bodies of a SWITCH node whose
+    // condition the mask pass sets (takes_frame_switch, frame_switch.h):
+    // the configurations for a few tiles where the foreground is small (the
+    // level takes its slowest tile's time), those for the whole grid where
+    // it is large, each after its own lists; the whole grid without lists
+    // or masks where both views are mostly foreground (stages.h
+    // matches_whole_frame: the warm-up, a scene change); none where neither
+    // view has any, so that a still frame runs no kernel between its masks
+    // and its finish. In line, the frame's counts are read back first (a
+    // wait: the first frame of a configuration, profiling); in the
+    // timeline's graph the last frame's.
     const bool lists = p.background;
-    GraphCondition condition;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     CS_CUDA_TRY(cudaStreamIsCapturing(frame_stream, &capture));
     const bool captured = capture != cudaStreamCaptureStatusNone;
     if (lists && captured && !f.graph_conditions && !timer->in_graph)
       return "the background model's frame graph needs conditional nodes (CUDA 12.4 or later)";
-    if (lists && f.graph_conditions && !timer->in_graph)
-      CS_CUDA_TRY(make_graph_condition(frame_stream, kNoTiles, &condition));
-    auto make_lists = [&]() -> std::string {
-      std::string e = enqueue_tile_lists(f, frame_stream, condition);
-      if (e.empty()) timer->mark("tile lists");
-      return e;
-    };
+    const GraphCondition condition = lists ? f.frame_switch : GraphCondition{};
     if (!condition.on) {
       // In line the counts come first, so that a frame matched whole makes
-      // no lists (in the SWITCH's graph the list kernel's blocks leave at
-      // once; the timeline's graph makes them, its marks the same on every
-      // frame).
+      // no lists (the timeline's graph makes them, its marks the same on
+      // every frame).
       unsigned long long fg = f.last_foreground_pixels, fg_right = f.last_right_foreground;
       if (lists && !captured) {
         unsigned long long counts[2] = {0, 0};
@@ -296,29 +285,32 @@ class ProgressiveMethod final : public MatchingMethod {
         fg_right = counts[1];
       }
       const bool masks = lists && !matches_whole_frame(fg, fg_right, f.levels[0].width, f.levels[0].height);
+      const bool few = masks && fg < few_below(f);
       if (lists && (masks || captured)) {
-        std::string e = make_lists();
+        std::string e = enqueue_tile_lists(f, frame_stream, few ? kFewTiles : kManyTiles);
         if (!e.empty()) return e;
+        timer->mark("tile lists");
       }
-      return enqueue_levels(f, frame_stream, timer, masks, masks && fg < few_below(f), masks);
+      return enqueue_levels(f, frame_stream, timer, masks, few, masks);
     }
-    if (lists) {
-      std::string e = make_lists();
-      if (!e.empty()) return e;
-    }
-    cudaGraph_t bodies[3] = {nullptr, nullptr, nullptr};
+    cudaGraph_t bodies[kFrameBodies] = {nullptr, nullptr, nullptr};
     static_assert(kFewTiles == 0 && kManyTiles == 1 && kAllForeground == 2 && kNoTiles == 3, "the bodies' order");
-    CS_CUDA_TRY(add_graph_switch(frame_stream, condition, 3, bodies));
-    for (int k = 0; k < 3; ++k) {
-      const bool all = k == static_cast<int>(kAllForeground);
+    CS_CUDA_TRY(add_graph_switch(frame_stream, condition, kFrameBodies, bodies));
+    for (unsigned k = 0; k < kFrameBodies; ++k) {
+      const bool all = k == kAllForeground;
       CS_CUDA_TRY(begin_graph_body(f.body_stream, bodies[k]));
-      const std::string e =
-          enqueue_levels(f, f.body_stream, timer, !all, k == static_cast<int>(kFewTiles), !all);
+      std::string e = all ? std::string() : enqueue_tile_lists(f, f.body_stream, k);
+      if (e.empty()) e = enqueue_levels(f, f.body_stream, timer, !all, k == kFewTiles, !all);
       const cudaError_t ended = end_graph_body(f.body_stream);
       if (!e.empty()) return e;
       CS_CUDA_TRY(ended);
     }
     return {};
+  }
+
+  bool takes_frame_switch(const MethodFrame& f, unsigned long long* few) const override {
+    *few = few_below(f);
+    return true;
   }
 
   // The frame's census and levels on `s` (the frame's stream, or a SWITCH

@@ -616,50 +616,56 @@ TEST(CudaStages, ForegroundTilesListWhatTheMasksHold) {
   cudaFree(counts);
 }
 
-// The list kernel's choice of a captured graph's SWITCH body
-// (foreground_tiles.h): none where no tile is listed, the body for a few
-// tiles below few_below, the whole grid's above it, and the body without the
-// masks only where both views' masks hold whole_from pixels or more (the
-// engine's stages.h whole_frame_foreground: 13/16 of the view); a grid of one body
-// (TileGrid::body) lists its tiles only on the frames that take that body,
-// and on a frame matched whole no grid lists any.
-TEST(CudaStages, ForegroundTilesChooseTheBody) {
-  const int w = 256, h = 128;
+// frame_switch.h's rule at its edges (whole_from 13/16 of a 256 x 128 view).
+static_assert(frame_body(0, 0, 100, 26624) == kNoTiles, "nothing foreground: no body");
+static_assert(frame_body(0, 1, 100, 26624) == kFewTiles, "the right view alone: its census and check");
+static_assert(frame_body(99, 0, 100, 26624) == kFewTiles && frame_body(100, 0, 100, 26624) == kManyTiles,
+              "few below few_below");
+static_assert(frame_body(26624, 26623, 100, 26624) == kManyTiles && frame_body(26623, 32768, 100, 26624) == kManyTiles,
+              "matched whole only where both views reach whole_from");
+static_assert(frame_body(26624, 26624, 100, 26624) == kAllForeground, "both views at whole_from");
+
+// The mask pass's choice of a captured graph's SWITCH body (MaskViews::
+// choice, frame_switch.h), made by its last block from the counts of every
+// block: none where the cleaned masks hold nothing (also where the raw test
+// held camera noise alone, and where the last frame's foreground left),
+// the body for few tiles below few_below left pixels (or with the right
+// view's foreground alone), the whole grid's above it, and the body without
+// masks only where both views hold 13/16 of the view or more.
+TEST(CudaStages, MasksChooseTheBody) {
+  const int w = 256, h = 128, radius = 1;
   const unsigned long long pixels = static_cast<unsigned long long>(w) * h;
+  const unsigned long long whole = whole_frame_foreground(w, h);
+  ASSERT_CUDA(prepare_masks(radius));
   cudaStream_t s = nullptr, body = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   ASSERT_CUDA(cudaStreamCreateWithFlags(&body, cudaStreamNonBlocking));
-  DeviceImage<uint8_t> occ[2] = {make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell),
-                                 make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell)};
-  const unsigned tiles = (w / 64) * (h / 32);
-  DeviceImage<unsigned> list = make_device<unsigned>(tiles, 1);
-  DeviceImage<unsigned> body_lists[2] = {make_device<unsigned>(tiles, 1), make_device<unsigned>(tiles, 1)};
-  unsigned long long* fg = nullptr;  // left, right
-  unsigned* words = nullptr;         // the grid's count, the blocks done, the few and many grids' counts
-  uint8_t* chosen = nullptr;         // the body that ran, + 1; 0 none
-  ASSERT_CUDA(cudaMalloc(&fg, 2 * sizeof(unsigned long long)));
-  ASSERT_CUDA(cudaMalloc(&words, 4 * sizeof(unsigned)));
-  ASSERT_CUDA(cudaMalloc(&chosen, 1));
-  TilePlan plan;
-  plan.width = w;
-  plan.height = h;
-  plan.levels = 1;
-  for (int v = 0; v < 2; ++v) plan.occupancy[0][v] = occ[v].cview();
-  TileGrid grid = tile_grid(0, w, h, 64, 32, list.view().data, &words[0]);
-  grid.either_view = true;
-  grid.decides = true;
-  ASSERT_TRUE(add_tile_grid(&plan, grid));
-  for (int b = 0; b < 2; ++b) {
-    TileGrid of_body = tile_grid(0, w, h, 64, 32, body_lists[b].view().data, &words[2 + b]);
-    of_body.body = static_cast<int>(b == 0 ? kFewTiles : kManyTiles);
-    ASSERT_TRUE(add_tile_grid(&plan, of_body));
+  DeviceImage<uint32_t> raw_dev[2] = {make_device<uint32_t>((w + 31) / 32, h), make_device<uint32_t>((w + 31) / 32, h)};
+  DeviceImage<uint8_t> mask_dev[2] = {make_device<uint8_t>(w, h), make_device<uint8_t>(w, h)};
+  DeviceImage<uint8_t> occ_dev[2] = {make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell),
+                                     make_device<uint8_t>(w / kOccupancyCell, h / kOccupancyCell)};
+  MaskViews mv;
+  mv.levels = 1;
+  for (int v = 0; v < 2; ++v) {
+    mv.raw[v] = raw_dev[v].cview();
+    mv.mask[0][v] = mask_dev[v].view();
+    mv.occupancy[0][v] = occ_dev[v].view();
   }
-  plan.done = &words[1];
-  plan.foreground = &fg[0];
-  plan.right_foreground = &fg[1];
-  plan.few_below = pixels / 5;
-  const unsigned long long whole = whole_frame_foreground(w, h);
-  plan.whole_from = whole;
+  mv.regions_x = mask_regions_x(w);
+  auto dirty = make_device<uint8_t>(mv.regions_x * mask_regions_y(h) * 2, 1, 1);
+  mv.dirty = dirty.view().data;
+  int* frames_seen = nullptr;
+  unsigned long long* counts = nullptr;  // left level 0, right level 0
+  unsigned* done = nullptr;
+  uint8_t* chosen = nullptr;  // the body that ran, + 1; 0 none
+  ASSERT_CUDA(cudaMalloc(&frames_seen, sizeof(int)));
+  ASSERT_CUDA(cudaMalloc(&counts, 2 * sizeof(unsigned long long)));
+  ASSERT_CUDA(cudaMalloc(&done, sizeof(unsigned)));
+  ASSERT_CUDA(cudaMalloc(&chosen, 1));
+  ASSERT_CUDA(cudaMemset(frames_seen, 0, sizeof(int)));
+  mv.frames_seen = frames_seen;
+  mv.matched = &counts[0];
+  mv.right_foreground = &counts[1];
 
   ASSERT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   GraphCondition c;
@@ -670,12 +676,15 @@ TEST(CudaStages, ForegroundTilesChooseTheBody) {
     if (graph) cudaGraphDestroy(graph);
     GTEST_SKIP() << "the runtime has no conditional nodes";
   }
-  plan.set_condition = true;
-  plan.condition = c.handle;
-  ASSERT_CUDA(enqueue_foreground_tiles(plan, s));
-  cudaGraph_t bodies[3] = {nullptr, nullptr, nullptr};
-  ASSERT_CUDA(add_graph_switch(s, c, 3, bodies));
-  for (int k = 0; k < 3; ++k) {
+  mv.choice.on = true;
+  mv.choice.condition = c.handle;
+  mv.choice.few_below = pixels / 5;
+  mv.choice.whole_from = whole;
+  mv.choice.done = done;
+  ASSERT_CUDA(enqueue_masks(mv, w, h, radius, s));
+  cudaGraph_t bodies[kFrameBodies] = {nullptr, nullptr, nullptr};
+  ASSERT_CUDA(add_graph_switch(s, c, kFrameBodies, bodies));
+  for (int k = 0; k < kFrameBodies; ++k) {
     ASSERT_CUDA(begin_graph_body(body, bodies[k]));
     ASSERT_CUDA(cudaMemsetAsync(chosen, k + 1, 1, body));
     ASSERT_CUDA(end_graph_body(body));
@@ -684,47 +693,66 @@ TEST(CudaStages, ForegroundTilesChooseTheBody) {
   cudaGraphExec_t exec = nullptr;
   ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
 
+  // Raw foreground: columns [x0, x1) of rows [y0, y1), or single pixels a
+  // few apart (noise the speckle filter removes).
+  struct Rect {
+    int x0, x1, y0, y1;
+  };
   struct Case {
     const char* what;
-    bool occupied;
-    unsigned long long left, right;
-    unsigned want;  // the condition
+    Rect left, right;
+    bool noise;
+    unsigned want;
   };
-  const Case cases[] = {{"nothing listed", false, 0, 0, kNoTiles},
-                        {"a few pixels", true, 100, 90, kFewTiles},
-                        {"half the frame", true, pixels / 2, pixels / 2, kManyTiles},
-                        {"every left pixel, the right view short of 13/16", true, pixels, whole - 1, kManyTiles},
-                        {"every right pixel, the left view short of 13/16", true, whole - 1, pixels, kManyTiles},
-                        {"both views at 13/16", true, whole, whole, kAllForeground},
-                        {"every pixel of both views", true, pixels, pixels, kAllForeground},
-                        {"a few pixels again", true, 100, 100, kFewTiles}};
+  const Rect none{0, 0, 0, 0}, all{0, w, 0, h}, small{40, 70, 30, 60}, half{0, w / 2, 0, h};
+  const Case cases[] = {{"nothing", none, none, false, kNoTiles},
+                        {"camera noise alone", none, none, true, kNoTiles},
+                        {"a small object", small, small, false, kFewTiles},
+                        {"the right view's object alone", none, small, false, kFewTiles},
+                        {"the object gone", none, none, false, kNoTiles},
+                        {"half of both views", half, half, false, kManyTiles},
+                        {"every left pixel, half the right view", all, half, false, kManyTiles},
+                        {"every pixel of both views", all, all, false, kAllForeground},
+                        {"a small object again", small, none, false, kFewTiles},
+                        {"nothing again", none, none, true, kNoTiles}};
   for (const Case& k : cases) {
     SCOPED_TRACE(k.what);
-    const Image<uint8_t> o(w / kOccupancyCell, h / kOccupancyCell, k.occupied ? 1 : 0);
-    for (int v = 0; v < 2; ++v)
-      ASSERT_CUDA(cudaMemcpy2D(occ[v].view().data, occ[v].view().pitch, o.pixels.data(), o.width, o.width, o.height,
+    unsigned long long want_counts[2];
+    for (int v = 0; v < 2; ++v) {
+      const Rect& r = v == 0 ? k.left : k.right;
+      Image<uint8_t> raw(w, h);
+      for (int y = r.y0; y < r.y1; ++y)
+        for (int x = r.x0; x < r.x1; ++x) raw.at(x, y) = 255;
+      if (k.noise)
+        for (int y = 3; y < h; y += 7)
+          for (int x = 5 + y % 3; x < w; x += 9) raw.at(x, y) = 255;
+      Image<uint8_t> cleaned;
+      clean_mask(raw, radius, cleaned);
+      want_counts[v] = static_cast<unsigned long long>(std::count(cleaned.pixels.begin(), cleaned.pixels.end(), 255));
+      const Image<uint32_t> words = raw_words(raw);
+      ASSERT_CUDA(cudaMemcpy2D(raw_dev[v].view().data, raw_dev[v].view().pitch, words.pixels.data(),
+                               words.width * sizeof(uint32_t), words.width * sizeof(uint32_t), words.height,
                                cudaMemcpyHostToDevice));
-    const unsigned long long counts[2] = {k.left, k.right};
-    ASSERT_CUDA(cudaMemcpy(fg, counts, sizeof(counts), cudaMemcpyHostToDevice));
-    ASSERT_CUDA(cudaMemset(words, 0, 4 * sizeof(unsigned)));
+    }
+    ASSERT_EQ(frame_body(want_counts[0], want_counts[1], pixels / 5, whole), k.want) << "the case's own counts";
+    ASSERT_CUDA(cudaMemset(counts, 0, 2 * sizeof(unsigned long long)));
+    ASSERT_CUDA(cudaMemset(done, 0, sizeof(unsigned)));
     ASSERT_CUDA(cudaMemset(chosen, 0, 1));
     ASSERT_CUDA(cudaGraphLaunch(exec, s));
     ASSERT_CUDA(cudaStreamSynchronize(s));
     uint8_t got = 0;
+    unsigned long long got_counts[2] = {};
     ASSERT_CUDA(cudaMemcpy(&got, chosen, 1, cudaMemcpyDeviceToHost));
+    ASSERT_CUDA(cudaMemcpy(got_counts, counts, sizeof(got_counts), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got_counts[0], want_counts[0]) << "left";
+    EXPECT_EQ(got_counts[1], want_counts[1]) << "right";
     EXPECT_EQ(got, k.want == kNoTiles ? 0u : k.want + 1);
-    unsigned counts_got[4] = {};
-    ASSERT_CUDA(cudaMemcpy(counts_got, words, sizeof(counts_got), cudaMemcpyDeviceToHost));
-    // A frame matched whole reads no list: none is made, not even the
-    // grid of every body's.
-    EXPECT_EQ(counts_got[0], k.occupied && k.want != kAllForeground ? tiles : 0u) << "the grid of every body";
-    EXPECT_EQ(counts_got[2], k.want == kFewTiles ? tiles : 0u) << "the few tiles' grid";
-    EXPECT_EQ(counts_got[3], k.want == kManyTiles ? tiles : 0u) << "the whole grid's";
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  cudaFree(fg);
-  cudaFree(words);
+  cudaFree(frames_seen);
+  cudaFree(counts);
+  cudaFree(done);
   cudaFree(chosen);
   cudaStreamDestroy(s);
   cudaStreamDestroy(body);

@@ -1,6 +1,6 @@
 // A SWITCH node in a frame's graph: which of a few captured bodies runs (or
 // none), decided by a kernel before it on the GPU with no trip to the host
-// (foreground_tiles.h: no foreground, no matching; a small foreground, the
+// (frame_switch.h: no foreground, no matching; a small foreground, the
 // configurations for a few tiles; a large one, those for the whole grid).
 #pragma once
 

@@ -83,7 +83,7 @@ step racecheck-block 300 compute-sanitizer --tool racecheck --error-exitcode 9 "
 step racecheck-block-tiles 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_block" --gtest_filter='CudaBlock.StructuredPairsRangesMasksAndOddSizes'
 # The background model's kernels (the conversion's cells, the pixels' pass
 # with its blocks' work and raw flags, the masks) under each tool.
-model_tests='CudaStages.BackgroundModelOverFrames:CudaStages.ModelSkipsBlocksWithoutWork:CudaStages.MasksFromTheRawTest'
+model_tests='CudaStages.BackgroundModelOverFrames:CudaStages.ModelSkipsBlocksWithoutWork:CudaStages.MasksFromTheRawTest:CudaStages.MasksChooseTheBody'
 step memcheck-model 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter="$model_tests"
 step racecheck-model 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter="$model_tests"
 step synccheck-model 300 compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/cuda/cuda-test_stages" --gtest_filter="$model_tests"

@@ -2,6 +2,7 @@
 
 #include "background.h"
 #include "cuda_util.h"
+#include "dependent_launch.h"
 #include "pixel_read.cuh"
 #include "stereo_math.h"
 
@@ -11,6 +12,10 @@ namespace {
 constexpr int kThreadsX = 32;
 constexpr int kThreadsY = 8;
 constexpr int kSide = 4;  // a thread converts kSide x kSide level-0 pixels
+// With the model (and no rectification), blocks an SM holds: 40 registers
+// a thread, none spilled, where the compiler's own choice took 48 (1080p:
+// 1.29 waves of blocks on an H200 rather than 1.55).
+constexpr int kModelBlocksPerSm = 6;
 
 // Both views of a pair in one launch: blockIdx.z picks the view. Taken by
 // value: a reference chosen at run time between two parameters makes the
@@ -88,6 +93,15 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
     }
   }
   uint32_t gray[kSide];  // four intensity bytes a row
+  // The colour a method matches (method cross): convert_to_rgb's packing,
+  // the rectified view's with kRemap; with kModel the block is a cell of
+  // the background model (stages.h stage 3): its mean colour is tested
+  // against the cell's model. A whole block of packed pixels is summed and
+  // stored as each row is converted (its loads then die early: 40
+  // registers where keeping them took 48).
+  constexpr bool kSumRows = kModel && kPacked4;
+  int sum[3] = {0, 0, 0}, n = 0;
+  uint32_t* const colour = w.colour[z].data;
 #pragma unroll
   for (int r = 0; r < kSide; ++r) {
     gray[r] = 0;
@@ -95,10 +109,19 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
     if (yy >= in.height) continue;
     if (kPacked4 && whole) {
       const uint32_t px[kSide] = {quad[r].x, quad[r].y, quad[r].z, quad[r].w};
+      uint32_t* out = kSumRows && colour ? drow(w.colour[z], yy) + x : nullptr;
 #pragma unroll
-      for (int k = 0; k < kSide; ++k)
-        gray[r] |= static_cast<uint32_t>(luma_from_rgb(byte_of(px[k], L.r), byte_of(px[k], L.g), byte_of(px[k], L.b)))
-                   << (8 * k);
+      for (int k = 0; k < kSide; ++k) {
+        const int cr = byte_of(px[k], L.r), cg = byte_of(px[k], L.g), cb = byte_of(px[k], L.b);
+        gray[r] |= static_cast<uint32_t>(luma_from_rgb(cr, cg, cb)) << (8 * k);
+        if (kSumRows) {
+          if (out) out[k] = pack_rgb(cr, cg, cb);
+          sum[0] += cr;
+          sum[1] += cg;
+          sum[2] += cb;
+        }
+      }
+      if (kSumRows) n += kSide;
     } else if (k422 && whole) {
       // The Y bytes of the eight (0 2 4 6 for YUY2, 1 3 5 7 for UYVY), in order.
       constexpr MacropixelLayout M = macropixel_layout(F);
@@ -122,17 +145,13 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
         if (x + k < in.width) out[k] = static_cast<uint8_t>(byte_of(gray[r], k));
     }
   }
-  // The colour a method matches (method cross): convert_to_rgb's packing,
-  // the rectified view's with kRemap; with kModel the block is a cell of
-  // the background model (stages.h stage 3): its mean colour is tested
-  // against the cell's model.
-  if (w.colour[z].data || kModel) {
-    int sum[3] = {0, 0, 0}, n = 0;
+  if (colour || kModel) {
+    // The other blocks' colours, pixel by pixel.
 #pragma unroll
     for (int r = 0; r < kSide; ++r) {
       const int yy = y + r;
-      if (yy >= in.height) break;
-      uint32_t* out = w.colour[z].data ? drow(w.colour[z], yy) + x : nullptr;
+      if ((kSumRows && whole) || yy >= in.height) break;
+      uint32_t* out = colour ? drow(w.colour[z], yy) + x : nullptr;
 #pragma unroll
       for (int k = 0; k < kSide; ++k) {
         if (x + k >= in.width) break;
@@ -191,7 +210,10 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
 // blockIdx.z picks the view. With kModel the first block also records the
 // frame's input for the pixels' pass (ModelInput).
 template <PixelFormat F, bool kModel, bool kRemap>
-__global__ void __launch_bounds__(kThreadsX * kThreadsY) convert_kernel(const __grid_constant__ Views w) {
+__global__ void __launch_bounds__(kThreadsX * kThreadsY, kModel && !kRemap ? kModelBlocksPerSm : 0) convert_kernel(const __grid_constant__ Views w) {
+  // The model's pixels' pass may be scheduled once every block has begun
+  // (it waits for this kernel's end: dependent_launch.h).
+  if (kModel) let_dependents_start();
   const int z = blockIdx.z;
   if ((blockIdx.x | blockIdx.y | z) == 0) {
     const int tid = threadIdx.x + threadIdx.y * kThreadsX;

@@ -13,7 +13,7 @@
 # Here:   meson setup build -Dgpu_archs=9.0 && ninja -C build && scripts/slim-build.sh build build-gpu
 #         ../shared/gpu/bundle build-gpu/gst/libgstcudastereo.so build-gpu
 # There:  carry [".gpu", "build-gpu"], timeout_s 600:
-#         bash scripts/gpu-tests-parallel.sh build-gpu [main|elas]
+#         bash scripts/gpu-tests-parallel.sh build-gpu [main|elas|model]
 # Prints each step's "== name rc=N seconds" line, the sanitizers' summaries
 # and the failing logs' names; writes $OUT/gpu-tests.tar.xz.
 # (On 2026-11-25, at 546655b in this layout, the groups took 319 s and the
@@ -37,6 +37,18 @@ if [ "$PART" = elas ]; then
   group elas-race-prior '^racecheck-elas-prior$' 400
   group elas-race-dense '^racecheck-elas-dense$' 400
   group elas-race-support '^racecheck-elas-support$' 400
+elif [ "$PART" = model ]; then
+  # A change to the conversion, the model's passes or the finish, and not
+  # to the matching kernels: every GPU test, the element's, and the
+  # sanitizer runs of the engine, the element and the model, without the
+  # matching's racecheck (ten groups) or method elas's part. About five
+  # minutes.
+  group stages '^cuda-(stages|engine|block-emulation|cross)$' 200
+  group configs '^cuda-(configs|block)$|^memcheck-engine$' 200
+  group element '^gst-cuda|^launch-lines$|^usb-cameras$|^embed$' 420
+  group race-e '^racecheck-(pair|rival)$' 300
+  group mem '^memcheck-(rival|engine-rival|element|pad-release|host-pin)$' 200
+  group model '^(memcheck|racecheck|synccheck)-model$' 300
 else
   group stages '^cuda-(stages|engine|block-emulation|cross)$' 200
   group configs '^cuda-(configs|block)$|^memcheck-engine$' 200

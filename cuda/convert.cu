@@ -14,8 +14,13 @@ constexpr int kThreadsY = 8;
 constexpr int kSide = 4;  // a thread converts kSide x kSide level-0 pixels
 // With the model (and no rectification), blocks an SM holds: 40 registers
 // a thread, none spilled, where the compiler's own choice took 48 (1080p:
-// 1.29 waves of blocks on an H200 rather than 1.55).
+// 1.29 waves of blocks on an H200 rather than 1.55). Compute capability
+// 7.5 holds 1024 threads an SM: four blocks there.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kModelBlocksPerSm = 4;
+#else
 constexpr int kModelBlocksPerSm = 6;
+#endif
 
 // Both views of a pair in one launch: blockIdx.z picks the view. Taken by
 // value: a reference chosen at run time between two parameters makes the

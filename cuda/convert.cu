@@ -101,9 +101,9 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
   // The colour a method matches (method cross): convert_to_rgb's packing,
   // the rectified view's with kRemap; with kModel the block is a cell of
   // the background model (stages.h stage 3): its mean colour is tested
-  // against the cell's model. A whole block of packed pixels is summed and
-  // stored as each row is converted (its loads then die early: 40
-  // registers where keeping them took 48).
+  // against the cell's model. With the model, a whole block of packed
+  // pixels is summed and stored as each row is converted (its loads then
+  // die early: 40 registers where keeping them took 48).
   constexpr bool kSumRows = kModel && kPacked4;
   int sum[3] = {0, 0, 0}, n = 0;
   uint32_t* const colour = w.colour[z].data;
@@ -151,7 +151,8 @@ __device__ __forceinline__ void convert_block(const Views& w, int z, int block_x
     }
   }
   if (colour || kModel) {
-    // The other blocks' colours, pixel by pixel.
+    // The colours the row loop did not take (all of them without the
+    // model), pixel by pixel.
 #pragma unroll
     for (int r = 0; r < kSide; ++r) {
       const int yy = y + r;

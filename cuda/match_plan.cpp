@@ -243,13 +243,20 @@ bool choose(Plan* plan, const MatchParams& p, const DeviceLimits& limits, const 
     // The cost slots have no register-capped form.
     const std::initializer_list<int> heights = {kTallTileH, kMiddleTileH, kTileH};
     const std::initializer_list<int> low_heights = {kTallTileH, kMiddleTileH, kTileH, kLowTileH};
-    // Sparse: the shortest tiles (the cost slots have none lower than kTileH).
+    // Sparse: the shortest tiles (the cost slots have none lower than kTileH)
+    // in the plain form unless forced. A few tiles' search lasts as long as
+    // one block's warps take, so the register-capped form's extra blocks an
+    // SM buy nothing, and its spills (about 2.5 KB of local loads a thread
+    // for Best1) lengthen every warp: 640x480 x 128 with 5 % moving, the
+    // search 25.5 -> 21.0 us with the blocks in list order too (H200,
+    // bench/RESULTS.md, issue 35).
     const std::initializer_list<int> sparse_heights = {kLowTileH}, sparse_slot_heights = {kTileH};
     const bool sparse = pl.sparse && p.tile_rows == 0;
+    const bool dense_allowed = !pl.slots && (!sparse || p.kernel_form == MatchParams::kDenseForm);
     if (!pick_form(
             p, limits, width, height, pl.grid_views * a.slices,
             sparse ? (pl.slots ? sparse_slot_heights : sparse_heights) : pl.slots ? heights : low_heights,
-            sparse ? sparse_heights : low_heights, !pl.slots, false,
+            sparse ? sparse_heights : low_heights, dense_allowed, false,
             [&](int rows, bool dense, cudaFuncAttributes* attr) {
               return kernels.full_range(p.best, pl.slots, rows, dense, attr);
             },

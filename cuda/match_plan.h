@@ -41,7 +41,8 @@ struct Plan {
   // The launch runs over the background model's foreground tiles (Args::
   // tiles): a few tiles of the grid, so the level's time is its slowest
   // tile's, whatever the grid's waves; the configuration is chosen for
-  // short tiles rather than for the whole grid's cost.
+  // short tiles rather than for the whole grid's cost (and the coarsest
+  // level's search in the plain form, whose warps do not spill).
   bool sparse = false;
 };
 

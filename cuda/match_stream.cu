@@ -283,10 +283,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) stream_match_kernel(cons
   __shared__ int s_count, s_flag;
   extern __shared__ __align__(16) unsigned char dyn[];
 
-  unsigned tile_x = blockIdx.x, tile_y = blockIdx.y;
-  if (!listed_tile(a.tiles, blockIdx.y * gridDim.x + blockIdx.x, gridDim.x, &tile_x, &tile_y)) return;
-  const int view = blockIdx.z / a.slices;
-  const int slice = blockIdx.z - view * a.slices;
+  // The block's tile and its run of pairs (slice). Over a list of
+  // foreground tiles the listed tiles' blocks come first in launch order,
+  // each tile's slices side by side, so that every block with work is among
+  // the grid's first ones whatever the slices (z-major order would put the
+  // last slice's blocks behind all the others' empty ones).
+  unsigned tile_x = blockIdx.x, tile_y = blockIdx.y, z = blockIdx.z;
+  if (a.tiles.on()) {
+    const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    if (!listed_tile(a.tiles, b / gridDim.z, gridDim.x, &tile_x, &tile_y)) return;
+    z = b % gridDim.z;
+  }
+  const int view = static_cast<int>(z) / a.slices;
+  const int slice = static_cast<int>(z) - view * a.slices;
   const MatchViews& v = a.v[view];
   const bool left = a.left[view];
   const int sign = left ? -1 : 1;

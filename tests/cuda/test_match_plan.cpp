@@ -227,6 +227,27 @@ TEST(MatchPlan, FewForegroundTilesTakeTheShortestTiles) {
   ASSERT_TRUE(choose(&pl, p, h100(), kKernels, &c));
   EXPECT_EQ(c.kernel, MatchConfig::FullRange);
   EXPECT_EQ(c.tile_rows, kLowTileH);
+  // The coarsest level of 640x480 x 128 (320x240 x 64, one view): its whole
+  // grid takes the register-capped form (3 blocks an SM), a few of its
+  // tiles the plain one. A few tiles' search lasts as long as one block's
+  // warps, which the capped form's extra blocks an SM do not shorten and
+  // its spills lengthen. Forced, the capped form runs over a list too.
+  MatchViews level = coarsest(320, 240);
+  pl = plan(&level, &left, 1, p);
+  EXPECT_FALSE(pl.sparse);
+  ASSERT_TRUE(choose(&pl, p, h100(), kKernels, &c));
+  EXPECT_TRUE(c.dense);
+  level.scratch.tiles = TileList{list, &count};
+  pl = plan(&level, &left, 1, p);
+  EXPECT_TRUE(pl.sparse);
+  ASSERT_TRUE(choose(&pl, p, h100(), kKernels, &c));
+  EXPECT_FALSE(c.dense);
+  EXPECT_EQ(c.tile_rows, kLowTileH);
+  EXPECT_EQ(c.blocks_per_sm, 2);
+  p.kernel_form = MatchParams::kDenseForm;
+  pl = plan(&level, &left, 1, p);
+  ASSERT_TRUE(choose(&pl, p, h100(), kKernels, &c));
+  EXPECT_TRUE(c.dense);
 }
 
 // A hole span beyond kMaxNarrowHoleSpan lets pixels be wide: the wide

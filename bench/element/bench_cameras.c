@@ -1119,10 +1119,12 @@ static void print_result_start(const Options *o, const char *frame_what) {
 }
 
 /* Means of the element's foreground-fraction and matched-fraction (stats)
- * over the measured window; only frames with the background model count. */
+ * over the measured window; only frames with the background model count,
+ * and only once the model has learnt (a warming-up frame is all foreground:
+ * the stats may still show the last warm-up frame when the window opens). */
 typedef struct {
   double foreground, matched;
-  guint n;
+  guint n, warming_up;
 } ModelSamples;
 
 static void sample_model(GstElement *stereo, ModelSamples *m) {
@@ -1133,7 +1135,10 @@ static void sample_model(GstElement *stereo, ModelSamples *m) {
   GstStructure *st = NULL;
   g_object_get(stereo, "stats", &st, NULL);
   double fg = 0, matched = 0;
-  if (st && gst_structure_get_double(st, "foreground-fraction", &fg) &&
+  gboolean warming_up = FALSE;
+  if (st && gst_structure_get_boolean(st, "warming-up", &warming_up) && warming_up) {
+    m->warming_up++;
+  } else if (st && gst_structure_get_double(st, "foreground-fraction", &fg) &&
       gst_structure_get_double(st, "matched-fraction", &matched)) {
     m->foreground += fg;
     m->matched += matched;
@@ -1375,13 +1380,14 @@ static int run(const Options *o, const Frame *frame, const CameraSequence *seq) 
   const gint64 warm_end = g_get_monotonic_time() + (gint64)(o->warmup_s * G_USEC_PER_SEC);
   while (!has_error(&b) && g_get_monotonic_time() < warm_end) g_usleep(10000);
   /* A sequence's warm-up frames (the background model learning the scene,
-   * all foreground) come out of every stream before the window: on a slow
-   * backend --warmup's seconds may not cover them. */
+   * all foreground) and the first tested frame come out of every stream
+   * before the window: on a slow backend --warmup's seconds may not cover
+   * them. */
   for (int pending = seq != NULL; pending && !has_error(&b);) {
     pending = 0;
     for (int i = 0; i < o->streams; ++i) {
       g_mutex_lock(&b.streams[i].lock);
-      pending += b.streams[i].frames_out < (guint64)seq->warmup;
+      pending += b.streams[i].frames_out <= (guint64)seq->warmup;
       g_mutex_unlock(&b.streams[i].lock);
     }
     if (!pending) break;
@@ -1548,6 +1554,7 @@ static int run(const Options *o, const Frame *frame, const CameraSequence *seq) 
   if (model.n)
     printf(" fg_fraction=%.4f matched=%.4f model_samples=%u", model.foreground / model.n, model.matched / model.n,
            model.n);
+  if (model.warming_up) printf(" warming_up_samples=%u", model.warming_up);
   if (seq) {
     double seq_mib = 0;
     if (have_driver)

@@ -217,16 +217,7 @@ static char *load_view(const char *path, int w, int h, guint8 *dst, int dst_stri
   guint8 *pix = NULL;
   char *why = camera_read_pnm(path, &pw, &ph, &channels, &pix);
   if (!why && pw == w && ph == h) {
-    for (int y = 0; y < h; ++y) {
-      guint8 *row = dst + (size_t)y * dst_stride;
-      const guint8 *in = pix + (size_t)y * w * channels;
-      for (int x = 0; x < w; ++x) {
-        row[4 * x + 0] = in[channels * x];
-        row[4 * x + 1] = in[channels * x + (channels == 3 ? 1 : 0)];
-        row[4 * x + 2] = in[channels * x + (channels == 3 ? 2 : 0)];
-        row[4 * x + 3] = 255;
-      }
-    }
+    camera_pnm_to_rgba(pix, w, h, channels, dst, dst_stride);
     g_free(pix);
     *how = "as read";
     return NULL;

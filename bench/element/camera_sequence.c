@@ -52,6 +52,19 @@ char *camera_read_pnm(const char *path, int *w, int *h, int *channels, guint8 **
   return NULL;
 }
 
+void camera_pnm_to_rgba(const guint8 *pix, int w, int h, int channels, guint8 *dst, int dst_stride) {
+  for (int y = 0; y < h; ++y) {
+    guint8 *row = dst + (size_t)y * dst_stride;
+    const guint8 *in = pix + (size_t)y * w * channels;
+    for (int x = 0; x < w; ++x) {
+      row[4 * x + 0] = in[channels * x];
+      row[4 * x + 1] = in[channels * x + (channels == 3 ? 1 : 0)];
+      row[4 * x + 2] = in[channels * x + (channels == 3 ? 2 : 0)];
+      row[4 * x + 3] = 255;
+    }
+  }
+}
+
 /* One view file into its half of a side-by-side RGBA frame; the views of a
  * sequence must all have the size of its first. */
 static char *read_view(const char *path, CameraSequence *seq, guint8 *dst, int dst_stride) {
@@ -71,16 +84,7 @@ static char *read_view(const char *path, CameraSequence *seq, guint8 *dst, int d
     g_free(pix);
     return NULL;
   }
-  for (int y = 0; y < h; ++y) {
-    guint8 *row = dst + (size_t)y * dst_stride;
-    const guint8 *in = pix + (size_t)y * w * channels;
-    for (int x = 0; x < w; ++x) {
-      row[4 * x + 0] = in[channels * x];
-      row[4 * x + 1] = in[channels * x + (channels == 3 ? 1 : 0)];
-      row[4 * x + 2] = in[channels * x + (channels == 3 ? 2 : 0)];
-      row[4 * x + 3] = 255;
-    }
-  }
+  camera_pnm_to_rgba(pix, w, h, channels, dst, dst_stride);
   g_free(pix);
   return NULL;
 }

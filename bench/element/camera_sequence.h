@@ -23,6 +23,9 @@
 /* Reads a binary PGM (P5) or PPM (P6) with maxval 255. NULL on success, else
  * why (g_free it). *channels: 1 or 3; *data: g_free it. */
 char *camera_read_pnm(const char *path, int *w, int *h, int *channels, guint8 **data);
+/* camera_read_pnm's w x h pixels (channels 1 or 3) into RGBA rows of
+ * dst_stride bytes: grey to R = G = B; alpha 255. */
+void camera_pnm_to_rgba(const guint8 *pix, int w, int h, int channels, guint8 *dst, int dst_stride);
 
 typedef struct {
   int view_w, view_h;

@@ -74,9 +74,9 @@ GstBuffer* convert_rgba(const std::vector<uint8_t>& rgba, int w, int h, GstVideo
   return out;
 }
 
-// A packed frame holding both views of a plane at disparity d.
-GstBuffer* packed_frame(int w, int h, int d, GstVideoFormat format, Packing packing, uint32_t seed = 7) {
-  cs::SyntheticPair pair = cs::make_plane_pair(w, h, d, seed);
+// A packed frame holding both views of `pair`.
+GstBuffer* packed_pair_frame(const cs::SyntheticPair& pair, GstVideoFormat format, Packing packing = Packing::SideBySide) {
+  const int w = pair.left_rgba.width, h = pair.left_rgba.height;
   const cs::Image<uint32_t>& first = packing == Packing::RightFirst ? pair.right_rgba : pair.left_rgba;
   const cs::Image<uint32_t>& second = packing == Packing::RightFirst ? pair.left_rgba : pair.right_rgba;
   const bool tb = packing == Packing::TopBottom;
@@ -91,6 +91,11 @@ GstBuffer* packed_frame(int w, int h, int d, GstVideoFormat format, Packing pack
         frame.at(x + w, y) = second.at(x, y);
     }
   return convert_rgba(rgba_bytes(frame), fw, fh, format);
+}
+
+// A packed frame holding both views of a plane at disparity d.
+GstBuffer* packed_frame(int w, int h, int d, GstVideoFormat format, Packing packing, uint32_t seed = 7) {
+  return packed_pair_frame(cs::make_plane_pair(w, h, d, seed), format, packing);
 }
 
 void stamp(GstBuffer* buf, GstClockTime pts, GstClockTime duration = kFrame) {
@@ -2063,6 +2068,31 @@ Bad2 bad2_of(const std::vector<int>& q4, const cs::Image<float>& truth) {
   return r;
 }
 
+// One output per input: after the frames pulled, the EOS and nothing more.
+void expect_eos_and_nothing_more(GstHarness* h) {
+  bool eos = false;
+  while (GstEvent* ev = gst_harness_pull_event(h)) {
+    eos = GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
+    gst_event_unref(ev);
+    if (eos) break;
+  }
+  fail_unless(eos);
+  fail_unless_equals_int(gst_harness_buffers_in_queue(h), 0);
+}
+
+// `method` through two pads: the plane at kD, at least 90 % of it found.
+void expect_two_pads_plane(const char* method) {
+  TwoPads t = two_pad_harness();
+  gst_util_set_object_arg(G_OBJECT(t.left->element), "method", method);
+  push_views(t, 0, 0, kD);
+  GstBuffer* out = gst_harness_pull(t.left);
+  const double frac = fraction_q4(out, kW, kH, kD);
+  GST_INFO("method %s, two pads: %.3f at d = %d", method, frac, kD);
+  fail_unless(frac >= 0.9, "method %s, two pads: only %.3f of the plane at d*16", method, frac);
+  gst_buffer_unref(out);
+  teardown(t);
+}
+
 }  // namespace
 
 // method=cross on a step (a near plane at 12 over a far one at 4; the far
@@ -2101,14 +2131,7 @@ GST_START_TEST(test_method_cross_known_disparity) {
     for (int i = 0; i < frames; ++i) {
       truth.push_back(run.patches ? cs::make_patch_step_pair(w, h, d_far, d_near, 11 + i)
                                   : cs::make_step_pair(w, h, d_far, d_near, 11 + i));
-      const cs::SyntheticPair& sc = truth.back();
-      cs::Image<uint32_t> frame(2 * w, h);
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) {
-          frame.at(x, y) = sc.left_rgba.at(x, y);
-          frame.at(x + w, y) = sc.right_rgba.at(x, y);
-        }
-      GstBuffer* in = convert_rgba(rgba_bytes(frame), 2 * w, h, run.format);
+      GstBuffer* in = packed_pair_frame(truth.back(), run.format);
       stamp(in, start + i * kFrame);
       fail_unless_equals_int(gst_harness_push(p.h, in), GST_FLOW_OK);
     }
@@ -2127,27 +2150,10 @@ GST_START_TEST(test_method_cross_known_disparity) {
                   scene, format, i, b.percent, run.max_bad2);
       gst_buffer_unref(out);
     }
-    // One output per input: the EOS follows the last frame, nothing more.
-    bool eos = false;
-    while (GstEvent* ev = gst_harness_pull_event(p.h)) {
-      eos = GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
-      gst_event_unref(ev);
-      if (eos) break;
-    }
-    fail_unless(eos);
-    fail_unless_equals_int(gst_harness_buffers_in_queue(p.h), 0);
+    expect_eos_and_nothing_more(p.h);
     teardown(p);
   }
-  // Two pads: the plane at kD.
-  TwoPads t = two_pad_harness();
-  gst_util_set_object_arg(G_OBJECT(t.left->element), "method", "cross");
-  push_views(t, 0, 0, kD);
-  GstBuffer* out = gst_harness_pull(t.left);
-  const double frac = fraction_q4(out, kW, kH, kD);
-  GST_INFO("method cross, two pads: %.3f at d = %d", frac, kD);
-  fail_unless(frac >= 0.9, "two pads: only %.3f of the plane at d*16", frac);
-  gst_buffer_unref(out);
-  teardown(t);
+  expect_two_pads_plane("cross");
 }
 GST_END_TEST;
 
@@ -2177,14 +2183,7 @@ GST_START_TEST(test_method_elas_known_disparity) {
     std::vector<cs::SyntheticPair> truth;
     for (int i = 0; i < frames; ++i) {
       truth.push_back(cs::make_step_pair(w, h, d_far, d_near, 11 + i));
-      const cs::SyntheticPair& sc = truth.back();
-      cs::Image<uint32_t> frame(2 * w, h);
-      for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) {
-          frame.at(x, y) = sc.left_rgba.at(x, y);
-          frame.at(x + w, y) = sc.right_rgba.at(x, y);
-        }
-      GstBuffer* in = convert_rgba(rgba_bytes(frame), 2 * w, h, run.format);
+      GstBuffer* in = packed_pair_frame(truth.back(), run.format);
       stamp(in, start + i * kFrame);
       fail_unless_equals_int(gst_harness_push(p.h, in), GST_FLOW_OK);
     }
@@ -2208,26 +2207,10 @@ GST_START_TEST(test_method_elas_known_disparity) {
       else fail_unless(valid < 1.0 && valid > 0.8, "%s: %.4f valid", run.props, valid);
       gst_buffer_unref(out);
     }
-    bool eos = false;
-    while (GstEvent* ev = gst_harness_pull_event(p.h)) {
-      eos = GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
-      gst_event_unref(ev);
-      if (eos) break;
-    }
-    fail_unless(eos);
-    fail_unless_equals_int(gst_harness_buffers_in_queue(p.h), 0);
+    expect_eos_and_nothing_more(p.h);
     teardown(p);
   }
-  // Two pads: the plane at kD.
-  TwoPads t = two_pad_harness();
-  gst_util_set_object_arg(G_OBJECT(t.left->element), "method", "elas");
-  push_views(t, 0, 0, kD);
-  GstBuffer* out = gst_harness_pull(t.left);
-  const double frac = fraction_q4(out, kW, kH, kD);
-  GST_INFO("method elas, two pads: %.3f at d = %d", frac, kD);
-  fail_unless(frac >= 0.9, "two pads: only %.3f of the plane at d*16", frac);
-  gst_buffer_unref(out);
-  teardown(t);
+  expect_two_pads_plane("elas");
 }
 GST_END_TEST;
 

@@ -53,11 +53,14 @@
  * decoder works as on a camera stream) and --write-frame FILE writes it as
  * PPM; both then stop.
  *
+ * This file builds the streams, measures and prints; camera_options.c
+ * reads the command line, camera_frame.c makes the still picture (and
+ * --make-h264, --write-frame), camera_gpu_memory.c reads device memory and
+ * camera_sequence.c plays --sequence.
+ *
  * Exit codes: 0 measured, 1 failed (the result line says why), 2 bad
  * options, 3 not available here (an element missing), 4 timed out.
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
@@ -69,277 +72,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "camera_frame.h"
+#include "camera_gpu_memory.h"
+#include "camera_options.h"
 #include "camera_sequence.h"
 
-#define PROGRAM "cs-bench-cameras"
-#define MAX_DEVICES 16
 #define LATENCY_RING 128
-
-enum { SOURCE_CUDA, SOURCE_SYSTEM, SOURCE_POOL, SOURCE_VIDEOCONVERT, SOURCE_H264, N_SOURCES };
-static const char *const source_names[N_SOURCES] = {"cuda", "system", "pool", "videoconvert", "h264"};
-enum { OUTPUT_RAW, OUTPUT_COLOR, OUTPUT_COLOR_CUDA, N_OUTPUTS };
-static const char *const output_names[N_OUTPUTS] = {"raw", "color", "color-cuda"};
-
-typedef struct {
-  int streams;
-  int source;
-  const char *left, *right;
-  const char *sequence; /* --sequence DIR: a moving scene (camera_sequence.h) */
-  int width, height; /* one view */
-  const char *h264;
-  const char *decoder;
-  const char *backend;
-  int disparities;
-  int output;
-  int devices[MAX_DEVICES];
-  int n_devices;
-  gboolean one_pipeline;
-  gboolean own_frames; /* system memory: each stream its own copy of the frame */
-  gboolean shared_context;
-  int live_fps;
-  GPtrArray *props; /* "name=value" for every cudastereo */
-  gboolean identity; /* --stage identity: no cudastereo, what the source alone gives */
-  const char *format;     /* --source videoconvert: the format videoconvert makes (default RGBA) */
-  gboolean convert_each;  /* --source videoconvert: converted every frame (after imagefreeze), not once */
-  double warmup_s, duration_s, timeout_s;
-  gboolean timeout_given;
-  const char *label;
-  /* --make-h264 / --write-frame */
-  const char *make_h264;
-  const char *write_frame;
-  int frames, noise, gop;
-  guint bitrate;
-} Options;
-
-/* ------------------------------------------------------------------ frame */
-
-typedef struct {
-  int view_w, view_h;
-  guint8 *rgba; /* both views side by side: 2 * view_w x view_h, stride 8 * view_w */
-  char what[320];
-} Frame;
-
-static uint32_t hash3(uint32_t x, uint32_t y, uint32_t seed) {
-  uint32_t h = x * 374761393u + y * 668265263u + seed * 2246822519u;
-  h = (h ^ (h >> 13)) * 1274126177u;
-  return h ^ (h >> 16);
-}
-
-/* A generated view (synthetic, when no files are given): value noise on a
- * 4-pixel lattice; the right view sees the left one shifted by a disparity
- * that grows from 10 % to 90 % of the range across the row. */
-static void generate_view(guint8 *dst, int stride, int w, int h, gboolean right, int disparities) {
-  for (int y = 0; y < h; ++y) {
-    guint8 *row = dst + (size_t)y * stride;
-    for (int x = 0; x < w; ++x) {
-      const int d = right ? disparities / 10 + (int)((int64_t)x * (disparities * 8 / 10) / w) : 0;
-      const int u = x + d, gx = u >> 2, gy = y >> 2, fx = u & 3, fy = y & 3;
-      const int a = hash3(gx, gy, 1) & 255, b = hash3(gx + 1, gy, 1) & 255;
-      const int c = hash3(gx, gy + 1, 1) & 255, e = hash3(gx + 1, gy + 1, 1) & 255;
-      const int top = a * (4 - fx) + b * fx, bottom = c * (4 - fx) + e * fx;
-      const int v = 20 + (top * (4 - fy) + bottom * fy) / 16 * 200 / 255;
-      guint8 *p = row + (size_t)x * 4;
-      p[0] = p[1] = p[2] = (guint8)v;
-      p[3] = 255;
-    }
-  }
-}
-
-/* First error on a bus, as "element: message", or NULL. */
-static char *pop_bus_error(GstElement *pipeline) {
-  GstBus *bus = gst_element_get_bus(pipeline);
-  char *text = NULL;
-  GstMessage *m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-  if (m) {
-    GError *e = NULL;
-    gst_message_parse_error(m, &e, NULL);
-    text = g_strdup_printf("%s: %s", GST_OBJECT_NAME(GST_MESSAGE_SRC(m)), e ? e->message : "error");
-    g_clear_error(&e);
-    gst_message_unref(m);
-  }
-  gst_object_unref(bus);
-  return text;
-}
-
-/* Any image GStreamer decodes, scaled to w x h by videoscale, as RGBA. */
-static char *decode_view(const char *path, int w, int h, guint8 *dst, int dst_stride) {
-  char desc[512];
-  snprintf(desc, sizeof desc,
-           "filesrc name=file ! decodebin ! videoconvert ! videoscale add-borders=false ! "
-           "video/x-raw,format=RGBA,width=%d,height=%d ! appsink name=out sync=false",
-           w, h);
-  GError *err = NULL;
-  GstElement *p = gst_parse_launch(desc, &err);
-  if (!p || err) {
-    char *why = g_strdup_printf("cannot decode %s: %s", path, err ? err->message : "pipeline did not parse");
-    g_clear_error(&err);
-    if (p) gst_object_unref(p);
-    return why;
-  }
-  GstElement *file = gst_bin_get_by_name(GST_BIN(p), "file");
-  GstElement *out = gst_bin_get_by_name(GST_BIN(p), "out");
-  g_object_set(file, "location", path, NULL);
-  char *why = NULL;
-  gst_element_set_state(p, GST_STATE_PLAYING);
-  GstSample *s = gst_app_sink_try_pull_sample(GST_APP_SINK(out), 30 * GST_SECOND);
-  if (!s) {
-    char *e = pop_bus_error(p);
-    why = g_strdup_printf("cannot decode %s: %s", path, e ? e : "no frame within 30 s");
-    g_free(e);
-  } else {
-    GstVideoInfo info;
-    GstVideoFrame vf;
-    if (!gst_video_info_from_caps(&info, gst_sample_get_caps(s)) ||
-        !gst_video_frame_map(&vf, &info, gst_sample_get_buffer(s), GST_MAP_READ)) {
-      why = g_strdup_printf("cannot decode %s: the decoded frame could not be mapped", path);
-    } else {
-      for (int y = 0; y < h; ++y)
-        memcpy(dst + (size_t)y * dst_stride,
-               (const guint8 *)GST_VIDEO_FRAME_PLANE_DATA(&vf, 0) + (size_t)y * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, 0),
-               (size_t)w * 4);
-      gst_video_frame_unmap(&vf);
-    }
-    gst_sample_unref(s);
-  }
-  gst_element_set_state(p, GST_STATE_NULL);
-  gst_object_unref(file);
-  gst_object_unref(out);
-  gst_object_unref(p);
-  return why;
-}
-
-/* One view into the RGBA frame: a PGM/PPM of exactly the view's size is
- * taken as it is (a grey value g becomes R = G = B = g, whose luma is g
- * again, so the element matches exactly the PGM's pixels); anything else is
- * decoded and scaled by GStreamer. *how says which. */
-static char *load_view(const char *path, int w, int h, guint8 *dst, int dst_stride, const char **how) {
-  int pw = 0, ph = 0, channels = 1;
-  guint8 *pix = NULL;
-  char *why = camera_read_pnm(path, &pw, &ph, &channels, &pix);
-  if (!why && pw == w && ph == h) {
-    camera_pnm_to_rgba(pix, w, h, channels, dst, dst_stride);
-    g_free(pix);
-    *how = "as read";
-    return NULL;
-  }
-  g_free(pix);
-  g_free(why);
-  *how = "scaled by videoscale";
-  return decode_view(path, w, h, dst, dst_stride);
-}
-
-static char *make_frame(const Options *o, Frame *f) {
-  f->view_w = o->width;
-  f->view_h = o->height;
-  const int stride = 8 * o->width;
-  f->rgba = g_malloc((size_t)stride * o->height);
-  if (!o->left) {
-    generate_view(f->rgba, stride, o->width, o->height, FALSE, o->disparities);
-    generate_view(f->rgba + 4 * (size_t)o->width, stride, o->width, o->height, TRUE, o->disparities);
-    snprintf(f->what, sizeof f->what, "synthetic");
-    return NULL;
-  }
-  const char *how_l = "", *how_r = "";
-  char *why = load_view(o->left, o->width, o->height, f->rgba, stride, &how_l);
-  if (!why) why = load_view(o->right, o->width, o->height, f->rgba + 4 * (size_t)o->width, stride, &how_r);
-  if (why) return why;
-  char *base = g_path_get_basename(o->left);
-  snprintf(f->what, sizeof f->what, "%s(%s)", base, how_l);
-  for (char *c = f->what; *c; ++c)
-    if (*c == ' ') *c = '-'; /* one token in the key=value line */
-  g_free(base);
-  return NULL;
-}
-
-static char *write_ppm(const Frame *f, const char *path) {
-  FILE *out = fopen(path, "wb");
-  if (!out) return g_strdup_printf("cannot write %s: %s", path, g_strerror(errno));
-  const int w = 2 * f->view_w;
-  fprintf(out, "P6\n%d %d\n255\n", w, f->view_h);
-  guint8 *row = g_malloc((size_t)w * 3);
-  gboolean ok = TRUE;
-  for (int y = 0; y < f->view_h && ok; ++y) {
-    const guint8 *in = f->rgba + (size_t)y * w * 4;
-    for (int x = 0; x < w; ++x) memcpy(row + 3 * x, in + 4 * x, 3);
-    ok = fwrite(row, 1, (size_t)w * 3, out) == (size_t)w * 3;
-  }
-  g_free(row);
-  if (fclose(out) != 0) ok = FALSE;
-  return ok ? NULL : g_strdup_printf("cannot write %s: %s", path, g_strerror(errno));
-}
-
-/* ------------------------------------------------------------ GPU memory */
-
-/* The CUDA driver, loaded at run time so that the program builds and runs
- * without CUDA. The same libcuda the plugin uses. */
-typedef struct {
-  void *lib;
-  int (*get_count)(int *);
-  int (*get_device)(int *, int);
-  int (*retain)(void **, int);
-  int (*release)(int);
-  int (*push)(void *);
-  int (*pop)(void **);
-  int (*mem_info)(size_t *, size_t *);
-  int count;
-  void *ctx[MAX_DEVICES];
-  char why[160];
-} Driver;
-
-static gboolean driver_open(Driver *d) {
-  memset(d, 0, sizeof *d);
-  d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!d->lib) {
-    snprintf(d->why, sizeof d->why, "no libcuda.so.1");
-    return FALSE;
-  }
-  int (*init)(unsigned) = (int (*)(unsigned))dlsym(d->lib, "cuInit");
-  d->get_count = (int (*)(int *))dlsym(d->lib, "cuDeviceGetCount");
-  d->get_device = (int (*)(int *, int))dlsym(d->lib, "cuDeviceGet");
-  d->retain = (int (*)(void **, int))dlsym(d->lib, "cuDevicePrimaryCtxRetain");
-  d->release = (int (*)(int))dlsym(d->lib, "cuDevicePrimaryCtxRelease_v2");
-  d->push = (int (*)(void *))dlsym(d->lib, "cuCtxPushCurrent_v2");
-  d->pop = (int (*)(void **))dlsym(d->lib, "cuCtxPopCurrent_v2");
-  d->mem_info = (int (*)(size_t *, size_t *))dlsym(d->lib, "cuMemGetInfo_v2");
-  if (!init || !d->get_count || !d->get_device || !d->retain || !d->release || !d->push || !d->pop ||
-      !d->mem_info) {
-    snprintf(d->why, sizeof d->why, "libcuda.so.1 lacks a driver call");
-    return FALSE;
-  }
-  int rc = init(0);
-  if (rc != 0 || d->get_count(&d->count) != 0 || d->count < 1) {
-    snprintf(d->why, sizeof d->why, "cuInit: error %d, or no device", rc);
-    d->count = 0;
-    return FALSE;
-  }
-  if (d->count > MAX_DEVICES) d->count = MAX_DEVICES;
-  /* The primary context is made here, before the first measurement, so its
-   * own memory is not counted as the streams'. */
-  for (int i = 0; i < d->count; ++i) {
-    int dev;
-    if (d->get_device(&dev, i) != 0 || d->retain(&d->ctx[i], dev) != 0) d->ctx[i] = NULL;
-  }
-  return TRUE;
-}
-
-/* Device memory in use on device i, bytes; -1 when unknown. */
-static int64_t driver_used(Driver *d, int i) {
-  if (i < 0 || i >= d->count || !d->ctx[i]) return -1;
-  size_t free_b = 0, total_b = 0;
-  void *popped;
-  if (d->push(d->ctx[i]) != 0) return -1;
-  const int rc = d->mem_info(&free_b, &total_b);
-  d->pop(&popped);
-  return rc == 0 ? (int64_t)(total_b - free_b) : -1;
-}
-
-static void driver_close(Driver *d) {
-  for (int i = 0; i < d->count; ++i) {
-    int dev;
-    if (d->ctx[i] && d->get_device(&dev, i) == 0) d->release(dev);
-  }
-  /* libcuda stays loaded: the plugin uses the same library. */
-}
 
 /* ---------------------------------------------------------------- streams */
 
@@ -561,331 +299,6 @@ static GstBusSyncReply on_message(GstBus *bus, GstMessage *m, gpointer data) {
   return GST_BUS_PASS;
 }
 
-/* ---------------------------------------------------------------- options */
-
-static int usage(void) {
-  fprintf(stderr,
-          "usage: " PROGRAM " [options]\n"
-          "  --streams N              cudastereo elements in this process (default 1)\n"
-          "  --source S               cuda | system | pool | videoconvert | h264 (default cuda)\n"
-          "  --left FILE --right FILE the two views: PGM/PPM of the view size as they are, other\n"
-          "                           images decoded and scaled by GStreamer (default: generated)\n"
-          "  --size WxH               one view (default 1920x1080; with --sequence its files' size)\n"
-          "  --sequence DIR           a moving scene instead of one picture (cuda or system source):\n"
-          "                           cs-bench-engine --scene surveillance --write-pairs's frames, the\n"
-          "                           warm-up once, then the moving frames forwards and backwards\n"
-          "  --h264 FILE              mp4 with side-by-side H.264, for --source h264\n"
-          "  --format F               --source videoconvert: the format made (default RGBA; GRAY8,\n"
-          "                           I420, NV12: fewer bytes a pixel cross PCIe)\n"
-          "  --convert C              --source videoconvert: once (default: before imagefreeze) | each\n"
-          "                           (every frame, after imagefreeze, on one CPU thread a stream)\n"
-          "  --decoder NAME           H.264 decoder (default nvh264dec; nvh264device<k>dec on GPU k > 0)\n"
-          "  --backend B              cuda | cpu | auto (default cuda)\n"
-          "  --disparities D          max-disparity (default 128)\n"
-          "  --output O               raw (GRAY16_LE) | color (RGBA) | color-cuda (RGBA in CUDA memory)\n"
-          "  --devices LIST           GPUs, e.g. 0,1: stream i on LIST[i %% n] (cuda-device-id)\n"
-          "  --pipelines P            per-stream (default) | one (all streams in one pipeline)\n"
-          "  --context C              shared (default: one CUDA context per GPU across pipelines,\n"
-          "                           as an application would hand it) | own (each pipeline its own)\n"
-          "  --live FPS               sources paced like cameras (imagefreeze is-live) at FPS\n"
-          "  --frames-per-stream F    shared (default: every stream's source repeats one buffer) |\n"
-          "                           own (each stream its own copy, for --source system/videoconvert)\n"
-          "  --set NAME=VALUE         a cudastereo property for every element (repeatable)\n"
-          "  --stage S                stereo (default) | identity: cudastereo replaced by identity,\n"
-          "                           measured the same way (the source's own rate, e.g. a decoder's)\n"
-          "  --warmup S               seconds after every stream's first output (default 1); with\n"
-          "                           --sequence, and at least until its warm-up frames are out\n"
-          "  --duration S             measured seconds (default 3)\n"
-          "  --timeout S              the whole run, teardown included (default 60)\n"
-          "  --label TEXT             copied into the result line\n"
-          "  --make-h264 FILE         write the side-by-side frame as H.264 mp4 and stop\n"
-          "       --frames N (default 600) --noise A (default 2, +-A per pixel and frame)\n"
-          "       --bitrate BPS (default 20000000) --gop N (default 30)\n"
-          "  --write-frame FILE       write the side-by-side frame as PPM and stop\n"
-          "Exit codes: 0 measured, 1 failed, 2 bad options, 3 not available here, 4 timed out.\n");
-  return 2;
-}
-
-static int pick(const char *v, const char *const *names, int n) {
-  for (int i = 0; i < n; ++i)
-    if (!strcmp(v, names[i])) return i;
-  return -1;
-}
-
-static gboolean parse_double(const char *v, double *out) {
-  char *end;
-  *out = g_ascii_strtod(v, &end);
-  return end != v && *end == '\0';
-}
-
-static gboolean parse_int(const char *v, int *out) {
-  char *end;
-  const long x = strtol(v, &end, 10);
-  if (end == v || *end || x < -1000000000L || x > 1000000000L) return FALSE;
-  *out = (int)x;
-  return TRUE;
-}
-
-static gboolean parse(int argc, char **argv, Options *o) {
-  *o = (Options){0};
-  o->streams = 1;
-  o->source = SOURCE_CUDA;
-  o->width = 1920;
-  o->height = 1080;
-  o->decoder = "nvh264dec";
-  o->backend = "cuda";
-  o->disparities = 128;
-  o->shared_context = TRUE;
-  o->props = g_ptr_array_new();
-  o->warmup_s = 1.0;
-  o->duration_s = 3.0;
-  o->timeout_s = 60.0;
-  o->label = "-";
-  o->format = "RGBA";
-  o->frames = 600;
-  o->noise = 2;
-  o->gop = 30;
-  o->bitrate = 20000000;
-  for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) {
-      fprintf(stderr, PROGRAM ": %s: unknown option or missing value\n", a);
-      return FALSE;
-    }
-    ++i;
-    gboolean ok = TRUE;
-    int x;
-    if (!strcmp(a, "--streams")) {
-      ok = parse_int(v, &o->streams) && o->streams >= 1 && o->streams <= 256;
-    } else if (!strcmp(a, "--source")) {
-      ok = (o->source = pick(v, source_names, N_SOURCES)) >= 0;
-    } else if (!strcmp(a, "--convert")) {
-      ok = !strcmp(v, "once") || !strcmp(v, "each");
-      o->convert_each = !strcmp(v, "each");
-    } else if (!strcmp(a, "--format")) {
-      o->format = v;
-      ok = gst_video_format_from_string(v) != GST_VIDEO_FORMAT_UNKNOWN;
-    } else if (!strcmp(a, "--left")) {
-      o->left = v;
-    } else if (!strcmp(a, "--right")) {
-      o->right = v;
-    } else if (!strcmp(a, "--sequence")) {
-      o->sequence = v;
-    } else if (!strcmp(a, "--size")) {
-      ok = sscanf(v, "%dx%d", &o->width, &o->height) == 2 && o->width >= 16 && o->height >= 16 &&
-           o->width <= 8192 && o->height <= 8192;
-    } else if (!strcmp(a, "--h264")) {
-      o->h264 = v;
-    } else if (!strcmp(a, "--decoder")) {
-      o->decoder = v;
-    } else if (!strcmp(a, "--backend")) {
-      ok = !strcmp(v, "cuda") || !strcmp(v, "cpu") || !strcmp(v, "auto");
-      o->backend = v;
-    } else if (!strcmp(a, "--disparities")) {
-      ok = parse_int(v, &o->disparities) && o->disparities >= 1;
-    } else if (!strcmp(a, "--output")) {
-      ok = (o->output = pick(v, output_names, N_OUTPUTS)) >= 0;
-    } else if (!strcmp(a, "--devices")) {
-      char **parts = g_strsplit(v, ",", -1);
-      o->n_devices = 0;
-      for (char **p = parts; *p && ok; ++p) {
-        ok = o->n_devices < MAX_DEVICES && parse_int(*p, &x) && x >= 0 && x < MAX_DEVICES;
-        if (ok) o->devices[o->n_devices++] = x;
-      }
-      ok = ok && o->n_devices > 0;
-      g_strfreev(parts);
-    } else if (!strcmp(a, "--pipelines")) {
-      ok = !strcmp(v, "one") || !strcmp(v, "per-stream");
-      o->one_pipeline = !strcmp(v, "one");
-    } else if (!strcmp(a, "--context")) {
-      ok = !strcmp(v, "shared") || !strcmp(v, "own");
-      o->shared_context = !strcmp(v, "shared");
-    } else if (!strcmp(a, "--frames-per-stream")) {
-      ok = !strcmp(v, "shared") || !strcmp(v, "own");
-      o->own_frames = !strcmp(v, "own");
-    } else if (!strcmp(a, "--live")) {
-      ok = parse_int(v, &o->live_fps) && o->live_fps >= 1 && o->live_fps <= 1000;
-    } else if (!strcmp(a, "--stage")) {
-      ok = !strcmp(v, "stereo") || !strcmp(v, "identity");
-      o->identity = !strcmp(v, "identity");
-    } else if (!strcmp(a, "--set")) {
-      ok = strchr(v, '=') != NULL && v[0] != '=';
-      g_ptr_array_add(o->props, (gpointer)v);
-    } else if (!strcmp(a, "--warmup")) {
-      ok = parse_double(v, &o->warmup_s) && o->warmup_s >= 0;
-    } else if (!strcmp(a, "--duration")) {
-      ok = parse_double(v, &o->duration_s) && o->duration_s > 0;
-    } else if (!strcmp(a, "--timeout")) {
-      ok = parse_double(v, &o->timeout_s) && o->timeout_s > 0;
-      o->timeout_given = TRUE;
-    } else if (!strcmp(a, "--label")) {
-      o->label = v;
-    } else if (!strcmp(a, "--make-h264")) {
-      o->make_h264 = v;
-    } else if (!strcmp(a, "--write-frame")) {
-      o->write_frame = v;
-    } else if (!strcmp(a, "--frames")) {
-      ok = parse_int(v, &o->frames) && o->frames >= 1;
-    } else if (!strcmp(a, "--noise")) {
-      ok = parse_int(v, &o->noise) && o->noise >= 0 && o->noise <= 64;
-    } else if (!strcmp(a, "--bitrate")) {
-      ok = parse_int(v, &x) && x > 0;
-      o->bitrate = (guint)x;
-    } else if (!strcmp(a, "--gop")) {
-      ok = parse_int(v, &o->gop) && o->gop >= 1;
-    } else {
-      fprintf(stderr, PROGRAM ": unknown option '%s'\n", a);
-      return FALSE;
-    }
-    if (!ok) {
-      fprintf(stderr, PROGRAM ": bad value '%s' for %s\n", v, a);
-      return FALSE;
-    }
-  }
-  if (!o->left != !o->right) {
-    fprintf(stderr, PROGRAM ": --left and --right go together\n");
-    return FALSE;
-  }
-  if (o->source == SOURCE_H264 && !o->h264 && !o->make_h264 && !o->write_frame) {
-    fprintf(stderr, PROGRAM ": --source h264 needs --h264 FILE (made by --make-h264)\n");
-    return FALSE;
-  }
-  if (o->identity && o->props->len) {
-    fprintf(stderr, PROGRAM ": --set names cudastereo properties; --stage identity has no cudastereo\n");
-    return FALSE;
-  }
-  if (o->live_fps && o->source == SOURCE_H264) {
-    fprintf(stderr, PROGRAM ": --live paces imagefreeze; the h264 source reads a file as fast as it decodes\n");
-    return FALSE;
-  }
-  if (o->sequence &&
-      (o->left || (o->source != SOURCE_CUDA && o->source != SOURCE_SYSTEM) || o->live_fps || o->own_frames ||
-       o->make_h264 || o->write_frame || (o->source == SOURCE_CUDA && !o->shared_context))) {
-    fprintf(stderr, PROGRAM ": --sequence plays its files through --source cuda or system, as fast as the element "
-                    "takes them (not with --left/--right, --live, --frames-per-stream own, --make-h264, "
-                    "--write-frame, or --context own from CUDA memory: the frames are uploaded in the shared "
-                    "context)\n");
-    return FALSE;
-  }
-  if (o->width % 2) {
-    fprintf(stderr, PROGRAM ": the view width must be even (side by side in 4:2:0 for H.264)\n");
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* ------------------------------------------------------------ make H.264 */
-
-/* Writes the frame as an H.264 mp4 of o->frames frames. Each frame carries
- * its own +-noise (the same on R, G and B, independent per view and per
- * frame, from 8 noise patterns cycled), as a camera's sensor noise would, so
- * P-frames are not empty. */
-static int make_h264(const Options *o, const Frame *f) {
-  const char *needed[] = {"appsrc", "videoconvert", "openh264enc", "h264parse", "mp4mux", "filesink"};
-  for (size_t i = 0; i < G_N_ELEMENTS(needed); ++i) {
-    GstElementFactory *fac = gst_element_factory_find(needed[i]);
-    if (!fac) {
-      fprintf(stderr, PROGRAM ": --make-h264 needs the element %s, not found\n", needed[i]);
-      return 3;
-    }
-    gst_object_unref(fac);
-  }
-  const int w = 2 * f->view_w, h = f->view_h, fps = o->live_fps ? o->live_fps : 60;
-  const size_t size = (size_t)w * h * 4;
-  const int variants = o->frames < 8 ? o->frames : 8;
-  guint8 **frame = g_new0(guint8 *, variants);
-  for (int k = 0; k < variants; ++k) {
-    frame[k] = g_malloc(size);
-    for (int y = 0; y < h; ++y) {
-      const guint8 *in = f->rgba + (size_t)y * w * 4;
-      guint8 *out = frame[k] + (size_t)y * w * 4;
-      for (int x = 0; x < w; ++x) {
-        const int n = o->noise ? (int)(hash3(x, y, 101 + k) % (2 * o->noise + 1)) - o->noise : 0;
-        for (int c = 0; c < 3; ++c) {
-          const int v = in[4 * x + c] + n;
-          out[4 * x + c] = (guint8)(v < 0 ? 0 : v > 255 ? 255 : v);
-        }
-        out[4 * x + 3] = 255;
-      }
-    }
-  }
-  GError *err = NULL;
-  GstElement *p = gst_parse_launch(
-      "appsrc name=src format=time block=true ! videoconvert n-threads=0 ! video/x-raw,format=I420 ! "
-      "openh264enc name=enc ! "
-      "h264parse ! mp4mux ! filesink name=file",
-      &err);
-  if (!p || err) {
-    fprintf(stderr, PROGRAM ": --make-h264: %s\n", err ? err->message : "pipeline did not parse");
-    g_clear_error(&err);
-    return 1;
-  }
-  GstElement *src = gst_bin_get_by_name(GST_BIN(p), "src");
-  GstElement *enc = gst_bin_get_by_name(GST_BIN(p), "enc");
-  GstElement *file = gst_bin_get_by_name(GST_BIN(p), "file");
-  GstCaps *caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "RGBA", "width", G_TYPE_INT, w, "height",
-                                      G_TYPE_INT, h, "framerate", GST_TYPE_FRACTION, fps, 1, NULL);
-  g_object_set(src, "caps", caps, "max-bytes", (guint64)(4 * size), NULL);
-  gst_caps_unref(caps);
-  g_object_set(file, "location", o->make_h264, NULL);
-  /* Rate control on a camera-like bitrate; a key frame every gop frames;
-   * slices for the encoder's threads. */
-  g_object_set(enc, "bitrate", o->bitrate, "gop-size", (guint)o->gop, NULL);
-  gst_util_set_object_arg(G_OBJECT(enc), "rate-control", "bitrate");
-  gst_util_set_object_arg(G_OBJECT(enc), "slice-mode", "auto");
-  gst_util_set_object_arg(G_OBJECT(enc), "complexity", "low");
-
-  const gint64 t0 = g_get_monotonic_time();
-  int rc = 0;
-  if (gst_element_set_state(p, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
-    char *e = pop_bus_error(p);
-    fprintf(stderr, PROGRAM ": --make-h264: the pipeline did not start: %s\n", e ? e : "?");
-    g_free(e);
-    rc = 1;
-  }
-  for (int i = 0; i < o->frames && rc == 0; ++i) {
-    GstBuffer *buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, frame[i % variants], size, 0, size,
-                                                 NULL, NULL);
-    GST_BUFFER_PTS(buf) = gst_util_uint64_scale(i, GST_SECOND, fps);
-    GST_BUFFER_DURATION(buf) = gst_util_uint64_scale(1, GST_SECOND, fps);
-    if (gst_app_src_push_buffer(GST_APP_SRC(src), buf) != GST_FLOW_OK) {
-      char *e = pop_bus_error(p);
-      fprintf(stderr, PROGRAM ": --make-h264: frame %d refused: %s\n", i, e ? e : "flow error");
-      g_free(e);
-      rc = 1;
-    }
-  }
-  if (rc == 0) {
-    gst_app_src_end_of_stream(GST_APP_SRC(src));
-    GstBus *bus = gst_element_get_bus(p);
-    /* The watchdog ends the process if this takes longer than --timeout. */
-    GstMessage *m = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-    if (!m) {
-      rc = 1;
-    } else if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
-      GError *e = NULL;
-      gst_message_parse_error(m, &e, NULL);
-      fprintf(stderr, PROGRAM ": --make-h264: %s: %s\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(m)), e ? e->message : "?");
-      g_clear_error(&e);
-      rc = 1;
-    }
-    if (m) gst_message_unref(m);
-    gst_object_unref(bus);
-  }
-  gst_element_set_state(p, GST_STATE_NULL);
-  if (rc == 0)
-    printf("made %s: %d frames %dx%d at %d fps, H.264 (openh264enc %u bit/s, gop %d, noise +-%d), %.1f s\n",
-           o->make_h264, o->frames, w, h, fps, o->bitrate, o->gop, o->noise,
-           (g_get_monotonic_time() - t0) / 1e6);
-  gst_object_unref(src);
-  gst_object_unref(enc);
-  gst_object_unref(file);
-  gst_object_unref(p);
-  for (int k = 0; k < variants; ++k) g_free(frame[k]);
-  g_free(frame);
-  return rc;
-}
 
 /* --------------------------------------------------------------- pipeline */
 
@@ -1298,7 +711,7 @@ static int run(const Options *o, const Frame *frame, const CameraSequence *seq) 
   for (guint p = 0; p < b.pipelines->len && !has_error(&b); ++p) {
     GstElement *pl = g_ptr_array_index(b.pipelines, p);
     if (gst_element_set_state(pl, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
-      char *e = pop_bus_error(pl);
+      char *e = camera_pop_bus_error(pl);
       set_error(&b, g_strdup_printf("pipeline %u did not start%s%s", p, e ? ": " : "", e ? e : ""));
       g_free(e);
     }
@@ -1611,8 +1024,8 @@ int main(int argc, char **argv) {
   gst_init(&argc, &argv);
   Options o;
   for (int i = 1; i < argc; ++i)
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return usage(), 0;
-  if (!parse(argc, argv, &o)) return usage();
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return camera_usage(), 0;
+  if (!camera_parse_options(argc, argv, &o)) return camera_usage();
   /* Encoding a long file takes longer than a run. */
   if (o.make_h264 && !o.timeout_given) o.timeout_s = 600;
 
@@ -1638,7 +1051,7 @@ int main(int argc, char **argv) {
       if (*c == ' ') *c = '-';
     g_free(base);
   } else {
-    why = make_frame(&o, &frame);
+    why = camera_make_frame(&o, &frame);
   }
   if (why) {
     fprintf(stderr, PROGRAM ": %s\n", why);
@@ -1647,14 +1060,14 @@ int main(int argc, char **argv) {
     g_free(why);
     rc = 1;
   } else if (o.write_frame) {
-    why = write_ppm(&frame, o.write_frame);
+    why = camera_write_ppm(&frame, o.write_frame);
     if (why) fprintf(stderr, PROGRAM ": %s\n", why);
     else printf("wrote %s: %dx%d side by side (%s)\n", o.write_frame, 2 * frame.view_w, frame.view_h, frame.what);
     rc = why ? 1 : 0;
     g_free(why);
   } else if (o.make_h264) {
     watchdog_stage_set("encoding H.264");
-    rc = make_h264(&o, &frame);
+    rc = camera_write_h264(&o, &frame);
   } else {
     rc = run(&o, &frame, o.sequence ? &seq : NULL);
   }

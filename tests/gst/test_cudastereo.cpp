@@ -75,7 +75,8 @@ GstBuffer* convert_rgba(const std::vector<uint8_t>& rgba, int w, int h, GstVideo
 }
 
 // A packed frame holding both views of `pair`.
-GstBuffer* packed_pair_frame(const cs::SyntheticPair& pair, GstVideoFormat format, Packing packing = Packing::SideBySide) {
+GstBuffer* packed_pair_frame(const cs::SyntheticPair& pair, GstVideoFormat format,
+                             Packing packing = Packing::SideBySide) {
   const int w = pair.left_rgba.width, h = pair.left_rgba.height;
   const cs::Image<uint32_t>& first = packing == Packing::RightFirst ? pair.right_rgba : pair.left_rgba;
   const cs::Image<uint32_t>& second = packing == Packing::RightFirst ? pair.left_rgba : pair.right_rgba;
@@ -96,6 +97,16 @@ GstBuffer* packed_pair_frame(const cs::SyntheticPair& pair, GstVideoFormat forma
 // A packed frame holding both views of a plane at disparity d.
 GstBuffer* packed_frame(int w, int h, int d, GstVideoFormat format, Packing packing, uint32_t seed = 7) {
   return packed_pair_frame(cs::make_plane_pair(w, h, d, seed), format, packing);
+}
+
+// Pulls the harness's events up to the first EOS; whether there was one.
+bool pulled_eos(GstHarness* h) {
+  while (GstEvent* ev = gst_harness_pull_event(h)) {
+    const bool eos = GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
+    gst_event_unref(ev);
+    if (eos) return true;
+  }
+  return false;
 }
 
 void stamp(GstBuffer* buf, GstClockTime pts, GstClockTime duration = kFrame) {
@@ -1238,14 +1249,7 @@ GST_START_TEST(test_two_pads_eos_on_one_pad) {
   gst_buffer_unref(out);
   fail_unless(gst_harness_push_event(t.left, gst_event_new_eos()));
   // EOS comes out once both pads are done.
-  GstEvent* ev;
-  bool eos = false;
-  while ((ev = gst_harness_pull_event(t.left))) {
-    eos = eos || GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
-    gst_event_unref(ev);
-    if (eos) break;
-  }
-  fail_unless(eos);
+  fail_unless(pulled_eos(t.left));
   teardown(t);
 }
 GST_END_TEST;
@@ -2070,13 +2074,7 @@ Bad2 bad2_of(const std::vector<int>& q4, const cs::Image<float>& truth) {
 
 // One output per input: after the frames pulled, the EOS and nothing more.
 void expect_eos_and_nothing_more(GstHarness* h) {
-  bool eos = false;
-  while (GstEvent* ev = gst_harness_pull_event(h)) {
-    eos = GST_EVENT_TYPE(ev) == GST_EVENT_EOS;
-    gst_event_unref(ev);
-    if (eos) break;
-  }
-  fail_unless(eos);
+  fail_unless(pulled_eos(h));
   fail_unless_equals_int(gst_harness_buffers_in_queue(h), 0);
 }
 

@@ -29,16 +29,8 @@ static_assert(kFewMatchList < kFrameTileLists, "finish.h");
 // Below this share of the frame's pixels (the full-size left mask) a frame
 // runs the configurations for a few tiles (MatchParams::sparse_tiles): the
 // SWITCH's condition in a graph (the mask pass's choice, takes_frame_switch),
-// MethodFrame::last_foreground_pixels outside one. A frame smaller than
-// kSmallFrame pixels takes them up to kFewTilesBelowSmall: its whole grid is
-// about one wave of blocks, so listing a quarter of the tiles saves it
-// little, while the short tiles end sooner. On the H200 (Aloe,
-// bench/RESULTS.md, forty-eighth session), with a quarter of the frame
-// moving, 640x480 and 740x500 took 5 to 9 % less with the few tiles'
-// configurations and 1920x1080 2 to 4 % more; at a third, 1080p took 7 to
-// 9 % more and the small frames within 2 % (D = 128) or 5 % less (256).
-constexpr double kFewTilesBelow = 0.2, kFewTilesBelowSmall = 0.3;
-constexpr long long kSmallFrame = 1 << 20;
+// MethodFrame::last_foreground_pixels outside one.
+constexpr double kFewTilesBelow = 0.2;
 // The matching's smallest tiles (match_args.h: 50 columns, 8 rows at least),
 // for the room of a level's list whatever height the matching takes.
 constexpr int kMatchTileMinW = 50, kMatchTileMinH = 8;
@@ -192,8 +184,7 @@ class ProgressiveMethod final : public MatchingMethod {
   // The full-size left foreground pixels below which a frame runs the
   // configurations for a few tiles.
   static unsigned long long few_below(const MethodFrame& f) {
-    const long long pixels = static_cast<long long>(f.levels[0].width) * f.levels[0].height;
-    return static_cast<unsigned long long>((pixels < kSmallFrame ? kFewTilesBelowSmall : kFewTilesBelow) * pixels);
+    return static_cast<unsigned long long>(kFewTilesBelow * f.levels[0].width * f.levels[0].height);
   }
 
   // Whether level l runs its check (level 0's is part of the finish).

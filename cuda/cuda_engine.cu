@@ -415,6 +415,7 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
   std::unique_ptr<CudaEngine> twin = create(m.params, m.device, &e);
   if (!twin) return e;
   twin->impl_->limits = m.limits;
+  twin->impl_->graph.enabled = m.graph.enabled;
   m.method->share_frames_with(*twin->impl_->method);  // one stream of frames (an automatic coarse range)
   m.twin = std::move(twin);
   m.peer = m.twin->impl_.get();
@@ -425,6 +426,17 @@ std::string CudaEngine::set_frames_in_flight(int frames) {
 }
 
 int CudaEngine::frames_in_flight() const { return impl_->twin ? 2 : 1; }
+
+std::string CudaEngine::set_frame_graphs(bool on) {
+  std::string e = synchronize();
+  if (!e.empty()) return e;
+  for (Impl* m : {impl_.get(), impl_->twin ? impl_->twin->impl_.get() : nullptr}) {
+    if (!m || m->graph.enabled == on) continue;
+    m->graph.enabled = on;
+    m->graph.forget();  // on: the next frame runs straight, the one after is captured
+  }
+  return {};
+}
 
 std::string CudaEngine::emulate_device_limits(const DeviceLimits& limits) {
   Impl& m = *impl_;
@@ -624,6 +636,7 @@ std::string CudaEngine::frame_graph_state(bool* skips_empty) const {
   if (g.last_graphed && !g.conditions && m.params.background)
     return "graph without its SWITCH node (" + g.capture_error + ")";
   if (g.last_graphed) return "graph";
+  if (!g.enabled) return "graphs off";
   if (!g.capture_error.empty()) return "no graph: " + g.capture_error;
   return "not yet captured";
 }

@@ -169,9 +169,19 @@ class CudaEngine final : public Engine {
   // goes when stages overlap. The marks cost a little (the graph's edges
   // pass through them).
   std::string profile_graph(std::vector<TimelineMark>* marks);
+  // true (the default): a frame is one graph launch from its second frame
+  // on (frame_graph.h). false: every frame runs its launches straight on the
+  // stream, as the first frame of a configuration does; with the
+  // background model the frame's counts are then read back before its
+  // matching (a wait a frame). The results are the same. For tools that
+  // cannot follow a graph's conditional nodes (compute-sanitizer's
+  // racecheck, bench/RESULTS.md). Waits for the frames in flight; both
+  // sets of frames in flight follow it.
+  std::string set_frame_graphs(bool on);
   // How the last frame ran: "graph" (one graph launch), or why it did not
   // ("not yet captured": the first frame after a change runs its launches
-  // straight; else the capture's failure); and whether the graph skips
+  // straight; "graphs off": set_frame_graphs(false); else the capture's
+  // failure); and whether the graph skips
   // the matching where there is no foreground (its SWITCH node).
   std::string frame_graph_state(bool* skips_empty = nullptr) const;
   // Device memory the engine holds now, bytes.

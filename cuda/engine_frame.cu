@@ -265,7 +265,7 @@ std::string CudaEngine::Impl::enqueue_frame(const FrameView& left, const FrameVi
   // captured for (its kernel follows the format and the maps).
   if (graph.ready && params.background && (frame_format != body_format || frame_remap != body_remap))
     graph.forget();
-  if (!graph.ready && graph.body_warm && (!graph.frame_nodes || shape == graph.warm_shape) &&
+  if (!graph.ready && graph.enabled && graph.body_warm && (!graph.frame_nodes || shape == graph.warm_shape) &&
       graph.capture_failures < FrameGraph::kMaxCaptureFailures) {
     const auto body = [&] {
       StageTimer off;

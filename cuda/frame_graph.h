@@ -57,6 +57,9 @@ struct FrameGraph {
   bool frame_nodes = true;
   // Captures that failed; from kMaxCaptureFailures on, frames run without a graph.
   int capture_failures = 0;
+  // Off: every frame runs its launches straight on the stream, never
+  // captured (CudaEngine::set_frame_graphs, for the tools).
+  bool enabled = true;
   static constexpr int kMaxCaptureFailures = 3;
   // Whether captures hold the method's SWITCH node (graph_condition.h); off
   // after a capture with it failed. The last capture's failure, and whether

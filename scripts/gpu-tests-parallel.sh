@@ -49,6 +49,7 @@ elif [ "$PART" = model ]; then
   group race-e '^racecheck-(pair|rival)$' 300
   group mem '^memcheck-(rival|engine-rival|element|pad-release|host-pin)$' 200
   group model '^(memcheck|racecheck|synccheck)-model$' 300
+  group race-engine '^racecheck-engine-model$' 420
 else
   group stages '^cuda-(stages|engine|block-emulation|cross)$' 200
   group configs '^cuda-(configs|block)$|^memcheck-engine$' 200
@@ -62,6 +63,7 @@ else
   group block '^(memcheck-block|racecheck-block|racecheck-block-tiles|synccheck-block)$' 150
   group cross '^(memcheck-cross|racecheck-cross|synccheck-cross)$' 300
   group model '^(memcheck|racecheck|synccheck)-model$' 300
+  group race-engine '^racecheck-engine-model$' 420
 fi
 wait
 echo "groups: $(( $(date +%s) - start )) s"

@@ -432,6 +432,81 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
   }
 }
 
+// The same kinds of frames with the frame graphs off (set_frame_graphs:
+// every frame's launches straight on the stream, its body chosen from the
+// counts read back), as compute-sanitizer's racecheck runs the engine
+// (gpu-tests.sh: the tool faults on graphs with the SWITCH node,
+// bench/RESULTS.md): a small foreground, a large one, most of the frame and
+// a scene change, each frame equal to the reference; then graphs on again.
+TEST(CudaEngine, ForegroundFramesWithoutGraphsMatchReference) {
+  const int w = 331, h = 190, d = 96;
+  const SyntheticPair scene = make_slanted_pair(w, h, 4.0f, 0.03f, 17);
+  const MovingObjectsSpec crossing = crossing_objects_spec(w, h, 2, d / 2, 5, 3, 9.0, 6);
+  Params p;
+  p.max_disparity = d;
+  p.levels = 3;
+  p.background = true;
+  p.warmup_frames = crossing.warmup_frames;
+  p.confidence = true;
+  p.uniqueness_ratio = 5;
+  Matcher cpu(p);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  ASSERT_EQ(gpu->set_frame_graphs(false), "");
+  MovingObjectsFrame f;
+  // Frames of `phase` through both engines; how many the GPU's stats say `counts`.
+  auto frames_where = [&](const MovingObjectsSpec& phase, const char* what, auto&& counts) {
+    int n = 0;
+    for (int i = 0; i < phase.frames(); ++i) {
+      SCOPED_TRACE(::testing::Message() << what << ", frame " << i);
+      EXPECT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, phase, i, &f), "");
+      if (::testing::Test::HasFailure()) break;
+      compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+      if (::testing::Test::HasFailure()) break;
+      EXPECT_EQ(gpu->frame_graph_state(), "graphs off");
+      n += counts(gpu->stats());
+    }
+    return n;
+  };
+  const int small = frames_where(crossing, "small foreground", [](const FrameStats& st) {
+    return st.matched_pixels > 0 && st.matched_pixels < st.matched_pixels_full / 5;
+  });
+  EXPECT_GT(small, 0) << "frames with a small foreground";
+  const int large = frames_where(fraction_objects_spec(w, h, 0.5, d / 2, 0, 6, 5), "large foreground",
+                                 [](const FrameStats& st) { return st.foreground_fraction > 0.3; });
+  EXPECT_GT(large, 0) << "frames with a large foreground";
+  const int mostly = frames_where(fraction_objects_spec(w, h, 0.95, d / 6, 0, 6, 8), "mostly foreground",
+                                  [](const FrameStats& st) {
+                                    return st.foreground_fraction < 1.0 && st.matched_pixels == st.matched_pixels_full;
+                                  });
+  EXPECT_GT(mostly, 0) << "frames mostly foreground, matched whole";
+  const int whole = frames_where(fraction_objects_spec(w, h, 1.0, d / 2, 0, 4, 7), "scene change",
+                                 [](const FrameStats& st) { return st.foreground_fraction == 1.0; });
+  EXPECT_GT(whole, 0) << "frames foreground everywhere";
+}
+
+// set_frame_graphs: off, frames run straight (and equal the reference); on
+// again, the next frame runs straight and the one after is a graph launch.
+TEST(CudaEngine, FrameGraphsOffAndOnAgain) {
+  Params p;
+  p.max_disparity = 32;
+  p.background = true;
+  p.warmup_frames = 2;
+  Matcher cpu(p);
+  auto gpu = make(p);
+  ASSERT_TRUE(gpu);
+  const char* want[] = {"not yet captured", "graph", "graphs off", "graphs off", "not yet captured", "graph", "graph"};
+  for (int i = 0; i < 7; ++i) {
+    SCOPED_TRACE(::testing::Message() << "frame " << i);
+    if (i == 2) ASSERT_EQ(gpu->set_frame_graphs(false), "");
+    if (i == 4) ASSERT_EQ(gpu->set_frame_graphs(true), "");
+    const SyntheticPair f = make_sequence_frame(120, 80, i, 6, 20, 24, i < 2 ? 0 : 20, 4, 0, 5);
+    compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
+    if (::testing::Test::HasFailure()) return;
+    EXPECT_EQ(gpu->frame_graph_state(), want[i]);
+  }
+}
+
 TEST(CudaEngine, EveryOutputFormatMatchesCpuEngine) {
   Params p;
   p.max_disparity = 64;

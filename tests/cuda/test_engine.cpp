@@ -129,6 +129,26 @@ void compare_frame(Matcher& cpu, CudaEngine& gpu, const FrameView& left, const F
   EXPECT_EQ(cs.coarse_range_factor, gs.coarse_range_factor);
 }
 
+// The frames of `phase` over `scene` through both engines (compare_frame,
+// each frame rendered into *f): how many of them the GPU's stats say
+// `counts`; stops at the first failure. state (optional): what
+// frame_graph_state() must say of every frame.
+template <typename Counts>
+int frames_where(Matcher& cpu, CudaEngine& gpu, const SyntheticPair& scene, const MovingObjectsSpec& phase,
+                 const char* what, MovingObjectsFrame* f, Counts&& counts, const char* state = nullptr) {
+  int n = 0;
+  for (int i = 0; i < phase.frames(); ++i) {
+    SCOPED_TRACE(::testing::Message() << what << ", frame " << i);
+    EXPECT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, phase, i, f), "");
+    if (::testing::Test::HasFailure()) break;
+    compare_frame(cpu, gpu, rgba_view(f->left_rgba), rgba_view(f->right_rgba));
+    if (::testing::Test::HasFailure()) break;
+    if (state) EXPECT_EQ(gpu.frame_graph_state(), state);
+    n += counts(gpu.stats());
+  }
+  return n;
+}
+
 std::unique_ptr<CudaEngine> make(const Params& p) {
   std::string err;
   auto e = CudaEngine::create(p, -1, &err);
@@ -373,23 +393,12 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
     }
     EXPECT_GT(empty, 0) << "frames without foreground";
     EXPECT_GT(partial, 0) << "frames with some";
-    // The frames of `phase` through both engines: how many of them the
-    // GPU's stats say `counts`; stops at the first failure.
-    auto frames_where = [&](const MovingObjectsSpec& phase, const char* what, auto&& counts) {
-      int n = 0;
-      for (int i = 0; i < phase.frames(); ++i) {
-        SCOPED_TRACE(::testing::Message() << what << ", frame " << i);
-        EXPECT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, phase, i, &f), "");
-        if (::testing::Test::HasFailure()) break;
-        compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
-        if (::testing::Test::HasFailure()) break;
-        n += counts(gpu->stats());
-      }
-      return n;
+    auto phase_where = [&](const MovingObjectsSpec& phase, const char* what, auto&& counts) {
+      return frames_where(cpu, *gpu, scene, phase, what, &f, counts);
     };
     // Then a large foreground (half the frame): the graph's other body.
-    const int many = frames_where(fraction_objects_spec(c.w, c.h, 0.5, c.d / 2, 0, 6, 5), "large foreground",
-                                  [](const FrameStats& st) { return st.foreground_fraction > 0.3; });
+    const int many = phase_where(fraction_objects_spec(c.w, c.h, 0.5, c.d / 2, 0, 6, 5), "large foreground",
+                                 [](const FrameStats& st) { return st.foreground_fraction > 0.3; });
     if (::testing::Test::HasFailure()) return;
     EXPECT_GT(many, 0) << "frames with a large foreground";
     // Then objects over most of the frame: both masks past
@@ -397,11 +406,11 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
     // masks, its output kept where the left mask is foreground.
     // (The objects' disparity is small: the right view's mask misses the
     // strip of that width the objects leave uncovered at its left edge.)
-    const int mostly = frames_where(fraction_objects_spec(c.w, c.h, 0.95, c.d / 6, 0, 6, 8), "mostly foreground",
-                                    [](const FrameStats& st) {
-                                      return st.foreground_fraction < 1.0 &&
-                                             st.matched_pixels == st.matched_pixels_full;
-                                    });
+    const int mostly = phase_where(fraction_objects_spec(c.w, c.h, 0.95, c.d / 6, 0, 6, 8), "mostly foreground",
+                                   [](const FrameStats& st) {
+                                     return st.foreground_fraction < 1.0 &&
+                                            st.matched_pixels == st.matched_pixels_full;
+                                   });
     if (::testing::Test::HasFailure()) return;
     EXPECT_GT(mostly, 0) << "frames mostly foreground, matched whole";
     // The same choice in line, from the counts read back (profile_stages
@@ -425,8 +434,8 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
     // Then a scene change (one object over both views): where both masks
     // hold every pixel the graph's body without the masks and lists runs,
     // with the same results.
-    const int whole = frames_where(fraction_objects_spec(c.w, c.h, 1.0, c.d / 2, 0, 4, 7), "scene change",
-                                   [](const FrameStats& st) { return st.foreground_fraction == 1.0; });
+    const int whole = phase_where(fraction_objects_spec(c.w, c.h, 1.0, c.d / 2, 0, 4, 7), "scene change",
+                                  [](const FrameStats& st) { return st.foreground_fraction == 1.0; });
     if (::testing::Test::HasFailure()) return;
     EXPECT_GT(whole, 0) << "frames foreground everywhere";
   }
@@ -437,7 +446,7 @@ TEST(CudaEngine, ForegroundThatComesAndGoesMatchesReference) {
 // counts read back), as compute-sanitizer's racecheck runs the engine
 // (gpu-tests.sh: the tool faults on graphs with the SWITCH node,
 // bench/RESULTS.md): a small foreground, a large one, most of the frame and
-// a scene change, each frame equal to the reference; then graphs on again.
+// a scene change, each frame equal to the reference.
 TEST(CudaEngine, ForegroundFramesWithoutGraphsMatchReference) {
   const int w = 331, h = 190, d = 96;
   const SyntheticPair scene = make_slanted_pair(w, h, 4.0f, 0.03f, 17);
@@ -454,34 +463,23 @@ TEST(CudaEngine, ForegroundFramesWithoutGraphsMatchReference) {
   ASSERT_TRUE(gpu);
   ASSERT_EQ(gpu->set_frame_graphs(false), "");
   MovingObjectsFrame f;
-  // Frames of `phase` through both engines; how many the GPU's stats say `counts`.
-  auto frames_where = [&](const MovingObjectsSpec& phase, const char* what, auto&& counts) {
-    int n = 0;
-    for (int i = 0; i < phase.frames(); ++i) {
-      SCOPED_TRACE(::testing::Message() << what << ", frame " << i);
-      EXPECT_EQ(render_moving_objects(scene.left_rgba, scene.right_rgba, phase, i, &f), "");
-      if (::testing::Test::HasFailure()) break;
-      compare_frame(cpu, *gpu, rgba_view(f.left_rgba), rgba_view(f.right_rgba));
-      if (::testing::Test::HasFailure()) break;
-      EXPECT_EQ(gpu->frame_graph_state(), "graphs off");
-      n += counts(gpu->stats());
-    }
-    return n;
+  auto phase_where = [&](const MovingObjectsSpec& phase, const char* what, auto&& counts) {
+    return frames_where(cpu, *gpu, scene, phase, what, &f, counts, "graphs off");
   };
-  const int small = frames_where(crossing, "small foreground", [](const FrameStats& st) {
+  const int small = phase_where(crossing, "small foreground", [](const FrameStats& st) {
     return st.matched_pixels > 0 && st.matched_pixels < st.matched_pixels_full / 5;
   });
   EXPECT_GT(small, 0) << "frames with a small foreground";
-  const int large = frames_where(fraction_objects_spec(w, h, 0.5, d / 2, 0, 6, 5), "large foreground",
-                                 [](const FrameStats& st) { return st.foreground_fraction > 0.3; });
+  const int large = phase_where(fraction_objects_spec(w, h, 0.5, d / 2, 0, 6, 5), "large foreground",
+                                [](const FrameStats& st) { return st.foreground_fraction > 0.3; });
   EXPECT_GT(large, 0) << "frames with a large foreground";
-  const int mostly = frames_where(fraction_objects_spec(w, h, 0.95, d / 6, 0, 6, 8), "mostly foreground",
-                                  [](const FrameStats& st) {
-                                    return st.foreground_fraction < 1.0 && st.matched_pixels == st.matched_pixels_full;
-                                  });
+  const int mostly = phase_where(fraction_objects_spec(w, h, 0.95, d / 6, 0, 6, 8), "mostly foreground",
+                                 [](const FrameStats& st) {
+                                   return st.foreground_fraction < 1.0 && st.matched_pixels == st.matched_pixels_full;
+                                 });
   EXPECT_GT(mostly, 0) << "frames mostly foreground, matched whole";
-  const int whole = frames_where(fraction_objects_spec(w, h, 1.0, d / 2, 0, 4, 7), "scene change",
-                                 [](const FrameStats& st) { return st.foreground_fraction == 1.0; });
+  const int whole = phase_where(fraction_objects_spec(w, h, 1.0, d / 2, 0, 4, 7), "scene change",
+                                [](const FrameStats& st) { return st.foreground_fraction == 1.0; });
   EXPECT_GT(whole, 0) << "frames foreground everywhere";
 }
 
